@@ -1,0 +1,331 @@
+"""The `attention-lab` command: serve the lab with production defaults.
+
+It builds the argument list of a `panel serve` call and runs Panel's own serve command in this
+process, so every behaviour (liveness, session reuse, static routes, origin checks) is exactly
+Panel's. The one change is the route: Panel names a route after its script's file stem, and the
+served script is `app/serve.py`, so the route is renamed from /serve to /app.
+
+Every flag has an environment variable, because a container's exec-form CMD expands none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import site
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+DEFAULT_PORT = 5006
+DEFAULT_ADDRESS = "localhost"
+ROUTE = "/app"
+# Long enough for a laptop that sleeps through an hour-long class to reconnect (bokeh#14416).
+DEFAULT_TOKEN_EXPIRATION_S = 7200
+LIVENESS_ENDPOINT = "liveness"
+ASSETS_ROUTE = "assets"
+LOG_LEVELS = ("trace", "debug", "info", "warning", "error", "critical")
+
+SERVE_SCRIPT = Path(__file__).resolve().with_name("serve.py")
+
+# Flag name -> environment variable; the README's configuration table lists the same pairs.
+ENV = {
+    "port": "ATTENTION_LAB_PORT",
+    "address": "ATTENTION_LAB_ADDRESS",
+    "allow_websocket_origin": "ATTENTION_LAB_ALLOWED_ORIGINS",
+    "num_threads": "ATTENTION_LAB_NUM_THREADS",
+    "show": "ATTENTION_LAB_SHOW",
+    "session_token_expiration": "ATTENTION_LAB_SESSION_TOKEN_EXPIRATION",
+    "reuse_sessions": "ATTENTION_LAB_REUSE_SESSIONS",
+    "log_level": "ATTENTION_LAB_LOG_LEVEL",
+    "assets_dir": "ATTENTION_LAB_ASSETS_DIR",
+    "panel_args": "ATTENTION_LAB_PANEL_ARGS",
+}
+# Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
+BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+class ConfigError(ValueError):
+    """A flag or environment variable holds a value the lab cannot use."""
+
+
+def _env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(
+        f"{name}={raw!r} is not a boolean; use one of 1/0, true/false, yes/no, on/off"
+    )
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} must be >= {minimum}")
+    return value
+
+
+def _split_origins(raw: str) -> list[str]:
+    return [part.strip() for part in raw.replace(";", ",").split(",") if part.strip()]
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 0..65535")
+    return value
+
+
+def default_assets_dir() -> Path | None:
+    """The lab's static files: the source checkout's assets/, else the installed data files."""
+    candidates = [Path(__file__).resolve().parents[1] / "assets"]
+    for prefix in (sys.prefix, site.USER_BASE or ""):
+        if prefix:
+            candidates.append(Path(prefix) / "share" / "attention-lab" / "assets")
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; each default comes from its environment variable if set."""
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(
+        prog="attention-lab",
+        description=(
+            "Serve Attention Lab, an interactive laboratory for scaled dot-product attention, "
+            f"at http://ADDRESS:PORT{ROUTE}. Every flag can also be set by the environment "
+            "variable named in its help."
+        ),
+        epilog="Arguments after '--' go to `panel serve` unchanged (e.g. -- --use-xheaders).",
+    )
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=_env_int(env, ENV["port"], DEFAULT_PORT, 0),
+        help=f"TCP port to listen on; 0 picks a free one (default {DEFAULT_PORT}; "
+        f"env {ENV['port']})",
+    )
+    parser.add_argument(
+        "--address",
+        default=env.get(ENV["address"]) or DEFAULT_ADDRESS,
+        help=f"interface to bind; 0.0.0.0 for every interface, as in a container "
+        f"(default {DEFAULT_ADDRESS}; env {ENV['address']})",
+    )
+    parser.add_argument(
+        "--allow-websocket-origin",
+        action="append",
+        default=None,
+        metavar="HOST[:PORT]",
+        help=f"a host whose pages may open the lab's websocket; repeatable (default: "
+        f"localhost:PORT only; env {ENV['allow_websocket_origin']}, comma-separated, "
+        f"else {BOKEH_ORIGIN_ENV})",
+    )
+    parser.add_argument(
+        "--num-threads",
+        type=_non_negative_int,
+        default=_env_int(env, ENV["num_threads"], 0, 0),
+        help=f"threads that run session callbacks; 0 runs them on the event loop "
+        f"(default 0; env {ENV['num_threads']})",
+    )
+    parser.add_argument(
+        "--show",
+        dest="show",
+        action="store_true",
+        default=_env_bool(env, ENV["show"], True),
+        help=f"open the lab in a browser once the server is up (default; env {ENV['show']}=1)",
+    )
+    parser.add_argument(
+        "--no-show",
+        dest="show",
+        action="store_false",
+        help=f"do not open a browser (env {ENV['show']}=0)",
+    )
+    parser.add_argument(
+        "--session-token-expiration",
+        type=_non_negative_int,
+        default=_env_int(
+            env, ENV["session_token_expiration"], DEFAULT_TOKEN_EXPIRATION_S, minimum=1
+        ),
+        metavar="SECONDS",
+        help=f"how long a page's session token stays valid for (re)connecting "
+        f"(default {DEFAULT_TOKEN_EXPIRATION_S}; env {ENV['session_token_expiration']})",
+    )
+    parser.add_argument(
+        "--reuse-sessions",
+        dest="reuse_sessions",
+        action="store_true",
+        default=_env_bool(env, ENV["reuse_sessions"], True),
+        help=f"render first page loads from a cached session, much faster under a crowd "
+        f"(default; env {ENV['reuse_sessions']}=1)",
+    )
+    parser.add_argument(
+        "--no-reuse-sessions",
+        dest="reuse_sessions",
+        action="store_false",
+        help=f"build every page from scratch (env {ENV['reuse_sessions']}=0)",
+    )
+    log_level = (env.get(ENV["log_level"]) or "info").lower()
+    if log_level not in LOG_LEVELS:
+        raise ConfigError(f"{ENV['log_level']}={log_level!r} is not one of {', '.join(LOG_LEVELS)}")
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default=log_level,
+        help=f"server log level (default info; env {ENV['log_level']})",
+    )
+    parser.add_argument(
+        "--assets-dir",
+        type=Path,
+        default=Path(env[ENV["assets_dir"]]) if env.get(ENV["assets_dir"]) else None,
+        metavar="DIR",
+        help=f"folder served at /{ASSETS_ROUTE}/ (default: the checkout's assets/ or the "
+        f"installed share/attention-lab/assets; env {ENV['assets_dir']})",
+    )
+    parser.add_argument(
+        "--print-command",
+        action="store_true",
+        help="print the equivalent `panel serve` arguments and exit without serving",
+    )
+    return parser
+
+
+def resolve_origins(flags: Sequence[str] | None, env: Mapping[str, str], port: int) -> list[str]:
+    """The websocket allowlist: flags, else our variable, else Bokeh's, else localhost:PORT."""
+    if flags:
+        return [origin for flag in flags for origin in _split_origins(flag)]
+    for name in (ENV["allow_websocket_origin"], BOKEH_ORIGIN_ENV):
+        origins = _split_origins(env.get(name, ""))
+        if origins:
+            return origins
+    return [f"localhost:{port}"]
+
+
+def panel_serve_args(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> tuple[list[str], argparse.Namespace]:
+    """Parse the lab's flags and return the `panel serve` argument list they stand for."""
+    env = os.environ if env is None else env
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    try:
+        parser = build_parser(env)
+    except ConfigError as exc:
+        raise SystemExit(f"attention-lab: error: {exc}") from None
+    options = parser.parse_args(argv)
+    origins = resolve_origins(options.allow_websocket_origin, env, options.port)
+    if origins == ["localhost:0"]:
+        parser.error("--port 0 needs an explicit --allow-websocket-origin")
+    extra = shlex.split(env.get(ENV["panel_args"], "")) + extra
+
+    assets = options.assets_dir or default_assets_dir()
+    if options.assets_dir is not None and not options.assets_dir.is_dir():
+        parser.error(f"--assets-dir {options.assets_dir} is not a directory")
+
+    args = [
+        str(SERVE_SCRIPT),
+        "--port",
+        str(options.port),
+        "--address",
+        options.address,
+        "--liveness",
+        "--liveness-endpoint",
+        LIVENESS_ENDPOINT,
+        "--session-token-expiration",
+        str(options.session_token_expiration),
+        "--log-level",
+        options.log_level,
+    ]
+    for origin in origins:
+        args += ["--allow-websocket-origin", origin]
+    if options.num_threads:
+        args += ["--num-threads", str(options.num_threads)]
+    if options.reuse_sessions:
+        args.append("--reuse-sessions")
+    if assets is not None:
+        args += ["--static-dirs", f"{ASSETS_ROUTE}={assets}"]
+    if options.show:
+        args.append("--show")
+    return args + extra, options
+
+
+def _lab_serve_command():
+    """Panel's serve command with the route renamed from the script's stem to /app."""
+    from panel.command.serve import Serve
+    from panel.io.liveness import LivenessHandler
+
+    stem_route = "/" + SERVE_SCRIPT.stem
+
+    def rename(applications: dict) -> dict:
+        return {
+            (ROUTE if route == stem_route else route): app for route, app in applications.items()
+        }
+
+    class LabServe(Serve):
+        def customize_applications(self, args, applications):
+            return rename(super().customize_applications(args, applications))
+
+        def customize_kwargs(self, args, server_kwargs):
+            kwargs = super().customize_kwargs(args, server_kwargs)
+            # Panel builds the liveness handler's own application table; keep it in step so
+            # /liveness?endpoint=/app checks the lab itself.
+            for pattern in kwargs.get("extra_patterns", []):
+                if len(pattern) > 2 and pattern[1] is LivenessHandler:
+                    pattern[2]["applications"] = rename(pattern[2]["applications"])
+            return kwargs
+
+    return LabServe
+
+
+def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None = None) -> None:
+    """Run Panel's serve command in this process with the given `panel serve` arguments."""
+    # Bokeh reads this variable on every websocket handshake and lets it override the flag,
+    # so the allowlist resolved above must be the only one in force.
+    os.environ.pop(BOKEH_ORIGIN_ENV, None)
+    # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
+    os.environ["BOKEH_RESOURCES"] = "server"
+    command_cls = _lab_serve_command()
+    parser = argparse.ArgumentParser(prog="panel serve")
+    command = command_cls(parser=parser)
+    namespace = parser.parse_args(list(args))
+    (run or command.invoke)(namespace)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args, options = panel_serve_args(argv)
+    if options.print_command:
+        print(shlex.join(["panel", "serve", *args]))
+        return
+    if not SERVE_SCRIPT.is_file():
+        raise SystemExit(f"attention-lab: error: the served script {SERVE_SCRIPT} is missing")
+    serve(args)
+
+
+if __name__ == "__main__":
+    main()
