@@ -1,0 +1,127 @@
+"""Where the attention math runs: NumPy on the CPU, or torch on a CPU, CUDA or MPS device.
+
+The kernels are written once against the Python array API (through ``array-api-compat``), so a
+backend here is only two things: an array namespace and a device. Torch is optional: it is
+imported lazily, and asking for it when it is missing raises :class:`EngineUnavailable` with the
+reason instead of an ImportError traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import array_api_compat
+import array_api_compat.numpy as np_xp
+import numpy as np
+
+BACKEND_NAMES = ("numpy", "torch")
+TORCH_DEVICES = ("cpu", "cuda", "mps")
+
+
+class EngineUnavailable(RuntimeError):
+    """A backend or device that is valid in general but not usable on this machine."""
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    name: str
+    device: str
+    available: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A resolved backend: the array namespace, the device to put arrays on, and labels."""
+
+    name: str
+    device_name: str
+    xp: ModuleType
+    device: Any = None
+
+    @property
+    def is_numpy(self) -> bool:
+        return self.name == "numpy"
+
+
+def _import_torch() -> tuple[ModuleType | None, str]:
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError as exc:  # missing wheel, or a broken install
+        return None, f"torch is not installed ({exc}); pip install 'attention-lab[torch]'"
+    return torch, ""
+
+
+def _torch_device_status(torch: ModuleType, device: str) -> tuple[bool, str]:
+    if device == "cpu":
+        return True, f"torch {torch.__version__} on the CPU"
+    if device == "cuda":
+        if torch.cuda.is_available():
+            return True, f"CUDA device: {torch.cuda.get_device_name(0)}"
+        if torch.version.cuda is None:
+            return False, f"this torch build ({torch.__version__}) has no CUDA support"
+        return False, "torch has CUDA support but no CUDA device is visible"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return True, "Apple Metal (MPS) device"
+    return False, "no Apple Metal (MPS) device on this machine"
+
+
+def backends() -> list[BackendInfo]:
+    """Every backend/device pair the engine knows, whether it is usable here, and why (not)."""
+    infos = [BackendInfo("numpy", "cpu", True, f"NumPy {np.__version__}")]
+    torch, reason = _import_torch()
+    for device in TORCH_DEVICES:
+        if torch is None:
+            infos.append(BackendInfo("torch", device, False, reason))
+        else:
+            ok, why = _torch_device_status(torch, device)
+            infos.append(BackendInfo("torch", device, ok, why))
+    return infos
+
+
+def resolve(backend: str, device: str | None) -> Backend:
+    """Turn the user's ``backend``/``device`` arguments into a usable :class:`Backend`.
+
+    ``device=None`` means the best device available: CUDA, then MPS, then the CPU.
+    """
+    if backend not in BACKEND_NAMES:
+        raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {backend!r}")
+    if device is not None and device not in TORCH_DEVICES:
+        raise ValueError(f"device must be one of {TORCH_DEVICES} or None, got {device!r}")
+    if backend == "numpy":
+        if device not in (None, "cpu"):
+            raise EngineUnavailable(
+                f"backend='numpy' runs on the CPU only, got device={device!r}; "
+                "use backend='torch' for an accelerator"
+            )
+        return Backend("numpy", "cpu", np_xp)
+    torch, reason = _import_torch()
+    if torch is None:
+        raise EngineUnavailable(f"backend='torch' is unavailable: {reason}")
+    if device is None:
+        device = next(d for d in ("cuda", "mps", "cpu") if _torch_device_status(torch, d)[0])
+    ok, why = _torch_device_status(torch, device)
+    if not ok:
+        raise EngineUnavailable(f"backend='torch', device={device!r} is unavailable: {why}")
+    xp = importlib.import_module("array_api_compat.torch")
+    return Backend("torch", device, xp, torch.device(device))
+
+
+def is_torch_array(x: Any) -> bool:
+    return array_api_compat.is_torch_array(x)
+
+
+def to_numpy(x: Any) -> Any:
+    """A NumPy copy of an array from any backend (None passes through)."""
+    if x is None:
+        return None
+    if is_torch_array(x):
+        t = x.detach().cpu()
+        if str(t.dtype) == "torch.bfloat16":  # NumPy has no bfloat16
+            t = t.float()
+        return t.numpy().copy()
+    return np.array(x, copy=True)
