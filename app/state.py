@@ -1,0 +1,812 @@
+"""The lab's state: every control as a `param` parameter, one pipeline, one snapshot.
+
+No Panel or Bokeh import: the UI drives this class and so do tests, without a server. Every
+valid change recomputes `snapshot` (a frozen bundle of NumPy arrays the views draw); an invalid
+change sets `error` and leaves the last valid `snapshot` in place, so the page never loses its
+drawing. Values from a URL or an imported file pass the caps in `app.urlstate` first.
+
+Pipeline for one change (the order matters and is tested):
+scenario query rotated by `angle` -> optional unit-length query and keys (in the visible plane)
+-> distractors appended (generated from `seed`, always legal: they stand for earlier context)
+-> lift to `d_k` (the engine's synthetic dimension model, seeded) -> optional null candidate
+(a zero key and value with a fixed logit) -> mask (per-key toggles and, when causal, keys after
+the query's position) -> engine attention on the chosen backend -> snapshot and summary.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+
+import numpy as np
+import param
+
+from app import urlstate as us
+from engine import attention, dimension, softmax
+from engine import backends as engine_backends
+from engine import interventions as iv
+from engine.scenarios import SCENARIOS, get_scenario
+
+DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
+FIELDS = us.make_fields(tuple(SCENARIOS))
+BACKEND_TIMEOUT_S = 2.0  # a torch call slower than this falls back to numpy with a notice
+SWEEP_TEMPERATURES = np.geomspace(us.TEMPERATURE_MIN, us.TEMPERATURE_MAX, 61)
+SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
+JACOBIAN_MAX = 64  # the Jacobian view covers at most this many candidates (the user's come first)
+EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
+
+# Torch calls run here so a slow or hung backend cannot block the session's thread.
+_TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
+
+
+# ------------------------------------------------------------------------------ the snapshot
+
+
+@dataclass(frozen=True, eq=False)
+class TemperatureSweep:
+    """Entropy of the current logits against temperature, with the current point marked."""
+
+    temperatures: np.ndarray
+    entropy: np.ndarray
+    current_temperature: float
+    current_entropy: float
+
+
+@dataclass(frozen=True, eq=False)
+class LabSnapshot:
+    """Everything the views draw for one valid configuration. Arrays are read-only.
+
+    Rows cover the user's pairs first (`n_pairs` of them), then any distractors. The null
+    candidate, when on, is not a row: its weight is `null_weight`.
+    """
+
+    labels: tuple[str, ...]
+    n_pairs: int
+    query: np.ndarray  # (2,) visible geometry of the query
+    keys: np.ndarray  # (n, 2)
+    values: np.ndarray  # (n, 2)
+    legal: np.ndarray  # (n,) bool: takes part in the contest
+    scores: np.ndarray  # (n,) raw q.k in d_k dimensions
+    scaled: np.ndarray  # (n,) after the 1/sqrt(d_k) factor (when on)
+    logits: np.ndarray  # (n,) after temperature; -inf where masked
+    weights: np.ndarray  # (n,)
+    contributions: np.ndarray  # (n, 2) weight_i * value_i
+    contribution_norms: np.ndarray  # (n,)
+    output: np.ndarray  # (2,)
+    entropy: float  # nats, over every candidate including the null route
+    effective_keys: float  # exp(entropy)
+    jacobian: np.ndarray  # (m, m) d weights / d logits for the first m <= JACOBIAN_MAX rows
+    null_weight: float | None  # the null candidate's weight when the null route is on
+    null_logit: float | None  # its logit (threshold / temperature)
+    temperature_sweep: TemperatureSweep
+    dimension_sweep: object  # engine.dimension.DimensionSweep at the current temperature
+    summary: str
+    backend_used: str
+    notice: str
+    d_k: int
+    temperature: float
+    scale_factor: float
+
+    @property
+    def winner(self) -> int:
+        """Row index of the largest weight."""
+        return int(np.argmax(self.weights))
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    name: str  # "numpy", "torch-cpu", "torch-cuda"
+    available: bool
+    reason: str  # why not, when unavailable; empty otherwise
+
+
+# ------------------------------------------------------------------------------ custom params
+
+
+class _Setting(param.Parameter):
+    """A list-valued setting checked with the same rules as a URL or JSON import."""
+
+    __slots__ = ["field"]
+
+    def __init__(self, default, *, field: us.Field, **kw):
+        self.field = field
+        super().__init__(default=default, instantiate=True, **kw)
+
+    def _validate(self, val):
+        super()._validate(val)
+        try:
+            us.check_json(self.field, _plain(val))
+        except ValueError as exc:
+            raise ValueError(f"Parameter {self.name!r}: {exc}") from None
+
+
+def _plain(val):
+    """Tuples, NumPy arrays and NumPy scalars -> the JSON-shaped Python values the checks expect."""
+    if isinstance(val, np.ndarray):
+        return val.tolist()
+    if isinstance(val, list | tuple):
+        return [_plain(v) for v in val]
+    if isinstance(val, np.bool_):
+        return bool(val)
+    if isinstance(val, np.integer):
+        return int(val)
+    if isinstance(val, np.floating):
+        return float(val)
+    return val
+
+
+def _scenario_settings(name: str) -> dict[str, object]:
+    """Every setting a scenario defines, as validated plain values (the reset target)."""
+    sc = get_scenario(name)
+    n = len(sc.keys)
+    settings = {
+        "scenario": name,
+        "temperature": float(sc.temperature),
+        "d_k": int(sc.d_k),
+        "scale": bool(sc.scale),
+        "angle": 0.0,
+        "causal": bool(sc.causal),
+        "query_position": int(n - 1 if sc.query_position is None else sc.query_position),
+        "seed": 0,
+        "normalise": False,
+        "distractors": int(sc.distractors),
+        "distractor_norm": float(sc.distractor_norm),
+        "distractor_similarity": float(sc.distractor_similarity),
+        "null_route": sc.null_threshold is not None,
+        "null_threshold": float(sc.null_threshold or 0.0),
+        "keys": np.asarray(sc.keys, dtype=float).tolist(),
+        "values": np.asarray(sc.values, dtype=float).tolist(),
+        "mask": [True] * n if sc.legal is None else [bool(b) for b in sc.legal],
+        "labels": [us.clean_label(str(lab)) for lab in sc.labels],
+    }
+    return {name: us.check_json(FIELDS[name], v) for name, v in settings.items()}
+
+
+def default_labels(n: int) -> list[str]:
+    return [f"key {i + 1}" for i in range(n)]
+
+
+_D0 = _scenario_settings(DEFAULT_SCENARIO)
+INPUTS = tuple(FIELDS)  # every setting, in URL order
+
+
+class LabState(param.Parameterized):
+    """One session's lab. Set parameters (or call the methods); read `snapshot` and `error`."""
+
+    scenario = param.Selector(default=DEFAULT_SCENARIO, objects=list(SCENARIOS))
+    temperature = param.Number(
+        default=_D0["temperature"], bounds=(us.TEMPERATURE_MIN, us.TEMPERATURE_MAX)
+    )
+    d_k = param.Integer(default=_D0["d_k"], bounds=(us.D_K_MIN, us.D_K_MAX))
+    scale = param.Boolean(default=_D0["scale"])
+    angle = param.Number(default=0.0, bounds=(us.ANGLE_MIN, us.ANGLE_MAX), doc="degrees")
+    causal = param.Boolean(default=_D0["causal"])
+    query_position = param.Integer(
+        default=_D0["query_position"],
+        bounds=(0, us.MAX_PAIRS - 1),
+        doc="sequence position of the query: causal hides keys after it",
+    )
+    seed = param.Integer(default=0, bounds=(0, us.SEED_MAX))
+    normalise = param.Boolean(default=False, doc="unit-length query and keys")
+    distractors = param.Integer(default=_D0["distractors"], bounds=(0, us.MAX_DISTRACTORS))
+    distractor_norm = param.Number(
+        default=_D0["distractor_norm"], bounds=(us.DISTRACTOR_NORM_MIN, us.DISTRACTOR_NORM_MAX)
+    )
+    distractor_similarity = param.Number(
+        default=_D0["distractor_similarity"], bounds=(us.SIMILARITY_MIN, us.SIMILARITY_MAX)
+    )
+    null_route = param.Boolean(default=_D0["null_route"])
+    null_threshold = param.Number(
+        default=_D0["null_threshold"], bounds=(us.NULL_THRESHOLD_MIN, us.NULL_THRESHOLD_MAX)
+    )
+    backend = param.Selector(default="numpy", objects=list(us.BACKENDS))
+    keys = _Setting(_D0["keys"], field=FIELDS["keys"])
+    values = _Setting(_D0["values"], field=FIELDS["values"])
+    mask = _Setting(_D0["mask"], field=FIELDS["mask"], doc="True = the key takes part")
+    labels = _Setting(_D0["labels"], field=FIELDS["labels"])
+
+    # Derived, read-only for the UI (watch them to redraw or to notify).
+    snapshot = param.Parameter(default=None, constant=True, doc="last valid LabSnapshot")
+    error = param.String(default="", constant=True, doc="why the last change was refused")
+
+    def __init__(self, **params):
+        settings = _scenario_settings(params.get("scenario", DEFAULT_SCENARIO))
+        settings.update(params)
+        super().__init__(**settings)
+        self.backend_timeout = BACKEND_TIMEOUT_S
+        self._applying = False
+        self._lift_cache: tuple | None = None
+        self._sweep_cache: tuple | None = None
+        self._last_inputs: dict | None = None
+        self._lock = threading.RLock()
+        self.param.watch(self._on_change, list(INPUTS))
+        self._recompute()
+
+    # -------------------------------------------------------------------- change handling
+
+    def _on_change(self, *events):
+        if self._applying:
+            return
+        if any(e.name == "scenario" for e in events):
+            # Picking a scenario resets every control to that scenario's settings.
+            self._apply(_scenario_settings(self.scenario) | {"backend": self.backend})
+        else:
+            self._recompute()
+
+    def settings(self) -> dict[str, object]:
+        """The current value of every setting (plain Python values)."""
+        return {name: _plain(getattr(self, name)) for name in INPUTS}
+
+    def _recompute(self) -> bool:
+        try:
+            snap = self._compute(self.settings())
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
+        except Exception as exc:  # noqa: BLE001 - a bug must not reach the page as a traceback
+            self._set_error(f"the lab could not compute this route ({type(exc).__name__}: {exc})")
+            return False
+        with param.edit_constant(self):
+            self.param.update(snapshot=snap, error="")
+        return True
+
+    def _set_error(self, message: str) -> None:
+        with param.edit_constant(self):
+            self.error = message
+
+    def _apply(self, settings: Mapping[str, object], snapshot: LabSnapshot | None = None):
+        """Set many settings as one change: one pipeline run, one snapshot event."""
+        self._applying = True
+        try:
+            self.param.update(**settings)
+        finally:
+            self._applying = False
+        if snapshot is None:
+            self._recompute()
+        else:
+            with param.edit_constant(self):
+                self.param.update(snapshot=snapshot, error="")
+
+    def try_update(self, **settings) -> bool:
+        """Set settings as one change; a refused value sets `error` instead of raising."""
+        try:
+            for name, value in settings.items():
+                if name not in FIELDS:
+                    raise ValueError(f"{name}: unknown setting")
+                self.param[name]._validate(value)
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
+        if "scenario" in settings and settings["scenario"] != self.scenario:
+            base = _scenario_settings(settings["scenario"]) | {"backend": self.backend}
+            settings = base | dict(settings)
+        self._apply(settings)
+        return not self.error
+
+    # -------------------------------------------------------------------- the pipeline
+
+    def _compute(self, s: Mapping[str, object]) -> LabSnapshot:
+        with self._lock:
+            return self._compute_locked(s)
+
+    def _compute_locked(self, s: Mapping[str, object]) -> LabSnapshot:
+        n = len(s["keys"])
+        for name in ("values", "mask", "labels"):
+            if len(s[name]) != n:
+                raise ValueError(
+                    f"{name} has {len(s[name])} entries but keys has {n}: they must match"
+                )
+        legal = np.array(s["mask"], dtype=bool)
+        if s["causal"]:
+            legal &= np.arange(n) <= min(int(s["query_position"]), n - 1)
+        if not legal.any():
+            reason = " (the causal mask hides the rest)" if s["causal"] and any(s["mask"]) else ""
+            raise ValueError(EVERY_KEY_MASKED + reason)
+
+        scenario = get_scenario(s["scenario"])
+        query = iv.rotate(np.asarray(scenario.query, dtype=float), math.radians(s["angle"]))
+        keys = np.array(s["keys"], dtype=float)
+        values = np.array(s["values"], dtype=float)
+        labels = list(s["labels"])
+        if s["normalise"]:
+            query = _unit("the query", query)
+            keys = _unit("a key", keys)
+
+        count = int(s["distractors"])
+        if count:
+            keys, values, added = iv.insert_distractors(
+                query,
+                keys,
+                values,
+                count=count,
+                norm=float(s["distractor_norm"]),
+                similarity=float(s["distractor_similarity"]),
+                seed=int(s["seed"]),
+            )
+            labels += [str(lab) for lab in added]
+            legal = np.concatenate([legal, np.ones(count, dtype=bool)])
+
+        d_k = int(s["d_k"])
+        total = len(keys) + (1 if s["null_route"] else 0)
+        if d_k * total > us.MAX_LIFT_ELEMENTS:
+            raise ValueError(
+                f"d_k={d_k} with {total} keys needs {d_k * total} numbers; the limit is "
+                f"{us.MAX_LIFT_ELEMENTS}: lower d_k or the number of distractors"
+            )
+        q_hi, k_hi = self._lift(query, keys, d_k, int(s["seed"]))
+
+        v_run = values
+        mask_arg: np.ndarray = legal
+        if s["null_route"]:
+            # One float mask carries both the legality (-inf) and the null candidate's logit.
+            k_hi, v_run, mask_arg = iv.null_route(
+                k_hi, values, float(s["null_threshold"]), legal=legal
+            )
+
+        temperature = float(s["temperature"])
+        res, backend_used, notice = self._run_attention(
+            q_hi, k_hi, v_run, mask_arg, bool(s["scale"]), temperature, str(s["backend"])
+        )
+        return self._snapshot(
+            res, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
+        )
+
+    def _lift(self, query, keys, d_k, seed):
+        # Dragging temperature or toggling a mask must not redraw d_k random components.
+        tag = (query.tobytes(), keys.tobytes(), keys.shape, d_k, seed)
+        if self._lift_cache is not None and self._lift_cache[0] == tag:
+            return self._lift_cache[1]
+        lifted = dimension.lift(query, keys, d_k, seed=seed)
+        self._lift_cache = (tag, lifted)
+        return lifted
+
+    def _run_attention(self, q, k, v, mask, scale, temperature, backend):
+        kw = dict(mask=mask, scale=scale, temperature=temperature, fully_masked="error")
+        if backend != "numpy":
+            choice = _backend_choice(backend)
+            if not choice.available:
+                notice = f"{backend} is not available here ({choice.reason}); showing numpy"
+            else:
+                device = backend.split("-", 1)[1]
+                future = _TORCH_POOL.submit(_torch_attention, q, k, v, device, kw)
+                try:
+                    return future.result(timeout=self.backend_timeout), backend, ""
+                except FutureTimeout:
+                    future.cancel()
+                    notice = f"{backend} took longer than {self.backend_timeout:g} s; showing numpy"
+                except Exception as exc:  # noqa: BLE001 - any torch failure falls back
+                    notice = f"{backend} failed ({type(exc).__name__}: {exc}); showing numpy"
+            return attention(q, k, v, backend="numpy", **kw), "numpy", notice
+        return attention(q, k, v, backend="numpy", **kw), "numpy", ""
+
+    def _snapshot(
+        self, res, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
+    ) -> LabSnapshot:
+        n = len(keys)
+        weights_all = np.asarray(res.weights, dtype=float)
+        logits_all = np.asarray(res.logits, dtype=float)
+        weights = weights_all[:n]
+        scale_factor = 1.0 / math.sqrt(d_k) if s["scale"] else 1.0
+        scores = np.asarray(res.scores, dtype=float)[:n]
+        contributions = np.asarray(res.contributions, dtype=float)[:n]
+        norms = np.linalg.norm(contributions, axis=-1)
+        null_weight = float(weights_all[n]) if s["null_route"] else None
+        null_logit = float(logits_all[n]) if s["null_route"] else None
+        m = min(n, JACOBIAN_MAX)
+        if len(weights_all) <= JACOBIAN_MAX:
+            jacobian = np.asarray(res.jacobian, dtype=float)[:m, :m]
+        else:  # the engine's full Jacobian would be (n, n); the view needs the leading block
+            w = weights_all[:m]
+            jacobian = (np.diag(w) - np.outer(w, w)) / temperature
+        entropy = float(res.entropy)
+        effective = float(res.effective_keys)
+        sweep = self._temperature_sweep(logits_all * temperature, temperature, entropy)
+        snap = dict(
+            labels=tuple(labels),
+            n_pairs=len(s["keys"]),
+            query=query,
+            keys=keys,
+            values=values,
+            legal=legal,
+            scores=scores,
+            scaled=scores * scale_factor,
+            logits=logits_all[:n],
+            weights=weights,
+            contributions=contributions,
+            contribution_norms=norms,
+            output=np.asarray(res.output, dtype=float),
+            entropy=entropy,
+            effective_keys=effective,
+            jacobian=jacobian,
+            null_weight=null_weight,
+            null_logit=null_logit,
+            temperature_sweep=sweep,
+            dimension_sweep=_dimension_sweep(int(s["seed"]), max(2, len(s["keys"])), temperature),
+            backend_used=backend_used,
+            notice=notice,
+            d_k=d_k,
+            temperature=temperature,
+            scale_factor=scale_factor,
+        )
+        for name, value in snap.items():
+            if isinstance(value, np.ndarray):
+                value = np.array(value, dtype=bool if name == "legal" else float)
+                value.setflags(write=False)
+                snap[name] = value
+        snap["summary"] = describe(snap)
+        self._last_inputs = dict(
+            query=query, keys=keys, values=values, legal=legal, s=dict(s), labels=labels
+        )
+        return LabSnapshot(**snap)
+
+    def _temperature_sweep(self, base_logits, temperature, entropy) -> TemperatureSweep:
+        tag = base_logits.tobytes()
+        if self._sweep_cache is not None and self._sweep_cache[0] == tag:
+            temps, ent = self._sweep_cache[1]
+        else:
+            temps = SWEEP_TEMPERATURES
+            weights = softmax(base_logits[None, :] / temps[:, None], axis=-1)
+            ent = entropy_of(weights)
+            temps, ent = _frozen(temps), _frozen(ent)
+            self._sweep_cache = (tag, (temps, ent))
+        return TemperatureSweep(temps, ent, temperature, entropy)
+
+    # -------------------------------------------------------------------- edits
+
+    def _refuse(self, message: str) -> None:
+        self._set_error(message)
+
+    def _index(self, what: str, i) -> int | None:
+        n = len(self.keys)
+        if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < n:
+            self._refuse(f"{what}: index {i!r} is out of range; there are {n} keys (0..{n - 1})")
+            return None
+        return int(i)
+
+    def _point(self, what: str, x, y) -> list[float] | None:
+        try:
+            pair = us.check_json(us.Field(what, "pairs"), [[_plain(x), _plain(y)]])
+        except ValueError as exc:
+            self._refuse(str(exc))
+            return None
+        return pair[0]
+
+    def swap_values(self, i: int, j: int) -> None:
+        """Exchange the values of keys i and j (0-based); the keys stay where they are."""
+        i, j = self._index("swap_values", i), self._index("swap_values", j)
+        if i is None or j is None:
+            return
+        values = [list(v) for v in self.values]
+        values[i], values[j] = values[j], values[i]
+        self._apply({"values": values})
+
+    def set_key(self, i: int, x: float, y: float) -> None:
+        self._set_pair("keys", i, x, y)
+
+    def set_value(self, i: int, x: float, y: float) -> None:
+        self._set_pair("values", i, x, y)
+
+    def _set_pair(self, name: str, i, x, y) -> None:
+        i = self._index(f"{name}", i)
+        point = self._point(f"{name}[{i}]", x, y) if i is not None else None
+        if point is None:
+            return
+        pairs = [list(p) for p in getattr(self, name)]
+        pairs[i] = point
+        self._apply({name: pairs})
+
+    def toggle_mask(self, i: int) -> None:
+        """Flip whether key i takes part. Masking the last legal key sets `error`."""
+        i = self._index("toggle_mask", i)
+        if i is None:
+            return
+        mask = list(self.mask)
+        mask[i] = not mask[i]
+        self._apply({"mask": mask})
+
+    def set_label(self, i: int, text: str) -> None:
+        i = self._index("set_label", i)
+        if i is None:
+            return
+        try:
+            label = us.clean_label(text, where=f"labels[{i}]")
+        except ValueError as exc:
+            self._refuse(str(exc))
+            return
+        labels = list(self.labels)
+        labels[i] = label
+        self._apply({"labels": labels})
+
+    def add_pair(self, key=(1.0, 0.0), value=(0.0, 1.0), label: str | None = None) -> None:
+        """Append a key/value pair (at most `MAX_PAIRS`)."""
+        n = len(self.keys)
+        if n >= us.MAX_PAIRS:
+            self._refuse(f"add_pair: the lab holds at most {us.MAX_PAIRS} key/value pairs")
+            return
+        k = self._point(f"keys[{n}]", *key)
+        v = self._point(f"values[{n}]", *value) if k is not None else None
+        if v is None:
+            return
+        try:
+            label = us.clean_label(label or f"key {n + 1}", where=f"labels[{n}]")
+        except ValueError as exc:
+            self._refuse(str(exc))
+            return
+        self._apply(
+            {
+                "keys": [list(p) for p in self.keys] + [k],
+                "values": [list(p) for p in self.values] + [v],
+                "mask": list(self.mask) + [True],
+                "labels": list(self.labels) + [label],
+                "query_position": n if self.query_position == n - 1 else self.query_position,
+            }
+        )
+
+    def remove_pair(self, i: int) -> None:
+        """Delete pair i (at least one pair always remains)."""
+        i = self._index("remove_pair", i)
+        if i is None:
+            return
+        n = len(self.keys)
+        if n == 1:
+            self._refuse("remove_pair: the lab needs at least one key/value pair")
+            return
+
+        def drop(seq):
+            return [x for k, x in enumerate(seq) if k != i]
+
+        self._apply(
+            {
+                "keys": drop(self.keys),
+                "values": drop(self.values),
+                "mask": drop(self.mask),
+                "labels": drop(self.labels),
+                "query_position": min(self.query_position, n - 2),
+            }
+        )
+
+    def load_scenario(self, name: str) -> None:
+        """Reset every control to scenario `name` (the backend choice is kept)."""
+        if name not in SCENARIOS:
+            self._refuse(f"scenario: {str(name)[:40]!r} is not one of {', '.join(SCENARIOS)}")
+            return
+        self._apply(_scenario_settings(name) | {"backend": self.backend})
+
+    # -------------------------------------------------------------------- analyses
+
+    def run_audit(self) -> list:
+        """The engine's audit on the current configuration (the last valid one)."""
+        from engine.audit import run_audit
+
+        inp = self._last_inputs
+        s = inp["s"]
+        q_hi, k_hi = self._lift(inp["query"], inp["keys"], int(s["d_k"]), int(s["seed"]))
+        return run_audit(
+            q_hi,
+            k_hi,
+            inp["values"],
+            mask=inp["legal"],
+            temperature=float(s["temperature"]),
+            scale=bool(s["scale"]),
+            torch_check=_backend_choice("torch-cpu").available,
+        )
+
+    def diagnose(self):
+        """The engine's four-cause diagnosis of the current route (the last valid one)."""
+        from engine.diagnosis import diagnose
+
+        inp = self._last_inputs
+        s = inp["s"]
+        return diagnose(
+            inp["query"],
+            inp["keys"],
+            inp["values"],
+            mask=inp["legal"],
+            temperature=float(s["temperature"]),
+            scale=bool(s["scale"]),
+            d_k=int(s["d_k"]),
+            seed=int(s["seed"]),
+        )
+
+    # -------------------------------------------------------------------- export / import
+
+    def to_dict(self) -> dict[str, object]:
+        """The configuration as JSON-ready data (`from_dict` reads it back)."""
+        return {"format": us.FORMAT_TAG} | self.settings()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=False)
+
+    def from_dict(self, data: Mapping) -> None:
+        """Load a configuration, all or nothing. ValueError names the first bad field.
+
+        Settings the data leaves out take the (imported) scenario's values.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"import must be a JSON object, got {type(data).__name__}")
+        given = us.check_config(data, FIELDS)
+        target = self._target(given)
+        try:
+            snap = self._compute(target)
+        except ValueError as exc:
+            raise ValueError(f"import refused: {exc}") from None
+        self._apply(target, snap)
+
+    def from_json(self, text: str | bytes) -> None:
+        self.from_dict(us.load_json(text))
+
+    def to_csv(self) -> str:
+        from app.export import snapshot_csv
+
+        return snapshot_csv(self.snapshot)
+
+    def _target(self, given: Mapping[str, object]) -> dict[str, object]:
+        """The scenario's settings overlaid with `given` (the default backend underneath)."""
+        base = _scenario_settings(given.get("scenario", DEFAULT_SCENARIO))
+        return base | {"backend": "numpy"} | dict(given)
+
+    # -------------------------------------------------------------------- URL
+
+    def query_params(self) -> dict[str, str]:
+        """The settings that differ from the scenario's own, as URL text (booleans true/false)."""
+        current = self.settings()
+        defaults = _scenario_settings(self.scenario) | {"backend": "numpy"}
+        defaults["scenario"] = DEFAULT_SCENARIO
+        return us.format_query(current, defaults, FIELDS)
+
+    def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
+        """Restore the lab from URL values. Returns a warning per value it could not use.
+
+        Settings the URL leaves out take the scenario's values; an invalid value falls back to
+        that default and is named. The state always ends valid.
+        """
+        given, warnings = us.parse_query(params, FIELDS)
+        target = self._target(given)
+        base = self._target({"scenario": target["scenario"]})
+        self._reconcile(target, base, given, warnings)
+        try:
+            snap = self._compute(target)
+        except ValueError as exc:
+            warnings.append(f"{exc}; loading the {target['scenario']!r} scenario as it comes")
+            target = base
+            snap = None
+        self._apply(target, snap)
+        return warnings
+
+    @staticmethod
+    def _reconcile(target: dict, base: dict, given: Mapping, warnings: list[str]) -> None:
+        """Make list lengths, the query position, the mask and the size caps agree."""
+        n = len(target["keys"])
+        if len(target["values"]) != n:
+            warnings.append(
+                f"keys has {n} pairs but values has {len(target['values'])}; "
+                "using the scenario's keys and values"
+            )
+            for name in ("keys", "values", "mask", "labels"):
+                target[name] = base[name]
+            n = len(target["keys"])
+        same_n = n == len(base["keys"])
+        if len(target["mask"]) != n:
+            if "mask" in given:
+                warnings.append(f"mask has {len(target['mask'])} entries for {n} keys; ignored")
+            target["mask"] = base["mask"] if same_n else [True] * n
+        if len(target["labels"]) != n:
+            if "labels" in given:
+                warnings.append(f"labels has {len(target['labels'])} entries for {n} keys; ignored")
+            target["labels"] = base["labels"] if same_n else default_labels(n)
+        if target["query_position"] >= n:
+            if "query_position" in given:
+                warnings.append(
+                    f"query_position: {target['query_position']} is past the last key; "
+                    f"using {n - 1}"
+                )
+            target["query_position"] = n - 1
+        legal = list(target["mask"])
+        if target["causal"]:
+            legal = [b and i <= target["query_position"] for i, b in enumerate(legal)]
+        if not any(legal):
+            warnings.append(f"mask: {EVERY_KEY_MASKED}; every key unmasked instead")
+            target["mask"] = [True] * n
+        total = n + target["distractors"] + 1
+        if target["d_k"] * total > us.MAX_LIFT_ELEMENTS:
+            warnings.append(
+                f"d_k={target['d_k']} with {target['distractors']} distractors exceeds the "
+                f"size limit; using {base['distractors']} distractors"
+            )
+            target["distractors"] = base["distractors"]
+            if target["d_k"] * (n + target["distractors"] + 1) > us.MAX_LIFT_ELEMENTS:
+                target["d_k"] = base["d_k"]
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def entropy_of(weights: np.ndarray) -> np.ndarray:
+    """Shannon entropy in nats along the last axis; zero weights contribute nothing."""
+    w = np.asarray(weights, dtype=float)
+    safe = np.where(w > 0, w, 1.0)
+    return -np.sum(np.where(w > 0, w * np.log(safe), 0.0), axis=-1)
+
+
+def _unit(what: str, x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=-1)
+    if np.any(norms == 0):
+        which = "" if x.ndim == 1 else f" (key {int(np.argmin(norms)) + 1})"
+        raise ValueError(f"normalise: {what}{which} has zero length and has no direction")
+    return iv.normalise(x)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+def _torch_attention(q, k, v, device, kw):
+    # Every field the snapshot reads is materialised here, inside the time limit.
+    res = attention(q, k, v, backend="torch", device=device, **kw).to_numpy()
+    for name in ("output", "weights", "logits", "scores", "contributions", "entropy"):
+        getattr(res, name)
+    res.effective_keys  # noqa: B018 - computed now, inside the worker's time limit
+    return res
+
+
+@functools.lru_cache(maxsize=1)
+def _backend_table() -> tuple:
+    return tuple(engine_backends())
+
+
+def _backend_choice(name: str) -> BackendChoice:
+    if name == "numpy":
+        return BackendChoice("numpy", True, "")
+    device = name.split("-", 1)[1]
+    for info in _backend_table():
+        if info.name == "torch" and info.device == device:
+            return BackendChoice(name, bool(info.available), "" if info.available else info.reason)
+    return BackendChoice(name, False, f"the engine reports no torch backend for {device}")
+
+
+def available_backends() -> list[BackendChoice]:
+    """Every backend the picker offers, with whether it works here and why not."""
+    return [_backend_choice(name) for name in us.BACKENDS]
+
+
+@functools.lru_cache(maxsize=64)
+def _dimension_sweep(seed: int, n_keys: int, temperature: float):
+    # Shared by sessions (its arrays are read-only). It depends on the seed, the number of
+    # pairs and the temperature only: moving d_k, a key or a mask never recomputes it, and the
+    # engine caches the random logits, so a new temperature only redoes the entropies.
+    return dimension.sweep(SWEEP_D_KS, n_keys=n_keys, seed=seed, temperature=temperature)
+
+
+def describe(snap: Mapping[str, object]) -> str:
+    """One plain-language sentence about the route (also the screen-reader text)."""
+    weights = snap["weights"]
+    norms = snap["contribution_norms"]
+    labels = snap["labels"]
+    top = int(np.argmax(weights))
+    total_norm = float(np.sum(norms))
+    share = float(norms[top]) / total_norm if total_norm > 0 else 0.0
+    w = float(weights[top])
+    link = "but only" if share < w - 0.1 else ("and" if abs(share - w) <= 0.1 else "but")
+    text = (
+        f"{labels[top]} gets {_pct(w)} of the weight {link} {_pct(share)} of the contribution "
+        f"norm; entropy {snap['entropy']:.2f} nats, about {snap['effective_keys']:.1f} "
+        "effective keys"
+    )
+    masked = int(np.sum(~np.asarray(snap["legal"], dtype=bool)))
+    if masked:
+        text += f"; {masked} key{'s' if masked > 1 else ''} masked"
+    if snap["null_weight"] is not None:
+        text += f"; the null route takes {_pct(snap['null_weight'])}"
+    return text + "."
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"

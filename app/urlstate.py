@@ -1,0 +1,377 @@
+"""The lab's settings as text and as JSON: limits, parsing, validation and serialising.
+
+Pure functions with no Panel import, so the UI can wire `pn.state.location` to them and tests can
+drive them without a server. Every value that arrives from outside (a URL, an imported JSON
+file, a widget) passes through `parse_text` or `check_json`, which hold the server-side caps no
+matter what a widget allows, and name the offending field in every error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode
+
+# Server-side caps (issue 5). Widgets may allow less; nothing that arrives may exceed these.
+MAX_PAIRS = 8  # user-editable key/value pairs
+MAX_DISTRACTORS = 4096  # generated keys on top of the pairs
+D_K_MIN, D_K_MAX = 2, 4096
+TEMPERATURE_MIN, TEMPERATURE_MAX = 0.05, 20.0
+ANGLE_MIN, ANGLE_MAX = -180.0, 180.0
+COORD_LIMIT = 1000.0  # |x|, |y| of any key or value coordinate
+DISTRACTOR_NORM_MIN, DISTRACTOR_NORM_MAX = 0.01, 100.0
+SIMILARITY_MIN, SIMILARITY_MAX = -1.0, 1.0
+NULL_THRESHOLD_MIN, NULL_THRESHOLD_MAX = -100.0, 100.0
+SEED_MAX = 2**31 - 1
+LABEL_MAX_CHARS = 40
+MAX_IMPORT_BYTES = 64 * 1024  # a JSON import larger than this is refused unread
+MAX_QUERY_VALUE_CHARS = 2000  # one URL value longer than this is refused unparsed
+# d_k x number of keys, so one session never holds a huge lifted key matrix (32 MiB of float64).
+MAX_LIFT_ELEMENTS = 2**22
+
+BACKENDS = ("numpy", "torch-cpu", "torch-cuda")
+FORMAT_TAG = "attention-lab/1"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setting: its name (the URL key and JSON key), its kind and its limits."""
+
+    name: str
+    kind: str  # "float" | "int" | "bool" | "choice" | "pairs" | "bools" | "labels"
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind in ("float", "int"):
+            return f"a number from {_num(self.low)} to {_num(self.high)}"
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "pairs":
+            return f"1 to {MAX_PAIRS} pairs x,y separated by ';' (|x|, |y| <= {_num(COORD_LIMIT)})"
+        if self.kind == "bools":
+            return f"1 to {MAX_PAIRS} true/false values separated by ','"
+        return f"a list of 1 to {MAX_PAIRS} labels, each at most {LABEL_MAX_CHARS} characters"
+
+
+def _num(x: float | None) -> str:
+    return format(x, "g") if x is not None else "?"
+
+
+def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
+    """All settings in URL order. Scenario names come from the engine's catalogue."""
+    fields = [
+        Field("scenario", "choice", choices=tuple(scenario_names)),
+        Field("temperature", "float", TEMPERATURE_MIN, TEMPERATURE_MAX),
+        Field("d_k", "int", D_K_MIN, D_K_MAX),
+        Field("scale", "bool"),
+        Field("angle", "float", ANGLE_MIN, ANGLE_MAX),
+        Field("causal", "bool"),
+        Field("query_position", "int", 0, MAX_PAIRS - 1),
+        Field("seed", "int", 0, SEED_MAX),
+        Field("normalise", "bool"),
+        Field("distractors", "int", 0, MAX_DISTRACTORS),
+        Field("distractor_norm", "float", DISTRACTOR_NORM_MIN, DISTRACTOR_NORM_MAX),
+        Field("distractor_similarity", "float", SIMILARITY_MIN, SIMILARITY_MAX),
+        Field("null_route", "bool"),
+        Field("null_threshold", "float", NULL_THRESHOLD_MIN, NULL_THRESHOLD_MAX),
+        Field("backend", "choice", choices=BACKENDS),
+        Field("keys", "pairs"),
+        Field("values", "pairs"),
+        Field("mask", "bools"),
+        Field("labels", "labels"),
+    ]
+    return {f.name: f for f in fields}
+
+
+# ---------------------------------------------------------------- checks shared by text and JSON
+
+
+def _check_range(field: Field, x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError(f"{field.name}: {x!r} is not a finite number")
+    if field.low is not None and x < field.low or field.high is not None and x > field.high:
+        raise ValueError(f"{field.name}: {_num(x)} is out of range; expected {field.describe()}")
+    return x
+
+
+def _check_pairs(field: Field, pairs: list[list[float]]) -> list[list[float]]:
+    if not 1 <= len(pairs) <= MAX_PAIRS:
+        raise ValueError(f"{field.name}: {len(pairs)} pairs given; expected {field.describe()}")
+    for i, (x, y) in enumerate(pairs):
+        for c in (x, y):
+            if not math.isfinite(c):
+                raise ValueError(f"{field.name}[{i}]: {c!r} is not a finite number")
+            if abs(c) > COORD_LIMIT:
+                raise ValueError(
+                    f"{field.name}[{i}]: {_num(c)} exceeds the coordinate limit {_num(COORD_LIMIT)}"
+                )
+    return pairs
+
+
+def _check_count(field: Field, n: int) -> None:
+    if not 1 <= n <= MAX_PAIRS:
+        raise ValueError(f"{field.name}: {n} entries given; expected {field.describe()}")
+
+
+def clean_label(text: str, *, where: str = "labels") -> str:
+    """A label as plain text: no control characters, at most LABEL_MAX_CHARS characters.
+
+    The UI escapes labels when it draws them; this function only caps and validates.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: {type(text).__name__} given; a label must be text")
+    text = text.strip()
+    if not text:
+        raise ValueError(f"{where}: a label may not be empty")
+    if len(text) > LABEL_MAX_CHARS:
+        raise ValueError(f"{where}: label is {len(text)} characters; at most {LABEL_MAX_CHARS}")
+    bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn")]
+    if bad:
+        raise ValueError(f"{where}: label contains the control character {ascii(bad[0])}")
+    return text
+
+
+# ---------------------------------------------------------------- text (URL) form
+
+
+def parse_text(field: Field, text: str):
+    """One URL value -> a validated Python value. ValueError names the field and the value."""
+    if not isinstance(text, str):
+        raise ValueError(f"{field.name}: expected text, got {type(text).__name__}")
+    if len(text) > MAX_QUERY_VALUE_CHARS:
+        raise ValueError(f"{field.name}: value is {len(text)} characters long; refused")
+    raw = text.strip()
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    if field.kind == "float":
+        return _check_range(field, _parse_float(field.name, raw))
+    if field.kind == "int":
+        try:
+            value = int(raw, 10)
+        except ValueError:
+            raise ValueError(f"{field.name}: {shown!r} is not a whole number") from None
+        return int(_check_range(field, value))
+    if field.kind == "bool":
+        return _parse_bool(field.name, raw)
+    if field.kind == "choice":
+        if raw not in field.choices:
+            raise ValueError(f"{field.name}: {shown!r} is not {field.describe()}")
+        return raw
+    if field.kind == "pairs":
+        pairs = []
+        for i, chunk in enumerate(raw.split(";")):
+            parts = chunk.split(",")
+            if len(parts) != 2:
+                raise ValueError(f"{field.name}[{i}]: {chunk.strip()[:40]!r} is not a pair x,y")
+            pairs.append([_parse_float(f"{field.name}[{i}]", p.strip()) for p in parts])
+        _check_count(field, len(pairs))
+        return _check_pairs(field, pairs)
+    if field.kind == "bools":
+        flags = [_parse_bool(f"{field.name}[{i}]", p.strip()) for i, p in enumerate(raw.split(","))]
+        _check_count(field, len(flags))
+        return flags
+    if field.kind == "labels":
+        # A JSON list, so labels may hold any printable character (commas too).
+        try:
+            items = json.loads(raw, parse_constant=_refuse_constant)
+        except (json.JSONDecodeError, RecursionError):
+            raise ValueError(f"{field.name}: {shown!r} is not a JSON list of labels") from None
+        return check_json(field, items)
+    raise AssertionError(f"unknown field kind {field.kind}")
+
+
+def _parse_float(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        shown = raw if len(raw) <= 40 else raw[:37] + "..."
+        raise ValueError(f"{name}: {shown!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: {raw!r} is not a finite number")
+    return value
+
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def _parse_bool(name: str, raw: str) -> bool:
+    low = raw.lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    raise ValueError(f"{name}: {shown!r} is not true or false")
+
+
+def format_text(field: Field, value) -> str:
+    """A validated value -> its URL text; `parse_text(field, format_text(field, v)) == v`."""
+    if field.kind == "float":
+        return repr(float(value))
+    if field.kind == "int":
+        return str(int(value))
+    if field.kind == "bool":
+        return "true" if value else "false"
+    if field.kind == "choice":
+        return str(value)
+    if field.kind == "pairs":
+        return ";".join(f"{float(x)!r},{float(y)!r}" for x, y in value)
+    if field.kind == "bools":
+        return ",".join("true" if b else "false" for b in value)
+    if field.kind == "labels":
+        return json.dumps(list(value), ensure_ascii=False, separators=(",", ":"))
+    raise AssertionError(f"unknown field kind {field.kind}")
+
+
+def parse_query(
+    query: Mapping[str, str], fields: Mapping[str, Field]
+) -> tuple[dict[str, object], list[str]]:
+    """URL query values -> (valid values by name, warnings). Invalid or unknown keys are named."""
+    values: dict[str, object] = {}
+    warnings: list[str] = []
+    for name, text in query.items():
+        field = fields.get(name)
+        if field is None:
+            warnings.append(f"unknown setting {str(name)[:40]!r} ignored")
+            continue
+        try:
+            values[name] = parse_text(field, text)
+        except ValueError as exc:
+            warnings.append(f"{exc}; using the default")
+    return values, warnings
+
+
+def format_query(
+    values: Mapping[str, object], defaults: Mapping[str, object], fields: Mapping[str, Field]
+) -> dict[str, str]:
+    """Only the settings that differ from `defaults`, as URL text, in field order."""
+    out: dict[str, str] = {}
+    for name, field in fields.items():
+        if name not in values:
+            continue
+        value = values[name]
+        if name in defaults and _same(field, value, defaults[name]):
+            continue
+        out[name] = format_text(field, value)
+    return out
+
+
+def _same(field: Field, a, b) -> bool:
+    return format_text(field, a) == format_text(field, b)
+
+
+def query_string(params: Mapping[str, str]) -> str:
+    """`{"d_k": "64"}` -> `"?d_k=64"` (empty string when there is nothing to say)."""
+    return "?" + urlencode(list(params.items())) if params else ""
+
+
+def split_query_string(search: str) -> dict[str, str]:
+    """`"?a=1&b=2"` -> `{"a": "1", "b": "2"}`; a repeated key keeps its last value."""
+    if len(search) > MAX_QUERY_VALUE_CHARS * 8:
+        raise ValueError(f"query string is {len(search)} characters long; refused")
+    return dict(parse_qsl(search.lstrip("?"), keep_blank_values=True))
+
+
+# ---------------------------------------------------------------- JSON form
+
+
+def check_json(field: Field, value):
+    """One JSON value -> a validated Python value, strictly typed (no strings for numbers)."""
+    name = field.name
+    if field.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{name}: expected a number, got {_json_type(value)}")
+        return _check_range(field, float(value))
+    if field.kind == "int":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name}: expected a whole number, got {_json_type(value)}")
+        return int(_check_range(field, value))
+    if field.kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"{name}: expected true or false, got {_json_type(value)}")
+        return value
+    if field.kind == "choice":
+        if not isinstance(value, str) or value not in field.choices:
+            shown = value[:40] if isinstance(value, str) else _json_type(value)
+            raise ValueError(f"{name}: {shown!r} is not {field.describe()}")
+        return value
+    if not isinstance(value, list):
+        raise ValueError(f"{name}: expected a list, got {_json_type(value)}")
+    _check_count(field, len(value))
+    if field.kind == "pairs":
+        pairs = []
+        for i, item in enumerate(value):
+            if not isinstance(item, list) or len(item) != 2:
+                raise ValueError(f"{name}[{i}]: expected a pair [x, y], got {_json_type(item)}")
+            for c in item:
+                if isinstance(c, bool) or not isinstance(c, int | float):
+                    raise ValueError(f"{name}[{i}]: expected numbers, got {_json_type(c)}")
+            pairs.append([float(item[0]), float(item[1])])
+        return _check_pairs(field, pairs)
+    if field.kind == "bools":
+        for i, item in enumerate(value):
+            if not isinstance(item, bool):
+                raise ValueError(f"{name}[{i}]: expected true or false, got {_json_type(item)}")
+        return list(value)
+    if field.kind == "labels":
+        return [clean_label(item, where=f"{name}[{i}]") for i, item in enumerate(value)]
+    raise AssertionError(f"unknown field kind {field.kind}")
+
+
+def _json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a finite number; the import is refused")
+
+
+def load_json(text: str | bytes) -> dict:
+    """Import text -> a dict, refusing oversize input, NaN/Infinity and anything but an object."""
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_IMPORT_BYTES:
+        raise ValueError(f"import is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes")
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("import is nested too deeply to be a lab configuration") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"import is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except UnicodeDecodeError:
+        raise ValueError("import is not UTF-8 text") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"import must be a JSON object, got {_json_type(data)}")
+    return data
+
+
+def check_config(data: Mapping, fields: Mapping[str, Field]) -> dict[str, object]:
+    """A parsed JSON object -> validated values. Unknown keys and a wrong format tag are errors."""
+    fmt = data.get("format", FORMAT_TAG)
+    if fmt != FORMAT_TAG:
+        shown = fmt[:40] if isinstance(fmt, str) else _json_type(fmt)
+        raise ValueError(f"format: {shown!r} is not {FORMAT_TAG!r}")
+    unknown = [k for k in data if k != "format" and k not in fields]
+    if unknown:
+        raise ValueError(f"{str(unknown[0])[:40]}: unknown setting; known: {', '.join(fields)}")
+    return {name: check_json(fields[name], data[name]) for name in fields if name in data}
