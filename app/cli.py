@@ -120,7 +120,10 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
             f"at http://ADDRESS:PORT{ROUTE}. Every flag can also be set by the environment "
             "variable named in its help."
         ),
-        epilog="Arguments after '--' go to `panel serve` unchanged (e.g. -- --use-xheaders).",
+        epilog=(
+            "Arguments after '--' go to `panel serve` unchanged, after those in env "
+            f"{ENV['panel_args']} (e.g. -- --use-xheaders behind a proxy)."
+        ),
     )
     parser.add_argument(
         "--port",

@@ -1,0 +1,192 @@
+"""The `attention-lab` command line: flags, environment variables, and the panel serve call."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from labserver import ROOT, clean_env, lab_command
+
+from app import cli
+
+FLAGS = [
+    "--port",
+    "--address",
+    "--allow-websocket-origin",
+    "--num-threads",
+    "--no-show",
+    "--show",
+    "--session-token-expiration",
+    "--reuse-sessions",
+    "--no-reuse-sessions",
+    "--log-level",
+    "--assets-dir",
+    "--print-command",
+]
+
+
+def _option(args: list[str], flag: str) -> list[str]:
+    return [args[i + 1] for i, arg in enumerate(args) if arg == flag]
+
+
+def test_help_lists_every_flag_and_environment_variable():
+    result = subprocess.run(
+        [*lab_command(), "--help"], cwd=ROOT, env=clean_env(), capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    for name in [*FLAGS, *cli.ENV.values(), cli.BOKEH_ORIGIN_ENV]:
+        assert name in result.stdout, f"--help does not mention {name}"
+
+
+def test_python_dash_m_app_is_the_same_command():
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "--print-command", "--no-show", "--port", "7001"],
+        cwd=ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("panel serve ")
+    assert "--port 7001" in result.stdout and str(cli.SERVE_SCRIPT) in result.stdout
+
+
+def test_production_defaults():
+    args, options = cli.panel_serve_args([], env={})
+    assert args[0] == str(cli.SERVE_SCRIPT)
+    assert _option(args, "--port") == ["5006"]
+    assert _option(args, "--address") == ["localhost"]
+    assert _option(args, "--allow-websocket-origin") == ["localhost:5006"]
+    assert "--liveness" in args and _option(args, "--liveness-endpoint") == ["liveness"]
+    assert int(_option(args, "--session-token-expiration")[0]) >= 3600
+    assert "--reuse-sessions" in args
+    assert "--show" in args and options.show
+    assert "--admin" not in args and "--num-threads" not in args
+    assert _option(args, "--static-dirs") == [f"assets={ROOT / 'assets'}"]
+
+
+def test_flags_map_onto_panel_serve():
+    args, _ = cli.panel_serve_args(
+        [
+            "--port",
+            "7002",
+            "--address",
+            "0.0.0.0",
+            "--allow-websocket-origin",
+            "lab.example.org",
+            "--allow-websocket-origin",
+            "other.example.org:8443",
+            "--num-threads",
+            "4",
+            "--no-show",
+            "--no-reuse-sessions",
+            "--session-token-expiration",
+            "9000",
+            "--",
+            "--use-xheaders",
+        ],
+        env={},
+    )
+    assert _option(args, "--port") == ["7002"]
+    assert _option(args, "--address") == ["0.0.0.0"]
+    assert _option(args, "--allow-websocket-origin") == [
+        "lab.example.org",
+        "other.example.org:8443",
+    ]
+    assert _option(args, "--num-threads") == ["4"]
+    assert _option(args, "--session-token-expiration") == ["9000"]
+    assert "--show" not in args and "--reuse-sessions" not in args
+    assert args[-1] == "--use-xheaders"
+
+
+def test_environment_variables_configure_every_flag(tmp_path):
+    env = {
+        "ATTENTION_LAB_PORT": "7003",
+        "ATTENTION_LAB_ADDRESS": "0.0.0.0",
+        "ATTENTION_LAB_ALLOWED_ORIGINS": "lab.example.org, class.example.org:8080",
+        "ATTENTION_LAB_NUM_THREADS": "2",
+        "ATTENTION_LAB_SHOW": "0",
+        "ATTENTION_LAB_SESSION_TOKEN_EXPIRATION": "4000",
+        "ATTENTION_LAB_REUSE_SESSIONS": "false",
+        "ATTENTION_LAB_LOG_LEVEL": "WARNING",
+        "ATTENTION_LAB_ASSETS_DIR": str(tmp_path),
+        "ATTENTION_LAB_PANEL_ARGS": "--use-xheaders --prefix lab",
+    }
+    assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
+    args, options = cli.panel_serve_args([], env=env)
+    assert _option(args, "--port") == ["7003"]
+    assert _option(args, "--address") == ["0.0.0.0"]
+    assert _option(args, "--allow-websocket-origin") == [
+        "lab.example.org",
+        "class.example.org:8080",
+    ]
+    assert _option(args, "--num-threads") == ["2"]
+    assert not options.show and "--show" not in args
+    assert _option(args, "--session-token-expiration") == ["4000"]
+    assert "--reuse-sessions" not in args
+    assert _option(args, "--log-level") == ["warning"]
+    assert _option(args, "--static-dirs") == [f"assets={tmp_path}"]
+    assert args[-3:] == ["--use-xheaders", "--prefix", "lab"]
+
+
+def test_flags_win_over_environment():
+    env = {"ATTENTION_LAB_PORT": "7004", "ATTENTION_LAB_ALLOWED_ORIGINS": "a.example.org"}
+    args, _ = cli.panel_serve_args(
+        ["--port", "7005", "--allow-websocket-origin", "b.example.org"], env=env
+    )
+    assert _option(args, "--port") == ["7005"]
+    assert _option(args, "--allow-websocket-origin") == ["b.example.org"]
+
+
+def test_bokeh_origin_variable_is_the_fallback_and_ours_wins():
+    args, _ = cli.panel_serve_args([], env={"BOKEH_ALLOW_WS_ORIGIN": "x.example.org,y.example.org"})
+    assert _option(args, "--allow-websocket-origin") == ["x.example.org", "y.example.org"]
+    args, _ = cli.panel_serve_args(
+        [],
+        env={
+            "BOKEH_ALLOW_WS_ORIGIN": "x.example.org",
+            "ATTENTION_LAB_ALLOWED_ORIGINS": "z.example.org",
+        },
+    )
+    assert _option(args, "--allow-websocket-origin") == ["z.example.org"]
+
+
+def test_default_origin_follows_the_port():
+    args, _ = cli.panel_serve_args(["--port", "8123"], env={})
+    assert _option(args, "--allow-websocket-origin") == ["localhost:8123"]
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"ATTENTION_LAB_PORT": "http"}, "ATTENTION_LAB_PORT"),
+        ({"ATTENTION_LAB_SHOW": "maybe"}, "ATTENTION_LAB_SHOW"),
+        ({"ATTENTION_LAB_NUM_THREADS": "-1"}, "ATTENTION_LAB_NUM_THREADS"),
+        ({"ATTENTION_LAB_SESSION_TOKEN_EXPIRATION": "0"}, "ATTENTION_LAB_SESSION_TOKEN_EXPIRATION"),
+        ({"ATTENTION_LAB_REUSE_SESSIONS": "2"}, "ATTENTION_LAB_REUSE_SESSIONS"),
+        ({"ATTENTION_LAB_LOG_LEVEL": "loud"}, "ATTENTION_LAB_LOG_LEVEL"),
+    ],
+)
+def test_bad_environment_values_are_named(env, named):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.panel_serve_args([], env=env)
+    assert named in str(exit_info.value)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--port", "70000"],
+        ["--port", "web"],
+        ["--num-threads", "-2"],
+        ["--port", "0"],
+        ["--assets-dir", "/no/such/folder"],
+        ["--admin"],
+    ],
+)
+def test_bad_flags_are_refused(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.panel_serve_args(argv, env={})
+    assert exit_info.value.code == 2
+    assert "attention-lab: error" in capsys.readouterr().err

