@@ -8,7 +8,12 @@ reason instead of an ImportError traceback.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
 import importlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -125,3 +130,45 @@ def to_numpy(x: Any) -> Any:
             t = t.float()
         return t.numpy().copy()
     return np.array(x, copy=True)
+
+
+# ------------------------------------------------------------------ NumPy's BLAS threads, per thread
+
+
+def _openblas_local_setter() -> Any:
+    """OpenBLAS's per-thread ``openblas_set_num_threads_local`` from NumPy's own wheel, or None.
+
+    The tiled kernel runs heads in Python threads; with OpenBLAS also spawning a thread per
+    core inside every matmul, a 2-core machine runs 4 busy threads and gets 2-3x slower. Setting
+    the count per calling thread leaves every other thread (and the process default) untouched.
+    """
+    libs_dir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libs_dir, "*openblas*"))):
+        try:
+            setter = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        setter.argtypes = [ctypes.c_int]
+        setter.restype = ctypes.c_int
+        return setter
+    return None
+
+
+_BLAS_LOCAL = _openblas_local_setter()
+
+
+def can_pin_blas_threads() -> bool:
+    return _BLAS_LOCAL is not None
+
+
+@contextlib.contextmanager
+def blas_threads(count: int) -> Iterator[None]:
+    """Run the block with NumPy's BLAS limited to ``count`` threads in *this* thread only."""
+    if _BLAS_LOCAL is None:
+        yield
+        return
+    previous = _BLAS_LOCAL(count)
+    try:
+        yield
+    finally:
+        _BLAS_LOCAL(previous)

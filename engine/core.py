@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import kernels
-from .backends import Backend, resolve, to_numpy
+from .backends import Backend, blas_threads, can_pin_blas_threads, resolve, to_numpy
 
 FULLY_MASKED_POLICIES = ("error", "zero")
 KERNELS = ("auto", "reference", "tiled")
@@ -331,6 +331,14 @@ class _NumpyCopy:
 # ------------------------------------------------------------------------------------- public API
 
 
+def _tiled_threading(be: Backend) -> dict[str, Any]:
+    """Threads for the tiled kernel: NumPy gets one task per core, each with a one-thread BLAS
+    (otherwise every matmul would also spawn a thread per core); torch parallelises itself."""
+    if be.is_numpy and can_pin_blas_threads():
+        return {"workers": kernels.default_workers(), "task_context": lambda: blas_threads(1)}
+    return {"workers": 1}
+
+
 def attention(
     q: Any,
     k: Any,
@@ -431,12 +439,7 @@ def attention(
             fields = kernels.reference(q, k, v, rule)
         else:
             fields = kernels.tiled(
-                q,
-                k,
-                v,
-                rule,
-                block_k=block_size or kernels.DEFAULT_BLOCK_K,
-                workers=None if be.is_numpy else 1,
+                q, k, v, rule, block_k=block_size or kernels.DEFAULT_BLOCK_K, **_tiled_threading(be)
             )
     if not bool(xp.all(xp.isfinite(fields["output"]))):
         raise ValueError(

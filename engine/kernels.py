@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import product
 from types import ModuleType
@@ -51,10 +53,21 @@ class LogitRule:
     legal: Any = None
     causal: bool = False
 
-    def logits(self, scores: Any, index: tuple = (), rows: slice = slice(None), cols=slice(None)):
-        """Masked logits for ``scores``, which cover ``rows`` x ``cols`` of batch entry ``index``."""
+    def logits(
+        self,
+        scores: Any,
+        index: tuple = (),
+        rows: slice = slice(None),
+        cols: slice = slice(None),
+        *,
+        prescaled: bool = False,
+    ):
+        """Masked logits for ``scores``, which cover ``rows`` x ``cols`` of batch entry ``index``.
+
+        ``prescaled``: the scores already carry ``factor`` (the tiled kernel folds it into q).
+        """
         xp = self.xp
-        z = scores * self.factor
+        z = scores if prescaled else scores * self.factor
         if self.bias is not None:
             z = z + self.bias[index + (rows, cols)]
         legal = self.legal_block(scores, index, rows, cols)
@@ -117,14 +130,16 @@ def _online_rows(q_rows, k, v, rule: LogitRule, index: tuple, rows: slice, block
     acc = xp.zeros((n_rows, v.shape[-1]), dtype=q_rows.dtype, device=dev)  # unnormalised output
     # Causal (top-left): the last row of this block sees keys up to its own index only.
     stop = min(n_keys, rows.stop) if rule.causal else n_keys
+    q_rows = q_rows * rule.factor  # once per row block instead of once per score
     for c0 in range(0, stop, block_k):
         cols = slice(c0, min(c0 + block_k, n_keys))
-        scores = xp.matmul(q_rows, xp.matrix_transpose(k[cols]))
-        z = rule.logits(scores, index, rows, cols)
+        z = rule.logits(
+            xp.matmul(q_rows, xp.matrix_transpose(k[cols])), index, rows, cols, prescaled=True
+        )
         m_new = xp.maximum(m, xp.max(z, axis=-1))
         # Guard: rows with no legal key so far keep m = -inf; shift them by 0 instead.
         shift = xp.where(m_new == NEG_INF, xp.zeros_like(m_new), m_new)
-        p = xp.exp(z - shift[:, None])
+        p = _exp_shifted(xp, z, shift[:, None])
         rescale = xp.exp(m - shift)  # exp(-inf) = 0 for rows that had nothing yet
         total = total * rescale + xp.sum(p, axis=-1)
         acc = acc * rescale[:, None] + xp.matmul(p, v[cols])
@@ -132,6 +147,26 @@ def _online_rows(q_rows, k, v, rule: LogitRule, index: tuple, rows: slice, block
     shift = xp.where(m == NEG_INF, xp.zeros_like(m), m)
     out = acc / xp.where(total == 0, xp.ones_like(total), total)[:, None]
     return out, shift + xp.log(total)
+
+
+def _exp_shifted(xp: ModuleType, z: Any, shift: Any) -> Any:
+    """exp(z - shift), overwriting z (a fresh block) where the namespace allows it.
+
+    Same math as ``xp.exp(z - shift)``; in place it saves two block-sized allocations per step,
+    which is a fifth of the tiled kernel's time in NumPy.
+    """
+    if array_api_compat.is_numpy_namespace(xp):
+        return _np_exp_inplace(z, shift)
+    if array_api_compat.is_torch_namespace(xp):
+        return z.sub_(shift).exp_()
+    return xp.exp(z - shift)
+
+
+def _np_exp_inplace(z: Any, shift: Any) -> Any:
+    import numpy as np
+
+    np.subtract(z, shift, out=z)
+    return np.exp(z, out=z)
 
 
 def default_workers() -> int:
@@ -147,11 +182,13 @@ def tiled(
     block_k: int = DEFAULT_BLOCK_K,
     block_q: int = DEFAULT_BLOCK_Q,
     workers: int | None = None,
+    task_context: Callable[[], AbstractContextManager] | None = None,
 ) -> dict[str, Any]:
     """Online-softmax attention in (block_q x block_k) tiles; returns output and lse only.
 
     Independent (batch entry, query block) tasks run in a thread pool when ``workers`` > 1:
-    NumPy's matmul and ufuncs release the GIL, so heads proceed in parallel.
+    NumPy's matmul and ufuncs release the GIL, so heads proceed in parallel. ``task_context``
+    wraps every task (the NumPy backend uses it to keep BLAS to one thread per worker).
     """
     xp = rule.xp
     batch = tuple(_broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
