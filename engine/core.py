@@ -97,6 +97,12 @@ def _dtypes(be: Backend, *arrays: Any) -> tuple[Any, Any]:
     return (torch.float32 if out in (torch.float16, torch.bfloat16) else out), out
 
 
+def _is_half(xp: Any, dtype: Any) -> bool:
+    # Careful: np.dtype("float64") == None is True, so never compare against a missing dtype.
+    halves = [xp.float16] + ([xp.bfloat16] if hasattr(xp, "bfloat16") else [])
+    return any(dtype == h for h in halves)
+
+
 def _check_finite(name: str, x: Any, xp: Any) -> None:
     bad = ~xp.isfinite(x)
     if bool(xp.any(bad)):
@@ -116,18 +122,24 @@ def _broadcast_batch(q_shape, k_shape, v_shape) -> tuple[int, ...]:
         ) from None
 
 
-def _prepare_mask(mask: Any, target: tuple[int, ...], temperature: float, dtype, be: Backend):
+def _prepare_mask(
+    mask: Any, target: tuple[int, ...], temperature: float, dtype, be: Backend, squeeze: bool
+):
     """(bias, legal) views broadcast to ``target`` = (..., Lq, Lk), from a bool or float mask."""
     xp = be.xp
     m = _as_array("mask", mask, be)
+    caller_shape = tuple(m.shape)
+    if squeeze and m.ndim >= 1:
+        m = m[..., None, :]  # a 1-D q has no query axis: its mask is (..., Lk)
     try:
         shape = tuple(np.broadcast_shapes(tuple(m.shape), target))
     except ValueError:
         shape = None
     if shape != target:
+        wanted = target[:-2] + target[-1:] if squeeze else target
+        axes = "(..., Lk)" if squeeze else "(..., Lq, Lk)"
         raise ValueError(
-            f"mask of shape {tuple(m.shape)} does not broadcast to the logits' shape {target} "
-            "(..., Lq, Lk)"
+            f"mask of shape {caller_shape} does not broadcast to the logits' shape {wanted} {axes}"
         )
     if xp.isdtype(m.dtype, "bool"):
         return None, xp.broadcast_to(m, target)
@@ -142,7 +154,8 @@ def _prepare_mask(mask: Any, target: tuple[int, ...], temperature: float, dtype,
     info = xp.finfo(dtype)
     # The bias is finite wherever the key is legal: a huge finite mask is clipped into range
     # rather than overflowing to -inf, so it never turns into a full mask by accident.
-    scaled = xp.where(legal, m, xp.zeros_like(m)) / temperature
+    with np.errstate(over="ignore"):
+        scaled = xp.where(legal, m, xp.zeros_like(m)) / temperature
     bias = xp.astype(xp.clip(scaled, min=float(info.min), max=float(info.max)), dtype)
     return xp.broadcast_to(bias, target), xp.broadcast_to(legal, target)
 
@@ -417,7 +430,7 @@ def attention(
 
     bias = legal = None
     if mask is not None:
-        bias, legal = _prepare_mask(mask, target, temperature, compute, be)
+        bias, legal = _prepare_mask(mask, target, temperature, compute, be, squeeze)
         empty_rows = _rows_without_keys(legal, target, be)
         if len(empty_rows) and fully_masked == "error":
             raise ValueError(
@@ -477,7 +490,7 @@ def softmax(x: Any, axis: int = -1, temperature: float = 1.0) -> Any:
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis} is out of range for x of shape {tuple(x.shape)}")
     out_dtype = x.dtype if xp.isdtype(x.dtype, "real floating") else xp.float64
-    compute = xp.float32 if out_dtype in (xp.float16, getattr(xp, "bfloat16", None)) else out_dtype
+    compute = xp.float32 if _is_half(xp, out_dtype) else out_dtype
     z = xp.moveaxis(xp.astype(x, compute), axis, -1)
     if bool(xp.any(xp.isnan(z))) or bool(xp.any(z == math.inf)):
         raise ValueError(f"softmax input must not contain NaN or +inf (shape {tuple(x.shape)})")
