@@ -1,0 +1,151 @@
+"""`create_app()`: one browser session's lab page.
+
+Everything here is built per call (per session): the state, every widget, figure and
+ColumnDataSource. One watcher on `state.snapshot` pushes each new snapshot into all views
+inside a single `pn.io.hold()`, so the browser receives one message per change.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import panel as pn
+
+from app.state import INPUTS, LabState, available_backends
+from app.views.analysis import AuditView, DiagnosisView
+from app.views.controls import ControlsPanel
+from app.views.dimension import DimensionView
+from app.views.entropy import EntropyView
+from app.views.export import ExportView
+from app.views.geometry import GeometryView
+from app.views.jacobian import JacobianView
+from app.views.logits import LogitsView
+from app.views.pairs import PairsEditor
+from app.views.status import StatusView
+from app.views.urlsync import UrlSync
+from app.views.weights import WeightsView
+from engine.scenarios import SCENARIOS
+
+TITLE = "Attention Lab"
+CSS_FILE = "lab.css"
+
+
+def _assets_dir() -> Path | None:
+    for candidate in (
+        Path(__file__).resolve().parents[1] / "assets",
+        Path(sys.prefix) / "share" / "attention-lab" / "assets",
+    ):
+        if (candidate / CSS_FILE).is_file():
+            return candidate
+    return None
+
+
+def _lab_css() -> list[str]:
+    folder = _assets_dir()
+    return [(folder / CSS_FILE).read_text(encoding="utf-8")] if folder else []
+
+
+class Lab:
+    """The views of one session and the single redraw path that feeds them."""
+
+    def __init__(self, state: LabState):
+        self.state = state
+        self.status = StatusView(state)
+        self.geometry = GeometryView(state)
+        self.logits = LogitsView()
+        self.weights = WeightsView()
+        self.entropy = EntropyView()
+        self.dimension = DimensionView()
+        self.jacobian = JacobianView()
+        self.controls = ControlsPanel(
+            state,
+            scenario_titles={name: sc.title for name, sc in SCENARIOS.items()},
+            backend_notes={b.name: ("" if b.available else b.reason) for b in available_backends()},
+        )
+        self.pairs = PairsEditor(state)
+        self.audit = AuditView(state)
+        self.diagnosis = DiagnosisView(state)
+        self.export = ExportView(state)
+        self.lessons = _lessons_view(state)
+        self._doc = pn.state.curdoc
+        state.param.watch(self.redraw, "snapshot")
+        self.redraw()
+
+    def redraw(self, *events) -> None:
+        snap = self.state.snapshot
+        if snap is None:
+            return
+        with pn.io.hold(self._doc):
+            self.draw(snap)
+
+    def draw(self, snap) -> None:
+        """Assign every source from one snapshot (the caller holds the document)."""
+        self.status.update(snap)
+        self.geometry.update(snap, snap.n_pairs)
+        self.logits.update(snap)
+        self.weights.update(snap)
+        self.entropy.update(snap)
+        self.dimension.update(snap, snap.d_k)
+        self.jacobian.update(snap)
+
+    def main_area(self):
+        teaching = pn.Tabs(
+            ("Lessons", self.lessons),
+            ("Why is it sharp?", self.diagnosis),
+            ("Audit", self.audit),
+            ("Share & export", self.export),
+            sizing_mode="stretch_width",
+            min_width=320,
+            css_classes=["lab-teaching"],
+        )
+        return [
+            self.status,
+            pn.Row(self.geometry, teaching, sizing_mode="stretch_width", css_classes=["lab-top"]),
+            pn.Row(self.weights, self.logits, sizing_mode="stretch_width"),
+            pn.Row(self.entropy, self.jacobian, sizing_mode="stretch_width"),
+            self.dimension,
+        ]
+
+    def sidebar(self):
+        return [
+            self.controls,
+            pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10)),
+            self.pairs,
+        ]
+
+
+def _lessons_view(state):
+    try:
+        from app.views.lessons import LessonsView
+    except ImportError:  # lessons ship with app/lessons.py; the lab works without them
+        return pn.pane.Markdown("Lessons are not available in this build.")
+    return LessonsView(state)
+
+
+def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
+    """Build one session's page. Call it once per session (app/serve.py does)."""
+    pn.extension(
+        "tabulator",
+        notifications=True,
+        reconnect=True,
+        disconnect_notification=("Connection to the lab server lost; trying to reconnect..."),
+        ready_notification="",
+        throttled=False,
+    )
+    state = state or LabState()
+    lab = Lab(state)
+    template = pn.template.BootstrapTemplate(
+        title=TITLE,
+        sidebar=lab.sidebar(),
+        main=lab.main_area(),
+        sidebar_width=360,
+        header_background="#0b3d5c",
+        raw_css=_lab_css(),
+        meta_description="An interactive laboratory for scaled dot-product attention",
+    )
+    location = pn.state.location
+    if location is not None:
+        lab.url = UrlSync(state, location, INPUTS)
+    template.lab = lab  # tests and the benchmark reach the views through the page
+    return template

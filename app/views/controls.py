@@ -1,0 +1,218 @@
+"""The control column: every LabState setting as a keyboard-reachable widget.
+
+Most widgets come from `Widget.from_param`, so Panel keeps widget and state in step both ways.
+Two need a mapping in between: temperature moves on a log scale, and d_k steps through powers of
+two (while still showing any whole number that arrived from a link or an import).
+"""
+
+from __future__ import annotations
+
+import math
+
+import panel as pn
+from bokeh.models import CustomJSTickFormatter
+
+TEMPERATURE_RANGE = (0.05, 20.0)
+D_K_STEPS = [2**p for p in range(1, 13)]  # 2 .. 4096
+
+
+def _options_with(value: int) -> list[int]:
+    return sorted(set(D_K_STEPS) | {int(value)})
+
+
+class TwoWay:
+    """Keep one widget parameter and one state parameter equal through a mapping, without echo."""
+
+    def __init__(self, state, name, widget, *, event="value", to_widget=None, to_state=None):
+        self._state, self._name, self._widget, self._event = state, name, widget, event
+        self._to_widget = to_widget or (lambda v: v)
+        self._to_state = to_state or (lambda v: v)
+        self._busy = False
+        widget.param.watch(self._from_widget, event)
+        state.param.watch(self._from_state, name)
+
+    def _from_widget(self, event):
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            setattr(self._state, self._name, self._to_state(event.new))
+        finally:
+            self._busy = False
+
+    def _from_state(self, event):
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            self._widget.value = self._to_widget(event.new)
+        finally:
+            self._busy = False
+
+
+class ControlsPanel(pn.viewable.Viewer):
+    """Settings grouped the way the lessons use them: route, regime, candidates, engine."""
+
+    def __init__(
+        self, state, *, scenario_titles: dict[str, str], backend_notes: dict[str, str], **params
+    ):
+        super().__init__(**params)
+        self._state = state
+        p = state.param
+        self.scenario = pn.widgets.Select.from_param(
+            p.scenario,
+            name="Scenario",
+            options={t: n for n, t in scenario_titles.items()},
+            sizing_mode="stretch_width",
+        )
+        self.angle = pn.widgets.EditableFloatSlider.from_param(
+            p.angle,
+            name="Query angle (degrees)",
+            start=-180,
+            end=180,
+            step=1,
+            fixed_start=-180,
+            fixed_end=180,
+            sizing_mode="stretch_width",
+        )
+        low, high = (math.log10(x) for x in TEMPERATURE_RANGE)
+        self.temperature = pn.widgets.FloatSlider(
+            name="Temperature τ (log scale)",
+            start=low,
+            end=high,
+            step=0.005,
+            value=math.log10(state.temperature),
+            sizing_mode="stretch_width",
+            format=CustomJSTickFormatter(code="return (10 ** tick).toPrecision(3)"),
+        )
+        self._links = [
+            TwoWay(
+                state,
+                "temperature",
+                self.temperature,
+                to_widget=math.log10,
+                to_state=lambda v: float(f"{10**v:.4g}"),
+            ),
+        ]
+        self.d_k = pn.widgets.DiscreteSlider(
+            name="d_k (key dimension)",
+            options=_options_with(state.d_k),
+            value=int(state.d_k),
+            sizing_mode="stretch_width",
+        )
+        self.d_k.param.watch(self._d_k_from_widget, "value_throttled")
+        state.param.watch(self._d_k_from_state, "d_k")
+        self.scale = pn.widgets.Checkbox.from_param(p.scale, name="Divide logits by √d_k")
+        self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
+        self.normalise = pn.widgets.Checkbox.from_param(
+            p.normalise, name="Normalise q and keys to unit length"
+        )
+        self.distractors = pn.widgets.EditableIntSlider.from_param(
+            p.distractors,
+            name="Distractor keys",
+            start=0,
+            end=4096,
+            step=1,
+            fixed_start=0,
+            fixed_end=4096,
+            throttled=True,
+            sizing_mode="stretch_width",
+        )
+        self.distractor_norm = pn.widgets.EditableFloatSlider.from_param(
+            p.distractor_norm,
+            name="Distractor norm",
+            start=0.0,
+            end=5.0,
+            step=0.05,
+            fixed_start=0.0,
+            fixed_end=100.0,
+            throttled=True,
+            sizing_mode="stretch_width",
+        )
+        self.distractor_similarity = pn.widgets.EditableFloatSlider.from_param(
+            p.distractor_similarity,
+            name="Distractor similarity to q",
+            start=-1.0,
+            end=1.0,
+            step=0.05,
+            fixed_start=-1.0,
+            fixed_end=1.0,
+            throttled=True,
+            sizing_mode="stretch_width",
+        )
+        self.null_route = pn.widgets.Checkbox.from_param(
+            p.null_route, name="Null route (refuse when nothing is good enough)"
+        )
+        self.null_threshold = pn.widgets.EditableFloatSlider.from_param(
+            p.null_threshold,
+            name="Null-route threshold (logit)",
+            start=-5.0,
+            end=5.0,
+            step=0.1,
+            fixed_start=-100.0,
+            fixed_end=100.0,
+            throttled=True,
+            sizing_mode="stretch_width",
+        )
+        self.seed = pn.widgets.IntInput.from_param(
+            p.seed,
+            name="Random seed (hidden dimensions, distractors)",
+            start=0,
+            sizing_mode="stretch_width",
+        )
+        unavailable = [name for name, note in backend_notes.items() if note]
+        self.backend = pn.widgets.Select.from_param(
+            p.backend,
+            name="Backend",
+            disabled_options=unavailable,
+            sizing_mode="stretch_width",
+        )
+        notes = [
+            f"**{name}** is not available here: {note}"
+            for name, note in backend_notes.items()
+            if note
+        ]
+        self.backend_note = pn.pane.Markdown(
+            "  \n".join(notes),
+            visible=bool(notes),
+            css_classes=["lab-note"],
+            sizing_mode="stretch_width",
+        )
+
+    # d_k: powers of two on the slider, any whole number accepted from the state.
+    def _d_k_from_widget(self, event):
+        if event.new is not None and int(event.new) != int(self._state.d_k):
+            self._state.d_k = int(event.new)
+
+    def _d_k_from_state(self, event):
+        value = int(event.new)
+        if value not in self.d_k.options:
+            self.d_k.options = _options_with(value)
+        if self.d_k.value != value:
+            self.d_k.value = value
+
+    def __panel__(self):
+        heading = lambda text: pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))  # noqa: E731
+        return pn.Column(
+            self.scenario,
+            heading("Route"),
+            self.angle,
+            self.normalise,
+            heading("Regime"),
+            self.temperature,
+            self.d_k,
+            self.scale,
+            heading("Candidates"),
+            self.causal,
+            self.distractors,
+            self.distractor_norm,
+            self.distractor_similarity,
+            self.null_route,
+            self.null_threshold,
+            heading("Engine"),
+            self.seed,
+            self.backend,
+            self.backend_note,
+            sizing_mode="stretch_width",
+            css_classes=["lab-controls"],
+        )

@@ -1,0 +1,151 @@
+"""The dimension story: spread of the logits and entropy of the weights against d_k, with and
+without the 1/sqrt(d_k) scale, the sqrt(d_k) theory line, and the current d_k marked."""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, Span
+
+from .style import STAGE_COLOURS, add_hover, f32, make_figure, style_legend
+
+COLUMNS = (
+    "d_k",
+    "logit_std_scaled",
+    "logit_std_unscaled",
+    "entropy_scaled",
+    "entropy_unscaled",
+    "theory_std",
+)
+
+
+class DimensionView(pn.viewable.Viewer):
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.source = ColumnDataSource(name="dimension_sweep", data={c: f32([]) for c in COLUMNS})
+        self.spread = make_figure(
+            "Logit spread vs d_k", height=300, x_axis_type="log", y_axis_type="log"
+        )
+        self.spread.xaxis.axis_label = "d_k (log scale)"
+        self.spread.yaxis.axis_label = "std of logits"
+        un = self.spread.line(
+            "d_k",
+            "logit_std_unscaled",
+            source=self.source,
+            line_width=3,
+            color=STAGE_COLOURS["unscaled_line"],
+            legend_label="unscaled",
+        )
+        self.spread.scatter(
+            "d_k",
+            "logit_std_unscaled",
+            source=self.source,
+            size=7,
+            color=STAGE_COLOURS["unscaled_line"],
+            marker="square",
+        )
+        sc = self.spread.line(
+            "d_k",
+            "logit_std_scaled",
+            source=self.source,
+            line_width=3,
+            color=STAGE_COLOURS["scaled_line"],
+            legend_label="scaled",
+        )
+        self.spread.scatter(
+            "d_k",
+            "logit_std_scaled",
+            source=self.source,
+            size=7,
+            color=STAGE_COLOURS["scaled_line"],
+            marker="circle",
+        )
+        self.spread.line(
+            "d_k",
+            "theory_std",
+            source=self.source,
+            line_width=2,
+            line_dash="dashed",
+            color=STAGE_COLOURS["theory"],
+            legend_label="√d_k theory",
+        )
+        add_hover(
+            self.spread,
+            [un, sc],
+            [("d_k", "@d_k"), ("unscaled", "@logit_std_unscaled"), ("scaled", "@logit_std_scaled")],
+        )
+        style_legend(self.spread, "top_left")
+
+        self.entropy = make_figure("Entropy vs d_k", height=300, x_axis_type="log")
+        self.entropy.xaxis.axis_label = "d_k (log scale)"
+        self.entropy.yaxis.axis_label = "entropy (nats)"
+        eu = self.entropy.line(
+            "d_k",
+            "entropy_unscaled",
+            source=self.source,
+            line_width=3,
+            color=STAGE_COLOURS["unscaled_line"],
+            legend_label="unscaled",
+        )
+        self.entropy.scatter(
+            "d_k",
+            "entropy_unscaled",
+            source=self.source,
+            size=7,
+            color=STAGE_COLOURS["unscaled_line"],
+            marker="square",
+        )
+        es = self.entropy.line(
+            "d_k",
+            "entropy_scaled",
+            source=self.source,
+            line_width=3,
+            color=STAGE_COLOURS["scaled_line"],
+            legend_label="scaled",
+        )
+        self.entropy.scatter(
+            "d_k",
+            "entropy_scaled",
+            source=self.source,
+            size=7,
+            color=STAGE_COLOURS["scaled_line"],
+            marker="circle",
+        )
+        add_hover(
+            self.entropy,
+            [eu, es],
+            [("d_k", "@d_k"), ("unscaled", "@entropy_unscaled"), ("scaled", "@entropy_scaled")],
+        )
+        style_legend(self.entropy, "bottom_left")
+
+        self.markers = []
+        for fig in (self.spread, self.entropy):
+            span = Span(
+                location=2,
+                dimension="height",
+                line_dash="dotted",
+                line_width=2,
+                line_color="#000000",
+            )
+            fig.add_layout(span)
+            self.markers.append(span)
+
+    def update(self, snap, d_k: int) -> None:
+        sweep = snap.dimension_sweep
+        data = {c: f32(np.asarray(getattr(sweep, c), dtype=np.float64)) for c in COLUMNS}
+        previous = self.source.data
+        if any(
+            len(previous[c]) != len(data[c]) or not np.array_equal(previous[c], data[c])
+            for c in COLUMNS
+        ):
+            self.source.data = data  # the sweep is cached upstream: resend only on change
+        for span in self.markers:
+            if span.location != d_k:
+                span.location = int(d_k)
+
+    def __panel__(self):
+        return pn.Row(
+            pn.pane.Bokeh(self.spread, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.entropy, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )

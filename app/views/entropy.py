@@ -1,0 +1,103 @@
+"""Entropy of the weights (and the effective number of keys, exp(entropy)) across temperature,
+with the current temperature marked."""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
+
+from .style import OKABE_ITO, add_hover, f32, make_figure, style_legend
+
+
+class EntropyView(pn.viewable.Viewer):
+    def __init__(self, **params):
+        super().__init__(**params)
+        cols = ("temperature", "entropy", "effective_keys")
+        self.source = ColumnDataSource(name="entropy_sweep", data={c: f32([]) for c in cols})
+        self.current = ColumnDataSource(name="entropy_now", data={c: f32([]) for c in cols})
+        fig = make_figure(
+            "Entropy vs temperature",
+            height=300,
+            x_axis_type="log",
+            y_range=Range1d(0, 1.2),
+        )
+        fig.xaxis.axis_label = "temperature τ (log scale)"
+        fig.yaxis.axis_label = "entropy (nats)"
+        fig.extra_y_ranges = {"eff": Range1d(1, 2)}
+        eff_axis = LinearAxis(y_range_name="eff", axis_label="effective keys e^H")
+        eff_axis.axis_label_text_font_size = "15px"
+        eff_axis.major_label_text_font_size = "14px"
+        fig.add_layout(eff_axis, "right")
+        line = fig.line(
+            "temperature",
+            "entropy",
+            source=self.source,
+            line_width=3,
+            color=OKABE_ITO["blue"],
+            legend_label="entropy",
+        )
+        fig.line(
+            "temperature",
+            "effective_keys",
+            source=self.source,
+            line_width=3,
+            line_dash="dashed",
+            color=OKABE_ITO["orange"],
+            y_range_name="eff",
+            legend_label="effective keys",
+        )
+        now = fig.scatter(
+            "temperature",
+            "entropy",
+            source=self.current,
+            size=16,
+            marker="diamond",
+            color=OKABE_ITO["vermillion"],
+            line_color="#000000",
+            legend_label="now",
+        )
+        self.now_line = Span(
+            location=1.0,
+            dimension="height",
+            line_dash="dotted",
+            line_color=OKABE_ITO["vermillion"],
+            line_width=2,
+        )
+        fig.add_layout(self.now_line)
+        add_hover(
+            fig,
+            [line, now],
+            [
+                ("τ", "@temperature{0.000}"),
+                ("H", "@entropy{0.000}"),
+                ("e^H", "@effective_keys{0.00}"),
+            ],
+        )
+        style_legend(fig, "top_left")
+        self.figure = fig
+
+    def update(self, snap) -> None:
+        sweep = snap.temperature_sweep
+        temps = np.asarray(sweep.temperatures, dtype=np.float64)
+        entropy = np.asarray(sweep.entropy, dtype=np.float64)
+        temperature = float(sweep.current_temperature)
+        self.source.data = {
+            "temperature": f32(temps),
+            "entropy": f32(entropy),
+            "effective_keys": f32(np.exp(entropy)),
+        }
+        self.current.data = {
+            "temperature": f32([temperature]),
+            "entropy": f32([sweep.current_entropy]),
+            "effective_keys": f32([snap.effective_keys]),
+        }
+        self.now_line.location = float(temperature)
+        top = max(float(np.max(entropy, initial=0.0)), float(snap.entropy), 0.1) * 1.1
+        if abs(self.figure.y_range.end - top) > 1e-6:
+            self.figure.y_range.end = top
+            # Both axes describe the same curve: e^H on the right lines up with H on the left.
+            self.figure.extra_y_ranges["eff"].update(start=1.0, end=float(np.exp(top)))
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

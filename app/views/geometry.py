@@ -1,0 +1,431 @@
+"""The two vector planes: address space (query and keys) and payload space (values, the
+contributions w_i·v_i laid head to tail, and the output).
+
+Keys and values are drawn in separate planes on purpose: the key decides the route, the value is
+what travels along it. Arrow tips of the labelled pairs (and the query) can be dragged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import panel as pn
+from bokeh.models import CDSView, ColumnDataSource, GroupFilter, PointDrawTool, Range1d, Span
+
+from .style import ROLE_COLOURS, add_hover, f32, make_figure, style_legend
+
+# Arrowheads and text are drawn only while the picture stays readable.
+MAX_HEADS = 32
+DRAG_FLUSH_MS = 50
+# Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
+FRAME = 300
+FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
+
+
+def _head_angle(x, y):
+    # Bokeh's triangle marker points up; rotate it to the vector direction.
+    return np.arctan2(y, x) - np.pi / 2
+
+
+def _limit(current: float, needed: float) -> float:
+    """Keep the axis still while the content fits; grow at once, shrink only when far too big."""
+    needed = max(needed, 0.5)
+    if needed > current or needed < 0.45 * current:
+        return float(1.2 * needed)
+    return current
+
+
+def _arrow_renderers(fig, source, view, colour_field, *, width, alpha_field="alpha", legend=None):
+    kw = {"legend_label": legend} if legend else {}
+    seg = fig.segment(
+        "x0",
+        "y0",
+        "x1",
+        "y1",
+        source=source,
+        view=view,
+        line_color=colour_field,
+        line_width=width,
+        line_alpha=alpha_field,
+        **kw,
+    )
+    head = fig.scatter(
+        "x1",
+        "y1",
+        source=source,
+        view=view,
+        marker="triangle",
+        angle="angle",
+        size="size",
+        fill_color=colour_field,
+        line_color=colour_field,
+        fill_alpha=alpha_field,
+        line_alpha=alpha_field,
+    )
+    return seg, head
+
+
+class GeometryView(pn.viewable.Viewer):
+    """Address and payload planes, built once per session and updated in place."""
+
+    def __init__(self, state, **params):
+        super().__init__(**params)
+        self._state = state
+        self._writing = False
+        self._pending: dict[str, object] = {}
+        self._flush_scheduled = False
+        self._n_pairs = 0
+
+        self.geometry = ColumnDataSource(name="geometry", data=self._empty_geometry())
+        self.contributions = ColumnDataSource(name="contributions", data=self._empty_contrib())
+        self.distractors = ColumnDataSource(
+            name="distractors", data={c: f32([]) for c in ("kx", "ky", "vx", "vy", "weight")}
+        )
+        self.key_tips = ColumnDataSource(name="key_tips", data={"x": [], "y": [], "index": []})
+        self.value_tips = ColumnDataSource(name="value_tips", data={"x": [], "y": [], "index": []})
+        self.query_tip = ColumnDataSource(name="query_tip", data={"x": [0.0], "y": [0.0]})
+
+        self.address_fig = self._build_address()
+        self.payload_fig = self._build_payload()
+        for src, kind in ((self.key_tips, "key"), (self.value_tips, "value")):
+            src.on_change("data", self._tips_changed(kind))
+        self.query_tip.on_change("data", self._tips_changed("query"))
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def _empty_geometry():
+        cols = {c: f32([]) for c in ("x0", "y0", "x1", "y1", "angle", "size", "alpha")}
+        cols.update(kind=[], label=[], colour=[], index=np.zeros(0, dtype=np.int32))
+        return cols
+
+    @staticmethod
+    def _empty_contrib():
+        cols = {
+            c: f32([])
+            for c in ("x0", "y0", "x1", "y1", "cx", "cy", "norm", "weight", "angle", "size")
+        }
+        cols.update(kind=[], label=[], alpha=f32([]))
+        return cols
+
+    def _square(self, title, x_label, y_label):
+        fig = make_figure(
+            title,
+            height=FIG_HEIGHT,
+            width=FIG_WIDTH,
+            sizing_mode=None,
+            frame_width=FRAME,
+            frame_height=FRAME,
+            x_range=Range1d(-2, 2),
+            y_range=Range1d(-2, 2),
+        )
+        fig.xaxis.axis_label = x_label
+        fig.yaxis.axis_label = y_label
+        for dim in (0, 1):
+            fig.add_layout(
+                Span(
+                    location=0,
+                    dimension="width" if dim else "height",
+                    line_color="#b0b0b0",
+                    line_width=1,
+                )
+            )
+        return fig
+
+    def _build_address(self):
+        fig = self._square("Address: query and keys", "x", "y")
+        not_value = CDSView(filter=~GroupFilter(column_name="kind", group="value"))
+        keys_only = CDSView(filter=GroupFilter(column_name="kind", group="key"))
+        query_only = CDSView(filter=GroupFilter(column_name="kind", group="query"))
+        self._distractor_keys = fig.scatter(
+            "kx",
+            "ky",
+            source=self.distractors,
+            size=4,
+            color=ROLE_COLOURS["distractor"],
+            alpha=0.45,
+            legend_label="distractor keys",
+        )
+        seg, _ = _arrow_renderers(fig, self.geometry, keys_only, "colour", width=4)
+        q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=5)
+        fig.text(
+            "x1",
+            "y1",
+            text="label",
+            source=self.geometry,
+            view=not_value,
+            x_offset=8,
+            y_offset=-6,
+            text_font_size="16px",
+            text_color="colour",
+            text_alpha="alpha",
+        )
+        add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
+        # Drag handles: hollow circles on the tips of the labelled keys and of the query.
+        k_tip = fig.scatter(
+            "x",
+            "y",
+            source=self.key_tips,
+            size=18,
+            fill_alpha=0.0,
+            line_color=ROLE_COLOURS["key"],
+            line_width=2,
+        )
+        q_tip = fig.scatter(
+            "x",
+            "y",
+            source=self.query_tip,
+            size=20,
+            fill_alpha=0.0,
+            line_color=ROLE_COLOURS["query"],
+            line_width=2,
+        )
+        drag = PointDrawTool(
+            renderers=[k_tip, q_tip], add=False, drag=True, description="Drag a key or the query"
+        )
+        fig.add_tools(drag)
+        fig.toolbar.active_tap = drag
+        self._legend_proxies(fig, [("query", "query"), ("keys", "key")])
+        return fig
+
+    def _build_payload(self):
+        fig = self._square("Payload: values, w·v, output", "x", "y")
+        values = CDSView(filter=GroupFilter(column_name="kind", group="value"))
+        contrib = CDSView(filter=GroupFilter(column_name="kind", group="contribution"))
+        output = CDSView(filter=GroupFilter(column_name="kind", group="output"))
+        self._distractor_values = fig.scatter(
+            "vx",
+            "vy",
+            source=self.distractors,
+            size=4,
+            color=ROLE_COLOURS["distractor"],
+            alpha=0.35,
+            legend_label="distractor values",
+        )
+        _arrow_renderers(fig, self.geometry, values, "colour", width=3)
+        fig.text(
+            "x1",
+            "y1",
+            text="label",
+            source=self.geometry,
+            view=values,
+            x_offset=8,
+            y_offset=-6,
+            text_font_size="15px",
+            text_color="colour",
+            text_alpha="alpha",
+        )
+        c_seg, _ = _arrow_renderers(
+            fig, self.contributions, contrib, ROLE_COLOURS["contribution"], width=5
+        )
+        o_seg, _ = _arrow_renderers(
+            fig, self.contributions, output, ROLE_COLOURS["output"], width=3
+        )
+        add_hover(
+            fig,
+            [c_seg, o_seg],
+            [("", "@label"), ("weight", "@weight{0.000}"), ("|w·v|", "@norm{0.000}")],
+        )
+        v_tip = fig.scatter(
+            "x",
+            "y",
+            source=self.value_tips,
+            size=18,
+            fill_alpha=0.0,
+            line_color=ROLE_COLOURS["value"],
+            line_width=2,
+        )
+        drag = PointDrawTool(renderers=[v_tip], add=False, drag=True, description="Drag a value")
+        fig.add_tools(drag)
+        fig.toolbar.active_tap = drag
+        self._legend_proxies(
+            fig, [("values", "value"), ("w·v head to tail", "contribution"), ("output", "output")]
+        )
+        return fig
+
+    @staticmethod
+    def _legend_proxies(fig, entries):
+        # Invisible glyphs so the legend names each role with its colour and line.
+        for text, role in entries:
+            fig.line(
+                [math.nan],
+                [math.nan],
+                line_color=ROLE_COLOURS[role],
+                line_width=4,
+                legend_label=text,
+            )
+        style_legend(fig, "bottom_left")
+        fig.legend.label_text_font_size = "13px"
+        fig.legend.click_policy = "none"
+
+    # -- update -------------------------------------------------------------------------------
+    def update(self, snap, n_pairs: int) -> None:
+        """Push one snapshot into the sources; the caller holds the document."""
+        n = len(snap.weights)
+        m = max(0, min(n_pairs, n))
+        self._n_pairs = m
+        legal = np.asarray(snap.legal, dtype=bool)
+        labels = list(snap.labels)
+        q = np.asarray(snap.query, dtype=np.float64)
+        keys = np.asarray(snap.keys, dtype=np.float64)
+        vals = np.asarray(snap.values, dtype=np.float64)
+        pair_labels = [lab if legal[i] else f"{lab} (masked)" for i, lab in enumerate(labels[:m])]
+        vec = np.vstack([q[None, :2], keys[:m, :2], vals[:m, :2]])
+        pair_alpha = np.where(legal[:m], 1.0, 0.35)
+        alpha = np.concatenate([[1.0], pair_alpha, pair_alpha])
+        kind = ["query"] + ["key"] * m + ["value"] * m
+        self._writing = True
+        try:
+            self.geometry.data = {
+                "x0": f32(np.zeros(len(vec))),
+                "y0": f32(np.zeros(len(vec))),
+                "x1": f32(vec[:, 0]),
+                "y1": f32(vec[:, 1]),
+                "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
+                "size": f32(np.full(len(vec), 16.0)),
+                "alpha": f32(alpha),
+                "kind": kind,
+                "label": ["q", *pair_labels, *pair_labels],
+                "colour": [ROLE_COLOURS[k] for k in kind],
+                "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
+            }
+            self._update_contributions(snap, labels, legal)
+            self.distractors.data = {
+                "kx": f32(keys[m:, 0]),
+                "ky": f32(keys[m:, 1]),
+                "vx": f32(vals[m:, 0]),
+                "vy": f32(vals[m:, 1]),
+                "weight": f32(snap.weights[m:]),
+            }
+            self._set_tips(self.key_tips, keys[:m])
+            self._set_tips(self.value_tips, vals[:m])
+            if not np.allclose(
+                [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], q[:2], atol=1e-6
+            ):
+                self.query_tip.data = {"x": [float(q[0])], "y": [float(q[1])]}
+        finally:
+            self._writing = False
+        self._show_distractors(len(keys) > m)
+        self._fit_ranges(q, keys, vals, m)
+
+    def _show_distractors(self, shown: bool) -> None:
+        for fig, renderer in (
+            (self.address_fig, self._distractor_keys),
+            (self.payload_fig, self._distractor_values),
+        ):
+            if renderer.visible != shown:
+                renderer.visible = shown
+                for item in fig.legend.items:
+                    if renderer in item.renderers:
+                        item.visible = shown
+
+    def _update_contributions(self, snap, labels, legal):
+        c = np.asarray(snap.contributions, dtype=np.float64)[:, :2]
+        ends = np.cumsum(c, axis=0)
+        starts = ends - c
+        out = np.asarray(snap.output, dtype=np.float64)[:2]
+        n = len(c)
+        head = 14.0 if n <= MAX_HEADS else 0.0
+        x0 = np.append(starts[:, 0], 0.0)
+        y0 = np.append(starts[:, 1], 0.0)
+        x1 = np.append(ends[:, 0], out[0])
+        y1 = np.append(ends[:, 1], out[1])
+        self.contributions.data = {
+            "x0": f32(x0),
+            "y0": f32(y0),
+            "x1": f32(x1),
+            "y1": f32(y1),
+            "cx": f32(np.append(c[:, 0], out[0])),
+            "cy": f32(np.append(c[:, 1], out[1])),
+            "norm": f32(np.append(snap.contribution_norms, np.hypot(*out))),
+            "weight": f32(np.append(snap.weights, 1.0)),
+            "angle": f32(_head_angle(x1 - x0, y1 - y0)),
+            "size": f32(np.append(np.full(n, head), 16.0)),
+            "alpha": f32(np.append(np.where(legal, 0.95, 0.3), 1.0)),
+            "kind": ["contribution"] * n + ["output"],
+            "label": [f"w·v {lab}" for lab in labels] + ["output"],
+        }
+
+    def _set_tips(self, source, points):
+        x, y = points[:, 0].tolist(), points[:, 1].tolist()
+        old_x, old_y = source.data.get("x", []), source.data.get("y", [])
+        if (
+            len(old_x) == len(x)
+            and np.allclose(old_x, x, atol=1e-9)
+            and np.allclose(old_y, y, atol=1e-9)
+        ):
+            return  # unchanged: do not fight a drag in progress
+        source.data = {"x": x, "y": y, "index": list(range(len(x)))}
+
+    def _fit_ranges(self, q, keys, vals, m):
+        addr_need = max(
+            float(np.hypot(*q[:2])),
+            float(np.max(np.hypot(keys[:, 0], keys[:, 1]), initial=0.0)),
+        )
+        ends = self.contributions.data
+        pay_need = max(
+            float(np.max(np.hypot(vals[:, 0], vals[:, 1]), initial=0.0)),
+            float(np.max(np.abs(ends["x1"]), initial=0.0)),
+            float(np.max(np.abs(ends["y1"]), initial=0.0)),
+        )
+        for fig, need in ((self.address_fig, addr_need), (self.payload_fig, pay_need)):
+            lim = _limit(float(fig.x_range.end), need)
+            if lim != fig.x_range.end:
+                fig.x_range.update(start=-lim, end=lim)
+                fig.y_range.update(start=-lim, end=lim)
+
+    # -- dragging -----------------------------------------------------------------------------
+    def _tips_changed(self, kind):
+        def callback(attr, old, new):
+            if self._writing:
+                return
+            self._pending[kind] = {k: list(v) for k, v in new.items()}
+            if self._flush_scheduled:
+                return
+            doc = self.address_fig.document or self.payload_fig.document
+            if doc is None:
+                self._flush()
+                return
+            self._flush_scheduled = True
+            doc.add_timeout_callback(self._flush, DRAG_FLUSH_MS)
+
+        return callback
+
+    def _flush(self):
+        """Apply the latest dragged positions (at most one state change per kind per flush)."""
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, {}
+        state = self._state
+        for kind, data in pending.items():
+            if kind == "query":
+                x, y = float(data["x"][0]), float(data["y"][0])
+                if math.hypot(x, y) < 1e-9:
+                    continue
+                snap = state.snapshot
+                current = math.atan2(float(snap.query[1]), float(snap.query[0]))
+                delta = math.degrees(math.atan2(y, x) - current)
+                state.angle = _wrap_angle(float(state.angle) + delta, state.param.angle.bounds)
+                continue
+            setter = state.set_key if kind == "key" else state.set_value
+            current = state.keys if kind == "key" else state.values
+            for i, (x, y) in enumerate(zip(data["x"], data["y"], strict=False)):
+                if i >= len(current):
+                    break
+                if not np.allclose(current[i][:2], [x, y], atol=1e-9):
+                    setter(i, round(float(x), 4), round(float(y), 4))
+
+    def __panel__(self):
+        return pn.Row(
+            pn.pane.Bokeh(self.address_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
+            pn.pane.Bokeh(self.payload_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
+            css_classes=["lab-geometry"],
+        )
+
+
+def _wrap_angle(angle: float, bounds) -> float:
+    lo, hi = bounds if bounds else (-180.0, 180.0)
+    lo = -180.0 if lo is None else lo
+    hi = 180.0 if hi is None else hi
+    span = hi - lo
+    wrapped = (angle - lo) % span + lo if span > 0 else angle
+    return round(wrapped, 2)

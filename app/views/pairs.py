@@ -1,0 +1,116 @@
+"""Exact editing of each key/value pair: numeric inputs, a mask toggle, and a value swap.
+
+Dragging in the geometry plot is quick; these inputs are precise and reachable by keyboard.
+The rows are rebuilt only when the number of pairs changes (a scenario or an import).
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
+
+
+class PairRow:
+    def __init__(self, editor, index: int):
+        self.index = index
+        self.kx = pn.widgets.FloatInput(name="key x", **INPUT)
+        self.ky = pn.widgets.FloatInput(name="key y", **INPUT)
+        self.vx = pn.widgets.FloatInput(name="value x", **INPUT)
+        self.vy = pn.widgets.FloatInput(name="value y", **INPUT)
+        # The checkbox carries the pair's label: "[x] A" reads as "key A takes part".
+        self.legal = pn.widgets.Checkbox(
+            name="", value=True, margin=(8, 4, 2, 6), css_classes=["lab-pair-label"]
+        )
+        for w in (self.kx, self.ky):
+            w.param.watch(lambda e: editor.edit_key(self.index, self), "value")
+        for w in (self.vx, self.vy):
+            w.param.watch(lambda e: editor.edit_value(self.index, self), "value")
+        self.legal.param.watch(lambda e: editor.edit_mask(self.index, e.new), "value")
+        self.layout = pn.Column(
+            self.legal,
+            pn.Row(self.kx, self.ky, self.vx, self.vy, margin=0),
+            margin=(0, 0, 6, 0),
+        )
+
+
+class PairsEditor(pn.viewable.Viewer):
+    def __init__(self, state, **params):
+        super().__init__(**params)
+        self._state = state
+        self._busy = False
+        self._rows: list[PairRow] = []
+        self._column = pn.Column(sizing_mode="stretch_width", margin=0)
+        self.swap_a = pn.widgets.Select(name="Swap the value of", width=105)
+        self.swap_b = pn.widgets.Select(name="with the value of", width=105)
+        self.swap = pn.widgets.Button(
+            name="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
+        )
+        self.swap.on_click(self._do_swap)
+        state.param.watch(self.refresh, ["keys", "values", "mask", "snapshot"])
+        self.refresh()
+
+    # -- state -> widgets ---------------------------------------------------------------------
+    def refresh(self, *events):
+        state = self._state
+        keys, values, mask = list(state.keys), list(state.values), list(state.mask)
+        n = len(keys)
+        if len(self._rows) != n:
+            self._rows = [PairRow(self, i) for i in range(n)]
+            self._column.objects = [row.layout for row in self._rows]
+        snap = state.snapshot
+        labels = list(snap.labels[:n]) if snap is not None else []
+        labels += [f"pair {i + 1}" for i in range(len(labels), n)]
+        self._busy = True
+        try:
+            for i, row in enumerate(self._rows):
+                legal = bool(mask[i]) if i < len(mask) else True
+                text = f"{labels[i]}: takes part" if legal else f"{labels[i]}: masked"
+                if row.legal.name != text:
+                    row.legal.name = text
+                row.kx.value, row.ky.value = float(keys[i][0]), float(keys[i][1])
+                row.vx.value, row.vy.value = float(values[i][0]), float(values[i][1])
+                row.legal.value = legal
+            options = {lab: i for i, lab in enumerate(labels)}
+            if self.swap_a.options != options:
+                self.swap_a.options = options
+                self.swap_b.options = options
+                self.swap_a.value = 0
+                self.swap_b.value = 1 if n > 1 else 0
+        finally:
+            self._busy = False
+
+    # -- widgets -> state ---------------------------------------------------------------------
+    def edit_key(self, i, row):
+        if not self._busy and None not in (row.kx.value, row.ky.value):
+            self._state.set_key(i, float(row.kx.value), float(row.ky.value))
+
+    def edit_value(self, i, row):
+        if not self._busy and None not in (row.vx.value, row.vy.value):
+            self._state.set_value(i, float(row.vx.value), float(row.vy.value))
+
+    def edit_mask(self, i, legal):
+        if self._busy:
+            return
+        mask = list(self._state.mask)
+        if i < len(mask) and bool(mask[i]) != bool(legal):
+            self._state.toggle_mask(i)
+
+    def _do_swap(self, _event):
+        a, b = self.swap_a.value, self.swap_b.value
+        if a is None or b is None:
+            return
+        if a == b:
+            pn.state.notifications and pn.state.notifications.info(
+                "Pick two different pairs to swap their values."
+            )
+            return
+        self._state.swap_values(int(a), int(b))
+
+    def __panel__(self):
+        return pn.Column(
+            self._column,
+            pn.Row(self.swap_a, self.swap_b, self.swap),
+            sizing_mode="stretch_width",
+            css_classes=["lab-pairs"],
+        )

@@ -1,0 +1,84 @@
+"""The one-line summary (a polite live region, so screen readers hear each new route) and the
+error and notice banners."""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+import param
+from panel.reactive import ReactiveHTML
+
+
+class LiveSummary(ReactiveHTML):
+    """A stable `role=status` element whose text is replaced in place.
+
+    Replacing the whole element (as an HTML pane does) would stop some screen readers from
+    announcing the change; keeping the element and swapping its text does not.
+    """
+
+    text = param.String(default="")
+
+    _template = (
+        '<p id="summary" class="lab-summary" role="status" aria-live="polite" '
+        'aria-atomic="true">${text}</p>'
+    )
+    _child_config = {"text": "literal"}  # noqa: RUF012 - Panel reads this class attribute
+
+    _stylesheets = [  # noqa: RUF012
+        ":host { width: 100%; }"
+        ".lab-summary { font-size: 1.35rem; line-height: 1.4; margin: 4px 0; font-weight: 600;"
+        " color: #111; }"
+    ]
+
+
+def summary_text(text: str) -> str:
+    return html.escape(text or "")
+
+
+class StatusView(pn.viewable.Viewer):
+    """Error banner (the lab refused the last change) and notice banner (e.g. a fallback)."""
+
+    def __init__(self, state, **params):
+        super().__init__(**params)
+        self._state = state
+        self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
+        self.error = pn.pane.Alert(
+            "",
+            alert_type="danger",
+            visible=False,
+            sizing_mode="stretch_width",
+            css_classes=["lab-error"],
+        )
+        self.notice = pn.pane.Alert(
+            "",
+            alert_type="warning",
+            visible=False,
+            sizing_mode="stretch_width",
+            css_classes=["lab-notice"],
+        )
+        state.param.watch(self._error_changed, "error")
+        self._error_changed()
+
+    def update(self, snap) -> None:
+        self.summary.text = summary_text(snap.summary)
+        notice = getattr(snap, "notice", "") or ""
+        self.notice.object = html.escape(notice)
+        self.notice.visible = bool(notice)
+
+    def _error_changed(self, *events):
+        message = self._state.error
+        if message:
+            self.error.object = (
+                f"<b>That change was not applied:</b> {html.escape(message)}. "
+                "The plots still show the last valid configuration."
+            )
+            self.error.visible = True
+            notifications = pn.state.notifications
+            if events and notifications is not None:
+                notifications.error(message, duration=6000)
+        else:
+            self.error.visible = False
+
+    def __panel__(self):
+        return pn.Column(self.summary, self.error, self.notice, sizing_mode="stretch_width")

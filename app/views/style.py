@@ -1,0 +1,102 @@
+"""Shared look of every figure: the Okabe-Ito palette, projector-sized fonts, one figure factory.
+
+Okabe-Ito is distinguishable under the common forms of colour blindness; roles (query, key,
+value, contribution, output) also differ by shape or dash, so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from bokeh.models import HoverTool, SaveTool
+from bokeh.plotting import figure
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+}
+
+ROLE_COLOURS = {
+    "query": OKABE_ITO["vermillion"],
+    "key": OKABE_ITO["blue"],
+    "value": OKABE_ITO["green"],
+    "contribution": OKABE_ITO["orange"],
+    "output": OKABE_ITO["black"],
+    "distractor": "#7f7f7f",
+    "masked": "#9a9a9a",
+}
+
+# The three logit stages and the two weight columns get fixed colours so a student can follow
+# one series across plots.
+STAGE_COLOURS = {
+    "raw": OKABE_ITO["sky"],
+    "scaled": OKABE_ITO["blue"],
+    "logit": OKABE_ITO["vermillion"],
+    "weight": OKABE_ITO["blue"],
+    "norm_share": OKABE_ITO["orange"],
+    "scaled_line": OKABE_ITO["blue"],
+    "unscaled_line": OKABE_ITO["vermillion"],
+    "theory": OKABE_ITO["black"],
+}
+
+FONT = "'Atkinson Hyperlegible', 'DejaVu Sans', 'Segoe UI', Helvetica, Arial, sans-serif"
+
+# Only this many labelled rows get a tick label each; beyond that the axis falls back to numbers.
+MAX_LABELLED_ROWS = 24
+
+
+def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
+    """A figure with readable fonts, a PNG save tool and no logo."""
+    tools = kwargs.pop("tools", "pan,wheel_zoom,reset")
+    fig = figure(
+        title=title,
+        height=height,
+        tools=tools,
+        toolbar_location="above",
+        sizing_mode=kwargs.pop("sizing_mode", "stretch_width"),
+        **kwargs,
+    )
+    fig.add_tools(SaveTool(filename=_slug(title)))
+    fig.toolbar.logo = None
+    fig.title.text_font = FONT
+    fig.title.text_font_size = "17px"
+    fig.title.text_font_style = "bold"
+    for axis in (*fig.xaxis, *fig.yaxis):
+        axis.axis_label_text_font = FONT
+        axis.axis_label_text_font_size = "15px"
+        axis.axis_label_text_font_style = "normal"
+        axis.major_label_text_font = FONT
+        axis.major_label_text_font_size = "14px"
+    fig.background_fill_color = "#ffffff"
+    fig.border_fill_color = "#ffffff"
+    fig.outline_line_color = "#d0d0d0"
+    fig.grid.grid_line_color = "#e6e6e6"
+    return fig
+
+
+def style_legend(fig: figure, location: str = "top_right") -> None:
+    fig.legend.location = location
+    fig.legend.label_text_font = FONT
+    fig.legend.label_text_font_size = "14px"
+    fig.legend.background_fill_alpha = 0.85
+    fig.legend.border_line_color = "#d0d0d0"
+    fig.legend.click_policy = "hide"
+
+
+def add_hover(fig: figure, renderers, tooltips) -> None:
+    fig.add_tools(HoverTool(renderers=list(renderers), tooltips=tooltips))
+
+
+def f32(values) -> np.ndarray:
+    """Float32 copy for a ColumnDataSource column: sent as a binary buffer, not JSON."""
+    return np.ascontiguousarray(values, dtype=np.float32)
+
+
+def _slug(title: str) -> str:
+    keep = "".join(ch if ch.isalnum() else "-" for ch in title.lower())
+    return "-".join(part for part in keep.split("-") if part) or "plot"
