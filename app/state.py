@@ -571,6 +571,23 @@ class LabState(param.Parameterized):
             }
         )
 
+    def permute_pairs(self, order) -> None:
+        """Reorder the pairs: new pair i is old pair order[i] (keys, values, mask, labels)."""
+        n = len(self.keys)
+        try:
+            order = [int(i) for i in _plain(list(order))]
+        except (TypeError, ValueError):
+            order = None
+        if order is None or sorted(order) != list(range(n)):
+            self._refuse(f"permute_pairs: need a reordering of 0..{n - 1}")
+            return
+        self._apply(
+            {
+                name: [getattr(self, name)[i] for i in order]
+                for name in ("keys", "values", "mask", "labels")
+            }
+        )
+
     def load_scenario(self, name: str) -> None:
         """Reset every control to scenario `name` (the backend choice is kept)."""
         if name not in SCENARIOS:

@@ -308,3 +308,15 @@ def test_summary_names_the_winner_with_weight_and_norm_share():
     text = lab.snapshot.summary
     assert text.startswith("logit 2 gets 67% of the weight but only 2% of the contribution norm")
     assert "effective keys" in text
+
+
+def test_permuting_pairs_keeps_the_output_and_moves_the_weights(lab):
+    before = lab.snapshot
+    lab.permute_pairs([2, 0, 1])
+    after = lab.snapshot
+    assert after.labels == ("C", "A", "B")
+    np.testing.assert_allclose(after.output, before.output, atol=1e-12)
+    np.testing.assert_array_equal(after.weights, before.weights[[2, 0, 1]])
+    kept = lab.snapshot
+    lab.permute_pairs([0, 0, 1])
+    assert "reordering of 0..2" in lab.error and lab.snapshot is kept
