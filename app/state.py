@@ -226,7 +226,8 @@ class LabState(param.Parameterized):
         self._last_inputs: dict | None = None
         self._lock = threading.RLock()
         self.param.watch(self._on_change, list(INPUTS))
-        self._recompute()
+        if not self._recompute():
+            raise ValueError(f"LabState: the starting configuration is invalid: {self.error}")
 
     # -------------------------------------------------------------------- change handling
 
@@ -598,11 +599,16 @@ class LabState(param.Parameterized):
     # -------------------------------------------------------------------- analyses
 
     def run_audit(self) -> list:
-        """The engine's audit on the current configuration (the last valid one)."""
+        """The engine's audit on the current configuration (the last valid one).
+
+        The torch comparison runs on the chosen torch device (the CPU when numpy is chosen)
+        and is skipped when torch is not available. The null candidate is left out.
+        """
         from engine.audit import run_audit
 
         inp = self._last_inputs
         s = inp["s"]
+        device_backend = s["backend"] if s["backend"] != "numpy" else "torch-cpu"
         q_hi, k_hi = self._lift(inp["query"], inp["keys"], int(s["d_k"]), int(s["seed"]))
         return run_audit(
             q_hi,
@@ -611,7 +617,8 @@ class LabState(param.Parameterized):
             mask=inp["legal"],
             temperature=float(s["temperature"]),
             scale=bool(s["scale"]),
-            torch_check=_backend_choice("torch-cpu").available,
+            torch_check=_backend_choice(device_backend).available,
+            torch_device=device_backend.split("-", 1)[1],
         )
 
     def diagnose(self):

@@ -320,3 +320,35 @@ def test_permuting_pairs_keeps_the_output_and_moves_the_weights(lab):
     kept = lab.snapshot
     lab.permute_pairs([0, 0, 1])
     assert "reordering of 0..2" in lab.error and lab.snapshot is kept
+
+
+def test_run_audit_passes_on_the_current_configuration():
+    lab = LabState(scenario="bank", causal=True, d_k=16)
+    checks = lab.run_audit()
+    names = [c.name for c in checks]
+    assert any("sum to 1" in n for n in names) and any("masked" in n for n in names)
+    assert all(c.passed for c in checks), [c for c in checks if not c.passed]
+    masked = next(c for c in checks if "masked keys" in c.name)
+    assert masked.applicable  # the causal mask is passed to the audit
+
+
+def test_diagnose_implicates_norm_and_temperature_on_the_sharp_scenario():
+    lab = LabState(scenario="sharp")
+    report = lab.diagnose()
+    assert report.winner == 1 and report.max_weight == pytest.approx(lab.snapshot.weights.max())
+    found = {f.cause: f.implicated for f in report.findings}
+    assert found["key_norm"] and found["temperature"] and not found["dimension_scale"]
+
+
+def test_analyses_use_the_last_valid_configuration(lab):
+    lab.toggle_mask(0)
+    lab.toggle_mask(1)
+    lab.toggle_mask(2)
+    assert lab.error
+    assert lab.diagnose().winner == 2  # the configuration the snapshot shows: only C legal
+    assert all(c.passed for c in lab.run_audit())
+
+
+def test_an_invalid_starting_configuration_is_refused():
+    with pytest.raises(ValueError, match="every key is masked"):
+        LabState(mask=[False, False, False])
