@@ -6,6 +6,7 @@
 [0.731, 0.269]
 """
 
+from . import audit, diagnosis, dimension, interventions, scenarios  # noqa: F401 - toolkit
 from .backends import BackendInfo, EngineUnavailable, backends
 from .core import AttentionResult, attention, softmax
 

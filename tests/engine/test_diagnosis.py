@@ -1,0 +1,116 @@
+"""Diagnosis: each cause is tested by its own perturbation and the numbers are the measured ones."""
+
+import numpy as np
+import pytest
+
+from engine import attention
+from engine import interventions as iv
+from engine.diagnosis import CAUSES, MEANINGFUL_DROP, Finding, SharpnessReport, diagnose
+from engine.dimension import lift
+from engine.scenarios import SCENARIOS
+
+BASIC = SCENARIOS["basic"]
+SHARP = SCENARIOS["sharp"]
+
+
+def report_for(s, **kw):
+    args = dict(mask=s.legal_mask(), temperature=s.temperature, scale=s.scale, d_k=s.d_k) | kw
+    return diagnose(s.query, s.keys, s.values, **args)
+
+
+def test_report_shape_and_headline_numbers():
+    r = report_for(SHARP)
+    assert isinstance(r, SharpnessReport)
+    assert [f.cause for f in r.findings] == list(CAUSES)
+    assert all(isinstance(f, Finding) and f.note and f.perturbation for f in r.findings)
+    w = attention(SHARP.query, SHARP.keys, SHARP.values, scale=False, temperature=0.5).weights
+    assert r.winner == int(np.argmax(w)) and r.max_weight == pytest.approx(w.max())
+    assert r.entropy == pytest.approx(float(-(w * np.log(w)).sum()))
+    assert r.finding("key_norm") is r.findings[1]
+    assert f"{r.max_weight:.3f}" in r.summary and "key_norm" in r.summary
+    with pytest.raises(ValueError, match="unknown cause 'mood'"):
+        r.finding("mood")
+
+
+def test_sharp_scenario_blames_norm_and_temperature():
+    r = report_for(SHARP)
+    assert r.max_weight > 0.95
+    assert set(r.implicated) >= {"key_norm", "temperature"}
+    assert "dimension_scale" not in r.implicated
+    norm = r.finding("key_norm")
+    unit = attention(
+        iv.normalise(SHARP.query),
+        iv.normalise(SHARP.keys),
+        SHARP.values,
+        scale=False,
+        temperature=0.5,
+    ).weights
+    assert norm.after == pytest.approx(unit.max()) and norm.before == pytest.approx(r.max_weight)
+    assert f"{norm.before:.3f} -> {norm.after:.3f}" in norm.note
+    temp = r.finding("temperature")
+    hot = attention(SHARP.query, SHARP.keys, SHARP.values, scale=False, temperature=2.0).weights
+    assert temp.after == pytest.approx(hot.max()) and "same ranking" in temp.note
+
+
+def test_unit_geometry_clears_key_norm():
+    f = report_for(BASIC).finding("key_norm")
+    assert not f.implicated and f.before == pytest.approx(f.after)
+
+
+def test_zero_key_survives_normalisation():
+    keys = np.array([[2.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    f = diagnose([1.0, 0.0], keys, np.eye(3)[:, :2]).finding("key_norm")
+    assert np.isfinite(f.after)
+
+
+def test_dimension_is_implicated_only_without_scaling():
+    unscaled = report_for(BASIC, scale=False, d_k=256).finding("dimension_scale")
+    q, k = lift(BASIC.query, BASIC.keys, 256, seed=0)
+    lifted = attention(q, k, BASIC.values, scale=False).weights
+    assert unscaled.before == pytest.approx(lifted.max()) and unscaled.before > 0.9
+    assert unscaled.implicated and unscaled.before - unscaled.after >= MEANINGFUL_DROP
+    assert "With 1/sqrt(d_k) scaling at d_k=256" in unscaled.note
+    scaled = report_for(BASIC, scale=True, d_k=256).finding("dimension_scale")
+    assert not scaled.implicated and "already cancels" in scaled.note
+    flat = report_for(BASIC).finding("dimension_scale")
+    assert not flat.implicated and "no hidden dimensions" in flat.note
+
+
+def test_temperature_implicated_only_when_low():
+    cold = report_for(BASIC, temperature=0.1).finding("temperature")
+    assert cold.implicated and cold.before > cold.after + MEANINGFUL_DROP
+    neutral = report_for(SHARP, temperature=1.0).finding("temperature")
+    assert neutral.before - neutral.after >= MEANINGFUL_DROP and not neutral.implicated
+    assert "temperature-sensitive" in neutral.note
+
+
+def test_alignment_follows_the_query_unless_a_bias_pins_the_winner():
+    free = report_for(BASIC).finding("alignment")
+    assert free.implicated and "Direction picks the winner" in free.note
+    pinned = diagnose(BASIC.query, BASIC.keys, BASIC.values, mask=np.array([0.0, 0.0, 6.0]))
+    f = pinned.finding("alignment")
+    assert pinned.winner == 2 and not f.implicated and "Inspect key norms" in f.note
+    assert f.after > 0.9
+
+
+def test_mask_forcing_a_single_key():
+    r = diagnose(BASIC.query, BASIC.keys, BASIC.values, mask=np.array([False, False, True]))
+    assert r.winner == 2 and r.max_weight == 1.0
+    assert r.implicated == []
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_every_scenario_can_be_diagnosed(name):
+    r = report_for(SCENARIOS[name], d_k=16)
+    assert 0 < r.max_weight <= 1 and len(r.findings) == 4
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="diagnose expects one query"):
+        diagnose(np.ones((2, 2)), BASIC.keys, BASIC.values)
+    with pytest.raises(ValueError, match="diagnose expects one query"):
+        diagnose([1.0], [[1.0]], [[1.0]])
+    with pytest.raises(ValueError, match="d_k must be between 2"):
+        diagnose(BASIC.query, BASIC.keys, BASIC.values, d_k=1)
+    with pytest.raises(ValueError, match="temperature"):
+        diagnose(BASIC.query, BASIC.keys, BASIC.values, temperature=0.0)
