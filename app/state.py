@@ -177,7 +177,12 @@ INPUTS = tuple(FIELDS)  # every setting, in URL order
 
 
 class LabState(param.Parameterized):
-    """One session's lab. Set parameters (or call the methods); read `snapshot` and `error`."""
+    """One session's lab. Set parameters (or call the methods); read `snapshot` and `error`.
+
+    Setting `scenario` resets every other control to that scenario's settings (the backend is
+    kept); to load a scenario and change controls in one step use `try_update`, `from_dict` or
+    `apply_query_params`. Edits through the methods never raise: a bad argument sets `error`.
+    """
 
     scenario = param.Selector(default=DEFAULT_SCENARIO, objects=list(SCENARIOS))
     temperature = param.Number(

@@ -349,7 +349,9 @@ def _refuse_constant(name: str):
 
 def load_json(text: str | bytes) -> dict:
     """Import text -> a dict, refusing oversize input, NaN/Infinity and anything but an object."""
-    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if not isinstance(text, str | bytes):
+        raise ValueError(f"import must be text, got {type(text).__name__}")
+    size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_IMPORT_BYTES:
         raise ValueError(f"import is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes")
     try:

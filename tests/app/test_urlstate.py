@@ -152,7 +152,9 @@ def test_load_json_refuses_what_is_not_a_small_finite_object():
         ("[1, 2]", "must be a JSON object"),
         ("{", "not valid JSON"),
         ("[" * 20000 + "]" * 20000, "nested too deeply"),
-        (b"\xff\xfe", "not"),
+        (b"\xff\xfe{", "not UTF-8"),
+        ('"\ud800"', "must be a JSON object"),
+        ("\ud800", "not valid JSON"),
     ]:
         with pytest.raises(ValueError, match=fragment):
             us.load_json(text)
