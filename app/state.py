@@ -6,8 +6,8 @@ change sets `error` and leaves the last valid `snapshot` in place, so the page n
 drawing. Values from a URL or an imported file pass the caps in `app.urlstate` first.
 
 Pipeline for one change (the order matters and is tested):
-scenario query rotated by `angle` -> optional unit-length query and keys (in the visible plane)
--> distractors appended (generated from `seed`, always legal: they stand for earlier context)
+scenario query rotated by `angle` -> distractors appended (generated from `seed`, always legal:
+they stand for earlier context) -> optional unit-length query and keys (in the visible plane)
 -> lift to `d_k` (the engine's synthetic dimension model, seeded) -> optional null candidate
 (a zero key and value with a fixed logit) -> mask (per-key toggles and, when causal, keys after
 the query's position) -> engine attention on the chosen backend -> snapshot and summary.
@@ -320,9 +320,6 @@ class LabState(param.Parameterized):
         keys = np.array(s["keys"], dtype=float)
         values = np.array(s["values"], dtype=float)
         labels = list(s["labels"])
-        if s["normalise"]:
-            query = _unit("the query", query)
-            keys = _unit("a key", keys)
 
         count = int(s["distractors"])
         if count:
@@ -337,6 +334,11 @@ class LabState(param.Parameterized):
             )
             labels += [str(lab) for lab in added]
             legal = np.concatenate([legal, np.ones(count, dtype=bool)])
+        if s["normalise"]:
+            # After the distractors, so every candidate is unit length (directions, and so the
+            # distractors' similarity to the query, are unchanged).
+            query = _unit("the query", query)
+            keys = _unit("a key", keys)
 
         d_k = int(s["d_k"])
         total = len(keys) + (1 if s["null_route"] else 0)

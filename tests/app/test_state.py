@@ -352,3 +352,24 @@ def test_analyses_use_the_last_valid_configuration(lab):
 def test_an_invalid_starting_configuration_is_refused():
     with pytest.raises(ValueError, match="every key is masked"):
         LabState(mask=[False, False, False])
+
+
+def test_normalise_also_applies_to_distractors():
+    lab = LabState(distractors=20, distractor_norm=5.0, distractor_similarity=0.5)
+    assert np.linalg.norm(lab.snapshot.keys[3:], axis=1) == pytest.approx(5.0)
+    lab.normalise = True
+    keys = lab.snapshot.keys
+    np.testing.assert_allclose(np.linalg.norm(keys, axis=1), 1.0)
+    np.testing.assert_allclose(keys[3:] @ lab.snapshot.query, 0.5)  # similarity kept
+
+
+def test_state_layer_never_imports_panel_or_bokeh():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, app.state, app.urlstate, app.export, app.lessons; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('panel', 'bokeh')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
