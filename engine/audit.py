@@ -286,11 +286,11 @@ def _check_mask_delete(cfg, w, w_tol, out_tol) -> Check:
     legal_rows = np.atleast_2d(cfg.legal)
     counts = legal_rows.sum(axis=1)
     # A key can be masked if every query that may use it keeps another legal key.
-    candidates = [j for j in range(cfg.n) if legal_rows[:, j].any() and np.all(counts >= 2)]
-    if not candidates:
+    candidates = legal_rows.any(axis=0) & bool(np.all(counts >= 2))
+    if not candidates.any():
         return _not_applicable(name, "masking any key would leave a query with no legal key")
-    w_rows = np.atleast_2d(w)
-    j = max(candidates, key=lambda c: w_rows[:, c].sum())
+    # Mask the key carrying the most weight: the largest change a wrong mask could hide.
+    j = int(np.argmax(np.where(candidates, np.atleast_2d(w).sum(axis=0), -np.inf)))
     wm, om = _weights_and_output(cfg.run(mask=cfg.masked_key(j)))
     keep = np.delete(np.arange(cfg.n), j)
     del_mask = None if cfg.mask is None else np.delete(cfg.mask, j, axis=-1)

@@ -86,14 +86,20 @@ class _Setting:
         self.mask, self.temperature, self.scale = mask, temperature, scale
         self.d_k, self.seed = d_k, seed
         self.visible = self.q.shape[0]
+        self._lifted = lift(self.q, self.k, d_k, seed=seed)  # validates d_k and seed once
+        self._hidden = (self._lifted[0][self.visible :], self._lifted[1][:, self.visible :])
+
+    def lift(self, q, k) -> tuple[np.ndarray, np.ndarray]:
+        """Visible q and k with this setting's hidden components (drawn once, reused)."""
+        return np.concatenate([q, self._hidden[0]]), np.hstack([k, self._hidden[1]])
 
     def weights(self, q=None, k=None, *, d_k=None, temperature=None) -> np.ndarray:
         """Route weights for (visible) q and k lifted to d_k with this setting's hidden part."""
         q = self.q if q is None else q
         k = self.k if k is None else k
-        d_k = self.d_k if d_k is None else d_k
+        d_k = self.d_k if d_k is None else d_k  # either the setting's d_k or the visible size
         if d_k != self.visible:
-            q, k = lift(q, k, d_k, seed=self.seed)
+            q, k = self.lift(q, k)
         res = attention(
             q,
             k,
@@ -106,7 +112,7 @@ class _Setting:
 
 
 def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
-    q_hi, k_hi = (s.q, s.k) if s.d_k == s.visible else lift(s.q, s.k, s.d_k, seed=s.seed)
+    q_hi, k_hi = s.lift(s.q, s.k)
     probes = np.stack([iv.rotate(q_hi, np.deg2rad(a)) for a in PROBE_ANGLES_DEG])
     w = np.asarray(
         attention(probes, k_hi, s.v, mask=s.mask, scale=s.scale, temperature=s.temperature).weights,
@@ -184,7 +190,7 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
             else "the extra dimensions are not what makes it sharp."
         )
         return Finding("dimension_scale", perturbation, before, after, False, note)
-    q_hi, k_hi = lift(s.q, s.k, s.d_k, seed=s.seed)
+    q_hi, k_hi = s.lift(s.q, s.k)
     fixed = attention(q_hi, k_hi, s.v, mask=s.mask, scale=True, temperature=s.temperature)
     note += (
         f"With 1/sqrt(d_k) scaling at d_k={s.d_k} it would be {float(fixed.weights.max()):.3f}. "

@@ -46,11 +46,11 @@ def hidden_components(n_keys: int, n_hidden: int, *, seed: int) -> tuple[np.ndar
     """
     seed = _check_seed(seed)
     q_hidden = np.random.default_rng([seed, 0]).standard_normal(n_hidden)
-    blocks = []
-    for b in range(-(-n_keys // _KEY_BLOCK)):
-        rng = np.random.default_rng([seed, 1, b])
-        blocks.append(rng.standard_normal((n_hidden, _KEY_BLOCK)).T)
-    k_hidden = np.vstack(blocks)[:n_keys] if blocks else np.zeros((0, n_hidden))
+    k_hidden = np.empty((n_keys, n_hidden))
+    for start in range(0, n_keys, _KEY_BLOCK):
+        rng = np.random.default_rng([seed, 1, start // _KEY_BLOCK])
+        block = rng.standard_normal((n_hidden, _KEY_BLOCK))
+        k_hidden[start : start + _KEY_BLOCK] = block.T[: n_keys - start]
     return q_hidden, k_hidden
 
 
