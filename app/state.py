@@ -29,8 +29,8 @@ import param
 
 from app import urlstate as us
 from engine import attention, dimension, softmax
-from engine import backends as engine_backends
 from engine import interventions as iv
+from engine.backends import backends as engine_backends
 from engine.scenarios import SCENARIOS, get_scenario
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
