@@ -29,6 +29,12 @@ def _check_seed(seed) -> int:
     return int(seed)
 
 
+def _check_count(name: str, x, maximum: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, int | np.integer) or not 2 <= x <= maximum:
+        raise ValueError(f"{name} must be an integer in [2, {maximum}], got {x!r}")
+    return int(x)
+
+
 def _check_d_k(d_k, minimum: int) -> int:
     if isinstance(d_k, bool) or not isinstance(d_k, int | np.integer):
         raise ValueError(f"d_k must be an integer, got {d_k!r}")
@@ -137,12 +143,13 @@ def sweep(
     if dims.ndim != 1 or dims.size == 0 or not np.issubdtype(dims.dtype, np.integer):
         raise ValueError(f"d_ks must be a non-empty list of integers, got {d_ks!r}")
     dims = [_check_d_k(int(d), 1) for d in dims]
-    if isinstance(n_keys, bool) or not isinstance(n_keys, int) or not 2 <= n_keys <= MAX_SWEEP_KEYS:
-        raise ValueError(f"n_keys must be an integer in [2, {MAX_SWEEP_KEYS}], got {n_keys!r}")
-    if isinstance(trials, bool) or not isinstance(trials, int) or not 2 <= trials <= MAX_TRIALS:
-        raise ValueError(f"trials must be an integer in [2, {MAX_TRIALS}], got {trials!r}")
+    n_keys = _check_count("n_keys", n_keys, MAX_SWEEP_KEYS)
+    trials = _check_count("trials", trials, MAX_TRIALS)
     seed = _check_seed(seed)
-    temperature = float(temperature)
+    try:
+        temperature = float(temperature)
+    except (TypeError, ValueError):
+        raise ValueError(f"temperature must be a number, got {temperature!r}") from None
     if not (np.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature must be finite and > 0, got {temperature}")
 
