@@ -125,7 +125,7 @@ def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     if implicated:
         note = (
             f"Rotating the query moves the route: key {winner} stays on top in only "
-            f"{kept} of {total} directions (mean weight there {mean_weight:.3f}). "
+            f"{kept} of {total} directions (its mean weight across them {mean_weight:.3f}). "
             "Direction picks the winner."
         )
     else:
