@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from itertools import product
 from types import ModuleType
@@ -207,9 +207,10 @@ def tiled(
 
     def run(task):
         index, rows = task
-        out, row_lse = _online_rows(
-            q[index + (rows,)], k[index], v[index], rule, index, rows, block_k
-        )
+        with task_context() if task_context else nullcontext():
+            out, row_lse = _online_rows(
+                q[index + (rows,)], k[index], v[index], rule, index, rows, block_k
+            )
         output[index + (rows,)] = out
         lse[index + (rows,)] = row_lse
 

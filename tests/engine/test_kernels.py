@@ -154,3 +154,29 @@ def test_check_close_requires_nan_and_inf_agreement():
 def test_check_close_rejects_shape_mismatch():
     with pytest.raises(ValueError, match=r"test \(2,\) and golden \(3,\) must have the same shape"):
         check_close(np.ones(2), np.ones(3), np.ones(3))
+
+
+def test_tiled_wraps_every_task_in_the_task_context():
+    entered = []
+
+    class Recorder:
+        def __enter__(self):
+            entered.append(1)
+
+        def __exit__(self, *exc):
+            return False
+
+    q, k, v = rand(2, 10, 4), rand(2, 30, 4, seed=1), rand(2, 30, 3, seed=2)
+    rule = kernels.LogitRule(sys.modules["array_api_compat.numpy"], 0.5)
+    out = kernels.tiled(q, k, v, rule, block_q=4, block_k=7, workers=1, task_context=Recorder)
+    assert len(entered) == 2 * 3  # two batch entries x three query blocks
+    np.testing.assert_allclose(out["output"], kernels.reference(q, k, v, rule)["output"])
+
+
+def test_numpy_tiled_pins_blas_to_one_thread_per_worker():
+    threading = core._tiled_threading(sys.modules["engine.backends"].resolve("numpy", None))
+    if not sys.modules["engine.backends"].can_pin_blas_threads():
+        assert threading == {"workers": 1}  # no per-thread control: let BLAS use the cores
+    else:
+        assert threading["workers"] == kernels.default_workers()
+        assert threading["task_context"] is not None
