@@ -403,3 +403,40 @@ def test_numpy_backend_refuses_an_accelerator():
     with pytest.raises(EngineUnavailable, match="backend='numpy' runs on the CPU only"):
         call(device="cuda")
     assert issubclass(EngineUnavailable, RuntimeError)
+
+
+def test_missing_torch_is_reported_not_raised(monkeypatch):
+    import importlib
+    import sys
+
+    from engine import EngineUnavailable, backends
+
+    real_import = importlib.import_module
+
+    def no_torch(name, *args, **kwargs):
+        if name == "torch":
+            raise ImportError("No module named 'torch'")
+        return real_import(name, *args, **kwargs)
+
+    engine_backends = sys.modules["engine.backends"]
+    monkeypatch.setattr(engine_backends.importlib, "import_module", no_torch)
+    infos = backends()
+    assert [(b.name, b.device, b.available) for b in infos] == [
+        ("numpy", "cpu", True),
+        ("torch", "cpu", False),
+        ("torch", "cuda", False),
+        ("torch", "mps", False),
+    ]
+    assert all("torch is not installed" in b.reason for b in infos[1:])
+    with pytest.raises(EngineUnavailable, match="backend='torch' is unavailable: torch is not"):
+        call(backend="torch")
+
+
+def test_one_dimensional_query_takes_a_per_key_mask():
+    q, k, v = rand(4), rand(5, 4, seed=1), rand(5, 2, seed=2)
+    res = attention(q, k, v, mask=np.array([True, False, True, True, False]))
+    assert res.weights.shape == (5,) and res.weights[1] == 0 and res.weights[4] == 0
+    with pytest.raises(
+        ValueError, match=r"mask of shape \(4,\) does not broadcast .*\(5,\) \(\.\.\., Lk\)"
+    ):
+        attention(q, k, v, mask=np.ones(4, bool))
