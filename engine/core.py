@@ -9,7 +9,10 @@ Conventions (PyTorch >= 2.5 where the seed says nothing):
 - ``mask``: bool (True = the key takes part) or float (added before the temperature; ``-inf``
   entries make a key illegal, a finite value, however negative, does not).
 - ``is_causal``: query i sees keys 0..i, aligned top-left when Lq != Lk (torch's convention;
-  FlashAttention >= 2.1 aligns bottom-right instead). Rows past Lk see every key.
+  FlashAttention >= 2.1 aligns bottom-right instead). Rows past Lk see every key; a 1-D q is
+  query 0 and sees key 0 only (pass a mask to place a single query elsewhere).
+- Non-finite q, k or v is an error even in a key the mask hides: torch lets such a NaN leak
+  through ``where`` (pytorch#101967); refusing it up front is the clearer contract.
 - A query with no legal key: ``fully_masked="error"`` raises; ``"zero"`` gives zero weights, zero
   output and lse = -inf (torch's safe softmax).
 - float16/bfloat16 inputs are computed in float32; every field comes back in the input dtype.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -382,7 +385,7 @@ def attention(
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     if block_size is not None:
-        if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        if isinstance(block_size, bool) or not isinstance(block_size, Integral) or block_size < 1:
             raise ValueError(f"block_size must be a positive integer or None, got {block_size!r}")
         if kernel == "reference":
             raise ValueError("block_size applies to kernel='tiled' (or 'auto'), not 'reference'")
@@ -452,7 +455,12 @@ def attention(
             fields = kernels.reference(q, k, v, rule)
         else:
             fields = kernels.tiled(
-                q, k, v, rule, block_k=block_size or kernels.DEFAULT_BLOCK_K, **_tiled_threading(be)
+                q,
+                k,
+                v,
+                rule,
+                block_k=int(block_size or kernels.DEFAULT_BLOCK_K),
+                **_tiled_threading(be),
             )
     if not bool(xp.all(xp.isfinite(fields["output"]))):
         raise ValueError(

@@ -390,6 +390,18 @@ def test_every_validation_error_names_the_problem(overrides, message):
         call(**overrides)
 
 
+def test_nan_in_a_masked_key_is_still_refused():
+    k = rand(5, 4, seed=1)
+    k[2, 0] = np.nan
+    with pytest.raises(ValueError, match="k must be finite, but 1 of its entries"):
+        call(k=k, mask=np.array([True, True, False, True, True]))
+
+
+def test_numpy_integers_are_accepted_as_block_size_and_controls():
+    res = call(block_size=np.int64(2), temperature=np.float32(0.5), scale=np.float64(0.25))
+    assert res.kernel == "tiled" and res.temperature == 0.5 and res.scale == 0.25
+
+
 def test_overflowing_dot_products_are_reported():
     q = np.full((1, 4), 1e20, np.float32)
     k = np.full((2, 4), 1e20, np.float32)
