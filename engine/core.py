@@ -125,6 +125,56 @@ def _broadcast_batch(q_shape, k_shape, v_shape) -> tuple[int, ...]:
         ) from None
 
 
+def _check_options(fully_masked, kernel, block_size, is_causal, mask) -> None:
+    if fully_masked not in FULLY_MASKED_POLICIES:
+        raise ValueError(
+            f"fully_masked must be one of {FULLY_MASKED_POLICIES}, got {fully_masked!r}"
+        )
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if block_size is not None:
+        if isinstance(block_size, bool) or not isinstance(block_size, Integral) or block_size < 1:
+            raise ValueError(f"block_size must be a positive integer or None, got {block_size!r}")
+        if kernel == "reference":
+            raise ValueError("block_size applies to kernel='tiled' (or 'auto'), not 'reference'")
+    if not isinstance(is_causal, bool | np.bool_):
+        raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
+    if is_causal and mask is not None:
+        raise ValueError(
+            "pass either mask or is_causal=True, not both (as in torch); "
+            "to combine them, fold the causal triangle into the mask"
+        )
+
+
+def _check_inputs(q, k, v, be: Backend):
+    """Arrays of the backend with checked shapes: (q, k, v, squeezed 1-D q?, batch shape)."""
+    q, k, v = (_as_array(name, x, be) for name, x in (("q", q), ("k", k), ("v", v)))
+    if q.ndim < 1 or k.ndim < 2 or v.ndim < 2:
+        raise ValueError(
+            "expected q (..., Lq, Dk) or (Dk,), k (..., Lk, Dk) and v (..., Lk, Dv), got "
+            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+        )
+    squeeze = q.ndim == 1
+    if squeeze:
+        q = q[None, :]
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must share the key dimension Dk: q {tuple(q.shape)} has Dk={q.shape[-1]}, "
+            f"k {tuple(k.shape)} has Dk={k.shape[-1]}"
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"k and v must hold one value per key: k {tuple(k.shape)} has Lk={k.shape[-2]}, "
+            f"v {tuple(v.shape)} has {v.shape[-2]}"
+        )
+    if k.shape[-2] == 0 or k.shape[-1] == 0:
+        raise ValueError(f"k must hold at least one key of dimension >= 1, got k {tuple(k.shape)}")
+    batch = _broadcast_batch(q.shape, k.shape, v.shape)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        _check_finite(name, x, be.xp)
+    return q, k, v, squeeze, batch
+
+
 def _prepare_mask(
     mask: Any, target: tuple[int, ...], temperature: float, dtype, be: Backend, squeeze: bool
 ):
@@ -145,7 +195,8 @@ def _prepare_mask(
             f"mask of shape {caller_shape} does not broadcast to the logits' shape {wanted} {axes}"
         )
     if xp.isdtype(m.dtype, "bool"):
-        return None, xp.broadcast_to(m, target)
+        # A copy, so that editing the caller's mask later cannot change lazy views.
+        return None, xp.broadcast_to(xp.asarray(m, copy=True), target)
     if not xp.isdtype(m.dtype, "real floating"):
         raise ValueError(
             f"mask must be bool (True = legal key) or floating (added to the logits), "
@@ -175,6 +226,8 @@ def _describe_rows(rows: np.ndarray, squeezed: bool) -> str:
         pos = tuple(int(i) for i in r)
         if squeezed:
             pos = pos[:-1]  # 1-D q: the query axis is not the caller's
+        if not pos:
+            return "(the only query)"
         listed.append(str(pos[0]) if len(pos) == 1 else str(pos))
     more = f" and {len(rows) - _MAX_LISTED} more" if len(rows) > _MAX_LISTED else ""
     return ", ".join(listed) + more
@@ -378,58 +431,17 @@ def attention(
     ``block_size`` (default 512) with an online softmax, "auto" picks tiled when the logits would
     exceed ``AUTO_TILED_BYTES``. See the module docstring for masks, causality and dtypes.
     """
-    if fully_masked not in FULLY_MASKED_POLICIES:
-        raise ValueError(
-            f"fully_masked must be one of {FULLY_MASKED_POLICIES}, got {fully_masked!r}"
-        )
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    if block_size is not None:
-        if isinstance(block_size, bool) or not isinstance(block_size, Integral) or block_size < 1:
-            raise ValueError(f"block_size must be a positive integer or None, got {block_size!r}")
-        if kernel == "reference":
-            raise ValueError("block_size applies to kernel='tiled' (or 'auto'), not 'reference'")
-    if not isinstance(is_causal, bool | np.bool_):
-        raise ValueError(f"is_causal must be True or False, got {is_causal!r}")
-    if is_causal and mask is not None:
-        raise ValueError(
-            "pass either mask or is_causal=True, not both (as in torch); "
-            "to combine them, fold the causal triangle into the mask"
-        )
+    _check_options(fully_masked, kernel, block_size, is_causal, mask)
     temperature = _check_positive("temperature", temperature)
     be = resolve(backend, device)
     xp = be.xp
-
-    q, k, v = (_as_array(name, x, be) for name, x in (("q", q), ("k", k), ("v", v)))
-    if q.ndim < 1 or k.ndim < 2 or v.ndim < 2:
-        raise ValueError(
-            "expected q (..., Lq, Dk) or (Dk,), k (..., Lk, Dk) and v (..., Lk, Dv), got "
-            f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
-        )
-    squeeze = q.ndim == 1
-    if squeeze:
-        q = q[None, :]
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must share the key dimension Dk: q {tuple(q.shape)} has Dk={q.shape[-1]}, "
-            f"k {tuple(k.shape)} has Dk={k.shape[-1]}"
-        )
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must hold one value per key: k {tuple(k.shape)} has Lk={k.shape[-2]}, "
-            f"v {tuple(v.shape)} has {v.shape[-2]}"
-        )
-    if k.shape[-2] == 0 or k.shape[-1] == 0:
-        raise ValueError(f"k must hold at least one key of dimension >= 1, got k {tuple(k.shape)}")
-    batch = _broadcast_batch(q.shape, k.shape, v.shape)
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        _check_finite(name, x, xp)
+    q, k, v, squeeze, batch = _check_inputs(q, k, v, be)
     factor = _resolve_scale(scale, int(q.shape[-1]))
 
     compute, out_dtype = _dtypes(be, q, k, v)
-    q, k, v = (xp.astype(x, compute) for x in (q, k, v))
-    n_q, n_k = int(q.shape[-2]), int(k.shape[-2])
-    target = batch + (n_q, n_k)
+    # A copy: the result's lazy views must not change if the caller edits the inputs later.
+    q, k, v = (xp.astype(x, compute, copy=True) for x in (q, k, v))
+    target = batch + (int(q.shape[-2]), int(k.shape[-2]))
 
     bias = legal = None
     if mask is not None:
@@ -438,30 +450,22 @@ def attention(
         if len(empty_rows) and fully_masked == "error":
             raise ValueError(
                 f"{len(empty_rows)} query row(s) have no legal key under the mask of shape "
-                f"{tuple(mask.shape) if hasattr(mask, 'shape') else np.shape(mask)}: query "
-                f"positions {_describe_rows(empty_rows, squeeze)}; every query needs at least "
-                "one legal key (or pass fully_masked='zero')"
+                f"{np.shape(to_numpy(mask))}: query positions "
+                f"{_describe_rows(empty_rows, squeeze)}; every query needs at least one legal "
+                "key (or pass fully_masked='zero')"
             )
     rule = kernels.LogitRule(xp, factor / temperature, bias, legal, bool(is_causal))
 
     if kernel == "auto":
-        entries = math.prod(target)
-        too_big = (
-            entries * np.dtype(str(compute).removeprefix("torch.")).itemsize > AUTO_TILED_BYTES
-        )
-        kernel = "tiled" if (block_size is not None or too_big) else "reference"
+        logit_bytes = math.prod(target) * np.dtype(str(compute).removeprefix("torch.")).itemsize
+        tiled = block_size is not None or logit_bytes > AUTO_TILED_BYTES
+        kernel = "tiled" if tiled else "reference"
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kernel == "reference":
             fields = kernels.reference(q, k, v, rule)
         else:
-            fields = kernels.tiled(
-                q,
-                k,
-                v,
-                rule,
-                block_k=int(block_size or kernels.DEFAULT_BLOCK_K),
-                **_tiled_threading(be),
-            )
+            block_k = int(block_size or kernels.DEFAULT_BLOCK_K)
+            fields = kernels.tiled(q, k, v, rule, block_k=block_k, **_tiled_threading(be))
     if not bool(xp.all(xp.isfinite(fields["output"]))):
         raise ValueError(
             f"the logits overflowed {compute}: q {tuple(q.shape)} and k {tuple(k.shape)} are too "

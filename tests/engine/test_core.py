@@ -305,6 +305,23 @@ def test_fully_masked_error_with_batches_and_many_rows():
         attention(rand(2), rand(2, 3, 2), rand(3, 2), mask=np.array([[True] * 3, [False] * 3]))
 
 
+def test_fully_masked_single_query_says_so():
+    with pytest.raises(ValueError, match=r"1 query row\(s\).*positions \(the only query\)"):
+        attention(SEED_Q, SEED_K, SEED_V, mask=np.zeros(3, bool))
+
+
+def test_results_do_not_change_when_the_caller_edits_inputs_later():
+    q, k, v = rand(4, 3), rand(6, 3, seed=1), rand(6, 2, seed=2)
+    mask = np.ones((4, 6), bool)
+    res = attention(q, k, v, mask=mask, kernel="tiled", block_size=4)
+    before = attention(q, k, v, mask=mask)
+    mask[:, 0] = False
+    k *= 3
+    v += 1
+    np.testing.assert_allclose(res.weights, before.weights, rtol=1e-12)
+    np.testing.assert_allclose(res.contributions, before.contributions, rtol=1e-12)
+
+
 @pytest.mark.parametrize("encoding", ["bool", "-inf"])
 def test_fully_masked_zero_gives_zero_weights_and_output(encoding):
     q, k, v = rand(3, 2), rand(4, 2, seed=1), rand(4, 2, seed=2)
