@@ -1,0 +1,489 @@
+"""Classroom load test: real websocket sessions against a real `attention-lab` server.
+
+    python -m app.loadtest                         # the full run (about two minutes)
+    python -m app.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
+
+Each simulated student is a `bokeh.client` session (the same protocol a browser speaks) with its
+own thread and IO loop. Phases: open --sessions sessions (creation rate, memory per session);
+make --busy of them move the temperature slider --rate times a second for --busy-seconds
+(latency from the change until the server's new `weights` data arrives); close everything; then
+--waves rounds of --wave-sessions sessions that open, move the slider and close (memory after
+each wave). Bounded: loopback only, a hard time budget (--max-seconds), and it stops by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import ipaddress
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import psutil
+
+CONNECT_TIMEOUT_S = 60.0
+REPLY_TIMEOUT_S = 10.0
+
+
+class BudgetExceeded(RuntimeError):
+    """The run reached --max-seconds; what was measured so far is still reported."""
+
+
+@dataclass
+class Tally:
+    """Thread-safe counters shared by every simulated session."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    changes_sent: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def latency(self, ms: float) -> None:
+        with self.lock:
+            self.latencies_ms.append(ms)
+
+    def error(self, text: str) -> None:
+        with self.lock:
+            self.errors.append(text)
+
+    def sent(self) -> None:
+        with self.lock:
+            self.changes_sent += 1
+
+
+class Student:
+    """One browser-like session: pull the document, then move one control on request."""
+
+    def __init__(self, url: str, control: str, source: str, tally: Tally):
+        self.url, self.control_name, self.source_name, self.tally = url, control, source, tally
+        self.ready = threading.Event()
+        self.done = threading.Event()
+        self.failed: str | None = None
+        self.loop = None
+        self.session = None
+        self._pending: float | None = None
+        self._values: tuple[float, float] = (0.0, 1.0)
+        self._flip = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        from bokeh.client import pull_session
+        from bokeh.events import DocumentReady
+        from tornado.ioloop import IOLoop
+
+        try:
+            self.loop = IOLoop()
+            self.session = pull_session(url=self.url, io_loop=self.loop)
+            if not self.session.connected:
+                raise RuntimeError(f"connection refused: {self.session.error_detail}")
+            self._find_models()
+            # A browser announces that it has rendered the page; Panel only starts streaming
+            # held updates (and runs onload callbacks) for a document after that.
+            self.session.document.callbacks.send_event(DocumentReady())
+        except Exception as exc:  # one failed student is a counted error, not a crash
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.tally.error(f"session open: {self.failed}")
+            if self.session is not None:
+                self.session.close()
+            self.ready.set()
+            self.done.set()
+            return
+        self.ready.set()
+        try:
+            # bokeh.client processes server messages only while its loop runs.
+            self.session._loop_until_closed()
+        except Exception as exc:
+            self.tally.error(f"session loop: {type(exc).__name__}: {exc}")
+        finally:
+            self.done.set()
+
+    def _find_models(self) -> None:
+        doc = self.session.document
+        source = doc.select_one({"name": self.source_name})
+        if source is None:
+            raise LookupError(f"no model named {self.source_name!r} in the served document")
+        control = doc.select_one({"name": self.control_name})
+        if control is None:
+            wanted = self.control_name.lower()
+            for model in doc.models:
+                title = getattr(model, "title", None)
+                if (
+                    isinstance(title, str)
+                    and title.lower().startswith(wanted)
+                    and hasattr(model, "value")
+                ):
+                    control = model
+                    break
+        if control is None:
+            raise LookupError(f"no control named or titled {self.control_name!r}")
+        self.source, self.control = source, control
+        low, high = getattr(control, "start", 0.0), getattr(control, "end", 1.0)
+        self._values = (low + 0.3 * (high - low), low + 0.7 * (high - low))
+        doc.on_change(self._on_change)
+
+    def _on_change(self, event) -> None:
+        model = getattr(event, "model", None)
+        if self._pending is not None and model is self.source:
+            self.tally.latency((time.perf_counter() - self._pending) * 1000.0)
+            self._pending = None
+
+    def _change(self) -> None:
+        """Runs on the session's loop: move the control unless a reply is still awaited."""
+        now = time.perf_counter()
+        if self._pending is not None:
+            if now - self._pending < REPLY_TIMEOUT_S:
+                return
+            self.tally.error(f"no {self.source_name} update within {REPLY_TIMEOUT_S} s")
+        self._flip = not self._flip
+        self._pending = now
+        self.control.value = self._values[self._flip]
+        self.tally.sent()
+
+    def change(self) -> None:
+        """Thread-safe: ask the session's loop to move the control."""
+        if self.failed is None and self.loop is not None:
+            self.loop.add_callback(self._change)
+
+    @property
+    def waiting(self) -> bool:
+        return self._pending is not None
+
+    def close(self) -> None:
+        if self.loop is not None and self.session is not None:
+            self.loop.add_callback(self.session.close)
+
+    def join(self, timeout: float) -> None:
+        if not self.done.wait(timeout) and self.loop is not None:
+            self.tally.error("a session did not close in time")
+            self.loop.add_callback(self.loop.stop)
+            self.done.wait(5)
+
+
+def require_loopback(url: str) -> None:
+    host = urlparse(url).hostname or ""
+    addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    if not addresses or not all(
+        ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses
+    ):
+        raise SystemExit(
+            f"loadtest: {url} is not a loopback address; this tool only loads localhost"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(log_path: Path, threads: int) -> tuple[subprocess.Popen, str]:
+    """A real attention-lab process; closed sessions are reaped within about two seconds."""
+    port = free_port()
+    command = [sys.executable, "-m", "app", "--no-show", "--port", str(port)]
+    command += ["--log-level", "warning", "--num-threads", str(threads)]
+    command += ["--", "--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATTENTION_LAB_")}
+    env.pop("BOKEH_ALLOW_WS_ORIGIN", None)
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://localhost:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"loadtest: the server exited:\n{log_path.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{base}/liveness", timeout=2) as response:
+                if response.status == 200:
+                    return process, f"{base}/app"
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise SystemExit("loadtest: the server did not come up in 120 s")
+
+
+class Run:
+    """The phases of one load test, sharing a deadline, a tally and the server's PID."""
+
+    def __init__(self, options: argparse.Namespace, url: str, pid: int | None):
+        self.options, self.url = options, url
+        self.server = psutil.Process(pid) if pid else None
+        self.deadline = time.monotonic() + options.max_seconds
+        self.tally = Tally()
+        self.report: dict = {"url": url, "errors": [], "phases": {}}
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise BudgetExceeded(f"time budget of {self.options.max_seconds} s used up")
+
+    def rss_mb(self) -> float | None:
+        if self.server is None:
+            return None
+        return self.server.memory_info().rss / 2**20
+
+    def open_students(self, count: int) -> tuple[list[Student], float]:
+        """Open `count` sessions, at most --connect-concurrency at once; returns the rate."""
+        students: list[Student] = []
+        started = time.perf_counter()
+        window: list[Student] = []
+        for _ in range(count):
+            self.check_time()
+            student = Student(self.url, self.options.control, self.options.source, self.tally)
+            student.start()
+            students.append(student)
+            window.append(student)
+            if len(window) >= self.options.connect_concurrency:
+                window.pop(0).ready.wait(CONNECT_TIMEOUT_S)
+        for student in students:
+            if not student.ready.wait(CONNECT_TIMEOUT_S):
+                self.tally.error("a session did not open in time")
+        elapsed = time.perf_counter() - started
+        opened = sum(s.failed is None and s.ready.is_set() for s in students)
+        return students, opened / elapsed if elapsed > 0 else math.nan
+
+    def close_students(self, students: list[Student]) -> None:
+        for student in students:
+            student.close()
+        for student in students:
+            student.join(timeout=15)
+
+    def drive(self, students: list[Student], rate: float, seconds: float) -> float:
+        """Each student asks for a change every 1/rate s (staggered); returns achieved rate."""
+        period = 1.0 / rate
+        active = [s for s in students if s.failed is None]
+        if not active:
+            return 0.0
+        sent_before = self.tally.changes_sent
+        start = time.perf_counter()
+        offsets = [i * period / len(active) for i in range(len(active))]
+        ticks = 0
+        while time.perf_counter() - start < seconds:
+            self.check_time()
+            tick_start = start + ticks * period
+            for student, offset in zip(active, offsets, strict=True):
+                delay = tick_start + offset - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                student.change()
+            ticks += 1
+        # Let the last replies arrive before counting.
+        settle_until = time.perf_counter() + REPLY_TIMEOUT_S
+        while any(s.waiting for s in active) and time.perf_counter() < settle_until:
+            time.sleep(0.05)
+        stuck = sum(s.waiting for s in active)
+        if stuck:
+            self.tally.error(f"{stuck} changes got no {self.options.source} update")
+        elapsed = time.perf_counter() - start
+        return (self.tally.changes_sent - sent_before) / elapsed / len(active)
+
+    def settle(self) -> float | None:
+        """Wait for the server to reap closed sessions, then read its memory."""
+        time.sleep(self.options.settle_seconds)
+        return self.rss_mb()
+
+    def phase_crowd(self) -> None:
+        options = self.options
+        started = self.rss_mb()
+        # One session first, so one-off imports and caches are not billed to the crowd.
+        warm, _ = self.open_students(1)
+        self.close_students(warm)
+        base = self.settle()
+        students, rate = self.open_students(options.sessions)
+        crowd = self.rss_mb()
+        busy = students[: options.busy]
+        before = len(self.tally.latencies_ms)
+        achieved = self.drive(busy, options.rate, options.busy_seconds)
+        latencies = np.array(self.tally.latencies_ms[before:])
+        during = self.rss_mb()
+        self.close_students(students)
+        after = self.settle()
+        phase = {
+            "sessions": options.sessions,
+            "opened": sum(s.failed is None for s in students),
+            "creation_rate_per_s": rate,
+            "rss_server_started_mb": started,
+            "rss_base_mb": base,
+            "rss_with_sessions_mb": crowd,
+            "rss_while_busy_mb": during,
+            "rss_after_close_mb": after,
+            "rss_per_session_mb": (crowd - base) / options.sessions if base and crowd else None,
+            "busy_sessions": len(busy),
+            "target_rate_per_session": options.rate,
+            "achieved_rate_per_session": achieved,
+            "changes": int(latencies.size),
+            "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies.size else None,
+            "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies.size else None,
+            "latency_max_ms": float(latencies.max()) if latencies.size else None,
+        }
+        self.report["phases"]["crowd"] = phase
+
+    def phase_waves(self) -> None:
+        options = self.options
+        rss = []
+        for _ in range(options.waves):
+            students, _ = self.open_students(options.wave_sessions)
+            for _ in range(options.wave_changes):
+                self.check_time()
+                for student in students:
+                    student.change()
+                time.sleep(1.0 / options.rate)
+            self.close_students(students)
+            rss.append(self.settle())
+        growth = None
+        if len(rss) >= 2 and rss[0]:
+            growth = (rss[-1] - rss[0]) / rss[0] * 100.0
+        self.report["phases"]["waves"] = {
+            "waves": options.waves,
+            "sessions_per_wave": options.wave_sessions,
+            "rss_after_each_wave_mb": rss,
+            "growth_first_to_last_pct": growth,
+        }
+
+    def execute(self, phases: list[Callable[[], None]]) -> dict:
+        started = time.perf_counter()
+        try:
+            for phase in phases:
+                phase()
+        except BudgetExceeded as exc:
+            self.tally.error(str(exc))
+        self.report["errors"] = list(self.tally.errors)
+        self.report["changes_sent"] = self.tally.changes_sent
+        self.report["client_cpu_s"] = sum(psutil.Process().cpu_times()[:2])
+        self.report["seconds"] = time.perf_counter() - started
+        return self.report
+
+
+def _fmt(value, unit="", digits=1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}{unit}"
+
+
+def render(report: dict) -> str:
+    lines = [f"Attention Lab load test against {report['url']} ({report['seconds']:.0f} s)"]
+    crowd = report["phases"].get("crowd")
+    if crowd:
+        lines += [
+            f"  sessions opened        {crowd['opened']}/{crowd['sessions']} "
+            f"at {_fmt(crowd['creation_rate_per_s'], '/s')}",
+            f"  server RSS             at start {_fmt(crowd['rss_server_started_mb'], ' MB')}, "
+            f"after one session {_fmt(crowd['rss_base_mb'], ' MB')}, with sessions "
+            f"{_fmt(crowd['rss_with_sessions_mb'], ' MB')}, per session "
+            f"{_fmt(crowd['rss_per_session_mb'], ' MB', 2)}",
+            f"  control changes        {crowd['busy_sessions']} busy sessions at "
+            f"{_fmt(crowd['achieved_rate_per_session'], '/s')} each (asked "
+            f"{crowd['target_rate_per_session']}/s), {crowd['changes']} replies",
+            f"  change -> update       p50 {_fmt(crowd['latency_p50_ms'], ' ms')}, p95 "
+            f"{_fmt(crowd['latency_p95_ms'], ' ms')}, max {_fmt(crowd['latency_max_ms'], ' ms')}",
+            f"  server RSS after close {_fmt(crowd['rss_after_close_mb'], ' MB')}",
+        ]
+    waves = report["phases"].get("waves")
+    if waves:
+        after = ", ".join(_fmt(v, " MB") for v in waves["rss_after_each_wave_mb"])
+        lines.append(
+            f"  waves                  {waves['waves']} x {waves['sessions_per_wave']} sessions; "
+            f"RSS after each: {after}; growth {_fmt(waves['growth_first_to_last_pct'], '%')}"
+        )
+    lines.append(f"  errors                 {len(report['errors'])}")
+    lines += [f"    - {text}" for text in report["errors"][:20]]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m app.loadtest", description=__doc__.split("\n")[0]
+    )
+    add = parser.add_argument
+    add("--url", help="an already running lab on loopback (default: start one)")
+    add("--server-pid", type=int, help="PID of the --url server, for its memory figures")
+    add("--sessions", type=int, default=200, help="concurrent sessions (default 200)")
+    add("--busy", type=int, default=50, help="of those, sessions moving a control (default 50)")
+    add("--rate", type=float, default=5.0, help="changes per second per busy session (default 5)")
+    add("--busy-seconds", type=float, default=20.0, help="how long they move it (default 20)")
+    add("--waves", type=int, default=3, help="open/close rounds for the memory check (default 3)")
+    add("--wave-sessions", type=int, default=100, help="sessions per wave (default 100)")
+    add("--wave-changes", type=int, default=3, help="control changes per session per wave")
+    add("--connect-concurrency", type=int, default=8, help="sessions opening at once")
+    add("--settle-seconds", type=float, default=5.0, help="wait for closed sessions to be reaped")
+    add("--num-threads", type=int, default=0, help="--num-threads of the started server")
+    add("--control", default="Temperature", help="model name or title prefix of the control")
+    add("--source", default="weights", help="name of the ColumnDataSource that must update")
+    add("--max-seconds", type=float, default=240.0, help="hard time budget (default 240)")
+    add("--json", type=Path, help="also write the figures to this JSON file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    for name in ("sessions", "wave_sessions", "connect_concurrency"):
+        if getattr(options, name) < 1:
+            raise SystemExit(f"loadtest: --{name.replace('_', '-')} must be >= 1")
+    if not 0 <= options.busy <= options.sessions:
+        raise SystemExit("loadtest: --busy must be between 0 and --sessions")
+    if options.rate <= 0 or options.max_seconds <= 0:
+        raise SystemExit("loadtest: --rate and --max-seconds must be positive")
+    # The client must know every Bokeh model the page uses, as a browser knows their JS: Panel's,
+    # and the lab's own (a ReactiveHTML view registers its data model on import).
+    import pkgutil
+
+    import panel.models
+
+    import app.main  # noqa: F401
+
+    for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
+        try:  # Panel loads some models (e.g. Tabulator's) lazily, on first use
+            importlib.import_module(module.name)
+        except ImportError:
+            pass
+
+    process = None
+    log_dir = tempfile.mkdtemp(prefix="attention-lab-load-")
+    log_path = Path(log_dir) / "server.log"
+    if options.url:
+        require_loopback(options.url)
+        url, pid = options.url, options.server_pid
+    else:
+        process, url = start_server(log_path, options.num_threads)
+        pid = process.pid
+    try:
+        run = Run(options, url, pid)
+        report = run.execute([run.phase_crowd, run.phase_waves])
+    finally:
+        if process is not None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    if process is not None:
+        server_errors = [
+            line
+            for line in log_path.read_text(errors="replace").splitlines()
+            if "Traceback" in line or " ERROR " in line or "Exception" in line
+        ]
+        report["server_log_errors"] = server_errors[:20]
+        report["errors"] += [f"server log: {line}" for line in server_errors[:20]]
+    print(render(report))
+    if options.json:
+        options.json.write_text(json.dumps(report, indent=2))
+    return 0 if not report["errors"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
