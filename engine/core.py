@@ -97,6 +97,10 @@ def _dtypes(be: Backend, *arrays: Any) -> tuple[Any, Any]:
         out = torch.promote_types(out, a.dtype)
     if not out.is_floating_point:
         out = torch.float64
+    if out == torch.float64 and be.device_name == "mps":
+        raise ValueError(
+            "the MPS device has no float64; pass float32 (or float16) q, k and v for device='mps'"
+        )
     return (torch.float32 if out in (torch.float16, torch.bfloat16) else out), out
 
 

@@ -201,3 +201,13 @@ def test_numpy_backend_accepts_cpu_tensors_and_softmax_accepts_tensors():
     torch.testing.assert_close(out, torch.tensor([0.665241, 0.244728, 0.090031]))
     half = softmax(torch.tensor([2.0, 1.0, 0.0], dtype=torch.bfloat16))
     assert half.dtype == torch.bfloat16
+
+
+def test_mps_refuses_float64_by_name():
+    import sys
+
+    core = sys.modules["engine.core"]
+    be = sys.modules["engine.backends"].Backend("torch", "mps", None)
+    with pytest.raises(ValueError, match="the MPS device has no float64"):
+        core._dtypes(be, torch.zeros(1, dtype=torch.float64), torch.zeros(1))
+    assert core._dtypes(be, torch.zeros(1, dtype=torch.float16)) == (torch.float32, torch.float16)
