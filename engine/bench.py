@@ -71,8 +71,10 @@ def bench_size(n: int, *, heads: int, dim: int, repeats: int, block_size: int, u
     runners = _numpy_runners(q, k, v, block_size)
     if use_torch:
         runners.update(_torch_runners(q, k, v))
-    for fn in runners.values():  # warm-up: imports, thread pools, first-touch pages
-        fn()
+    warm = {name: fn() for name, fn in runners.items()}  # imports, thread pools, first touch
+    # Sanity, not speed: the two NumPy kernels must agree before their times mean anything.
+    agreement = float(np.max(np.abs(warm["tiled"].output - warm["reference"].output)))
+    del warm
     times: dict[str, list[float]] = {name: [] for name in runners}
     for _ in range(repeats):
         for name, fn in runners.items():
@@ -81,13 +83,14 @@ def bench_size(n: int, *, heads: int, dim: int, repeats: int, block_size: int, u
             times[name].append(time.perf_counter() - start)
     medians = {name: statistics.median(ts) for name, ts in times.items()}
     memory = {name: peak_bytes(fn) for name, fn in _numpy_runners(q, k, v, block_size).items()}
-    return medians, memory
+    return medians, memory, agreement
 
 
 def format_table(rows: list[dict], heads: int, dim: int) -> str:
     names = [name for name in rows[0]["medians"]]
     head = ["n"] + [f"{name} ms" for name in names]
     head += ["tiled/ref", "tiled/flash", "tiled/math", "ref MiB", "tiled MiB", "mem ratio"]
+    head += ["max|tiled-ref|"]
     lines = []
     for row in rows:
         n, med, mem = row["n"], row["medians"], row["memory"]
@@ -99,6 +102,7 @@ def format_table(rows: list[dict], heads: int, dim: int) -> str:
         cells += [ratio("reference"), ratio("torch flash"), ratio("torch math")]
         cells += [f"{mem['reference'] / MIB:.1f}", f"{mem['tiled'] / MIB:.1f}"]
         cells.append(f"{mem['tiled'] / mem['reference']:.1%}")
+        cells.append(f"{row['agreement']:.1e}")
         lines.append(cells)
     widths = [max(len(c), *(len(r[i]) for r in lines)) for i, c in enumerate(head)]
     fmt = "  ".join(f"{{:>{w}}}" for w in widths)
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = []
     for n in args.sizes:
-        medians, memory = bench_size(
+        medians, memory, agreement = bench_size(
             n,
             heads=args.heads,
             dim=args.dim,
@@ -140,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             block_size=args.block_size,
             use_torch=not args.no_torch,
         )
-        rows.append({"n": n, "medians": medians, "memory": memory})
+        rows.append({"n": n, "medians": medians, "memory": memory, "agreement": agreement})
         print(f"  n={n} done", file=sys.stderr, flush=True)
     print(format_table(rows, args.heads, args.dim))
     return 0
