@@ -211,3 +211,16 @@ def test_mps_refuses_float64_by_name():
     with pytest.raises(ValueError, match="the MPS device has no float64"):
         core._dtypes(be, torch.zeros(1, dtype=torch.float64), torch.zeros(1))
     assert core._dtypes(be, torch.zeros(1, dtype=torch.float16)) == (torch.float32, torch.float16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_finite_minimum_mask_still_averages(dtype):
+    # In half precision finfo.min + (-16) is already -inf; computing in float32 keeps it finite.
+    q, k, v = qkv(dtype=dtype)
+    mask = torch.zeros(7, 11, dtype=dtype)
+    mask[1] = torch.finfo(dtype).min
+    mask[1, 3] = torch.finfo(dtype).min  # twice the minimum would overflow if summed in dtype
+    res = attention(q * 4, k * 4, v, mask=mask, backend="torch")
+    expected = v.float().mean(dim=-2)
+    torch.testing.assert_close(res.output[..., 1, :].float(), expected, atol=1e-2, rtol=1e-2)
+    assert torch.isfinite(res.output).all()
