@@ -209,9 +209,11 @@ def _prepare_mask(
     if bool(xp.any(xp.isnan(m))) or bool(xp.any(m == math.inf)):
         raise ValueError(f"mask must not contain NaN or +inf (shape {tuple(m.shape)})")
     legal = m != -math.inf
+    # Work in the wider of the mask's and the compute dtype (a half mask widens exactly). The
+    # bias stays finite wherever the key is legal: a huge finite mask is clipped into the compute
+    # range rather than overflowing to -inf, so it never turns into a full mask by accident.
+    m = xp.astype(m, xp.result_type(m.dtype, dtype))
     info = xp.finfo(dtype)
-    # The bias is finite wherever the key is legal: a huge finite mask is clipped into range
-    # rather than overflowing to -inf, so it never turns into a full mask by accident.
     with np.errstate(over="ignore"):
         scaled = xp.where(legal, m, xp.zeros_like(m)) / temperature
     bias = xp.astype(xp.clip(scaled, min=float(info.min), max=float(info.max)), dtype)
