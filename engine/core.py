@@ -474,8 +474,9 @@ def attention(
             fields = kernels.tiled(q, k, v, rule, block_k=block_k, **_tiled_threading(be))
     if not bool(xp.all(xp.isfinite(fields["output"]))):
         raise ValueError(
-            f"the logits overflowed {compute}: q {tuple(q.shape)} and k {tuple(k.shape)} are too "
-            "large in magnitude for their dot products; rescale them or use a wider dtype"
+            f"the logits overflowed {compute}: q {tuple(q.shape)} . k {tuple(k.shape)} times "
+            f"scale / temperature = {factor / temperature:.3g} leaves its range; use smaller "
+            "inputs, a larger temperature or a wider dtype"
         )
     source = _Source(xp, q, k, v, rule, fields, out_dtype)
     meta = {

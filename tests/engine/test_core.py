@@ -422,8 +422,10 @@ def test_numpy_integers_are_accepted_as_block_size_and_controls():
 def test_overflowing_dot_products_are_reported():
     q = np.full((1, 4), 1e20, np.float32)
     k = np.full((2, 4), 1e20, np.float32)
-    with pytest.raises(ValueError, match=r"logits overflowed float32: q \(1, 4\) and k \(2, 4\)"):
+    with pytest.raises(ValueError, match=r"logits overflowed float32: q \(1, 4\) \. k \(2, 4\)"):
         attention(q, k, np.ones((2, 2), np.float32))
+    with pytest.raises(ValueError, match=r"scale / temperature = 5e\+307"):
+        attention(np.ones((1, 4)), np.ones((2, 4)), np.ones((2, 2)), temperature=1e-308)
 
 
 def test_numpy_backend_refuses_an_accelerator():
