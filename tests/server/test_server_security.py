@@ -1,0 +1,120 @@
+"""Security promises of the served lab that need more than one HTTP request.
+
+- Text a user controls (labels in a link, a bad value echoed in a warning) reaches the page as
+  text: injected markup creates no element and runs no script.
+- Nothing a user sends can reach eval/exec/pickle: the app and engine never call them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from labserver import ROOT
+
+MARKUP_LABEL = '<b id="injected">A</b>'
+SCRIPT_LABEL = '<img src=x onerror="window.__pwned = 1">'
+BAD_VALUE = '<img src=y onerror="window.__pwned = 2">'
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+BANNED_CALLS = {"eval", "exec", "compile", "__import__"}
+BANNED_MODULES = {"pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "yaml"}
+
+
+def _open_lab(lab, query: dict[str, str], check) -> None:
+    """Load the lab with `query` in headless Chromium and run `check(page)`."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{lab.base}/app?{urlencode(query)}", wait_until="load", timeout=90_000)
+            page.wait_for_function(
+                "() => window.Bokeh && Bokeh.documents.length > 0 && "
+                "Bokeh.documents[0].get_model_by_name('weights') !== null",
+                timeout=90_000,
+            )
+            check(page)
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.server
+def test_labels_from_a_link_are_shown_as_text(lab):
+    def check(page):
+        # Label A names the leading key in the summary line: it must appear literally.
+        page.get_by_text(MARKUP_LABEL, exact=False).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        # CSS locators pierce Panel's open shadow roots.
+        assert page.locator("#injected").count() == 0, "a label was rendered as HTML"
+        assert page.locator("img[src='x']").count() == 0, "a label was rendered as HTML"
+        assert page.evaluate("() => window.__pwned") is None, "a label ran a script"
+
+    _open_lab(lab, {"labels": json.dumps([MARKUP_LABEL, SCRIPT_LABEL, "C"])}, check)
+
+
+@pytest.mark.browser
+@pytest.mark.server
+def test_a_bad_link_value_is_named_as_text_in_the_warning(lab):
+    def check(page):
+        # The invalid value is named in a notification, which must show it, not render it.
+        page.locator(".notyf__message").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        assert page.locator("img[src='y']").count() == 0, "a URL value was rendered as HTML"
+        assert page.evaluate("() => window.__pwned") is None, "a URL value ran a script"
+        messages = " ".join(page.locator(".notyf__message").all_inner_texts())
+        assert "temperature" in messages and "onerror" in messages, messages
+
+    _open_lab(lab, {"temperature": BAD_VALUE}, check)
+
+
+def _python_files() -> list[Path]:
+    return sorted(p for folder in ("app", "engine") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_no_eval_exec_or_unpickling_anywhere_in_the_app_or_engine():
+    offenders = []
+    for path in _python_files():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in BANNED_CALLS:
+                    offenders.append(f"{where} calls {node.func.id}()")
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in BANNED_MODULES:
+                        offenders.append(f"{where} imports {alias.name}")
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module.split(".")[0] in BANNED_MODULES:
+                    offenders.append(f"{where} imports from {node.module}")
+    assert not offenders, offenders
+
+
+def test_the_scan_above_would_catch_a_violation(tmp_path):
+    # The scan must be able to fail: feed it a file that breaks each rule.
+    sample = "import pickle\nfrom yaml import load\nx = eval('1')\nexec('y = 2')\n"
+    tree = ast.parse(sample)
+    calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    imports = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    froms = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert set(calls) <= BANNED_CALLS and len(calls) == 2
+    assert imports == ["pickle"] and froms == ["yaml"]
+    assert {"pickle", "yaml"} <= BANNED_MODULES
