@@ -7,6 +7,7 @@ inside a single `pn.io.hold()`, so the browser receives one message per change.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -123,8 +124,25 @@ def _lessons_view(state):
     return LessonsView(state)
 
 
+def _serve_resources_locally() -> None:
+    """Point this session's component stylesheets at the server, never at the CDN.
+
+    Panel fills the document's `dist_url` only when it renders the HTML page. With
+    `--reuse-sessions` the page comes from a cached session and the live session is built
+    without it, so its stylesheets fall back to cdn.holoviz.org, which a classroom without
+    internet cannot reach (seen with Panel 1.9.4). Setting it before any model exists keeps
+    every stylesheet local.
+    """
+    from panel.io.resources import get_dist_path, use_cdn
+
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None and not use_cdn():
+        doc._template_variables.setdefault("dist_url", get_dist_path())
+
+
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     """Build one session's page. Call it once per session (app/serve.py does)."""
+    _serve_resources_locally()
     pn.extension(
         "tabulator",
         notifications=True,
@@ -146,6 +164,13 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     )
     location = pn.state.location
     if location is not None:
-        lab.url = UrlSync(state, location, INPUTS)
+        try:
+            lab.url = UrlSync(state, location, INPUTS)
+        except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
+            logging.getLogger(__name__).exception("URL sync failed")
+            if pn.state.notifications is not None:
+                pn.state.notifications.error(
+                    f"The link could not be read ({type(exc).__name__}); showing the defaults."
+                )
     template.lab = lab  # tests and the benchmark reach the views through the page
     return template

@@ -13,11 +13,6 @@ import panel as pn
 from bokeh.models import CustomJSTickFormatter
 
 TEMPERATURE_RANGE = (0.05, 20.0)
-D_K_STEPS = [2**p for p in range(1, 13)]  # 2 .. 4096
-
-
-def _options_with(value: int) -> list[int]:
-    return sorted(set(D_K_STEPS) | {int(value)})
 
 
 class TwoWay:
@@ -32,11 +27,12 @@ class TwoWay:
         state.param.watch(self._from_state, name)
 
     def _from_widget(self, event):
-        if self._busy:
+        if self._busy or event.new is None:
             return
         self._busy = True
         try:
-            setattr(self._state, self._name, self._to_state(event.new))
+            # try_update turns a refused value into state.error instead of an exception.
+            self._state.try_update(**{self._name: self._to_state(event.new)})
         finally:
             self._busy = False
 
@@ -65,14 +61,12 @@ class ControlsPanel(pn.viewable.Viewer):
             options={t: n for n, t in scenario_titles.items()},
             sizing_mode="stretch_width",
         )
-        self.angle = pn.widgets.EditableFloatSlider.from_param(
+        self.angle = pn.widgets.FloatSlider.from_param(
             p.angle,
             name="Query angle (degrees)",
             start=-180,
             end=180,
             step=1,
-            fixed_start=-180,
-            fixed_end=180,
             sizing_mode="stretch_width",
         )
         low, high = (math.log10(x) for x in TEMPERATURE_RANGE)
@@ -94,14 +88,27 @@ class ControlsPanel(pn.viewable.Viewer):
                 to_state=lambda v: float(f"{10**v:.4g}"),
             ),
         ]
-        self.d_k = pn.widgets.DiscreteSlider(
-            name="d_k (key dimension)",
-            options=_options_with(state.d_k),
-            value=int(state.d_k),
+        # d_k moves in powers of two (the slider holds log2 d_k); a whole number that is not a
+        # power of two (from a link or an import) still shows exactly.
+        self.d_k = pn.widgets.FloatSlider(
+            name="d_k (key dimension, log scale)",
+            start=1,
+            end=12,
+            step=1,
+            value=math.log2(state.d_k),
             sizing_mode="stretch_width",
+            format=CustomJSTickFormatter(code="return Math.round(2 ** tick).toString()"),
         )
-        self.d_k.param.watch(self._d_k_from_widget, "value_throttled")
-        state.param.watch(self._d_k_from_state, "d_k")
+        self._links.append(
+            TwoWay(
+                state,
+                "d_k",
+                self.d_k,
+                event="value_throttled",
+                to_widget=math.log2,
+                to_state=lambda v: int(round(2**v)),
+            )
+        )
         self.scale = pn.widgets.Checkbox.from_param(p.scale, name="Divide logits by √d_k")
         self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
         self.normalise = pn.widgets.Checkbox.from_param(
@@ -178,18 +185,6 @@ class ControlsPanel(pn.viewable.Viewer):
             css_classes=["lab-note"],
             sizing_mode="stretch_width",
         )
-
-    # d_k: powers of two on the slider, any whole number accepted from the state.
-    def _d_k_from_widget(self, event):
-        if event.new is not None and int(event.new) != int(self._state.d_k):
-            self._state.d_k = int(event.new)
-
-    def _d_k_from_state(self, event):
-        value = int(event.new)
-        if value not in self.d_k.options:
-            self.d_k.options = _options_with(value)
-        if self.d_k.value != value:
-            self.d_k.value = value
 
     def __panel__(self):
         heading = lambda text: pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))  # noqa: E731

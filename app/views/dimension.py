@@ -119,8 +119,9 @@ class DimensionView(pn.viewable.Viewer):
         style_legend(self.entropy, "bottom_left")
 
         self.markers = []
-        for fig in (self.spread, self.entropy):
+        for fig, name in ((self.spread, "d_k_marker"), (self.entropy, "d_k_marker_entropy")):
             span = Span(
+                name=name,
                 location=2,
                 dimension="height",
                 line_dash="dotted",

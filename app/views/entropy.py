@@ -58,6 +58,7 @@ class EntropyView(pn.viewable.Viewer):
             legend_label="now",
         )
         self.now_line = Span(
+            name="temperature_marker",
             location=1.0,
             dimension="height",
             line_dash="dotted",

@@ -1,0 +1,234 @@
+"""Drive the served lab in headless Chromium and read exactly what the browser draws.
+
+Controls are moved the way a keyboard user moves them (focus, then arrow keys or space), and
+plots are read from their named ColumnDataSources in the page's Bokeh document.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+SOURCE_NAMES = (
+    "geometry",
+    "contributions",
+    "logits",
+    "weights",
+    "entropy_sweep",
+    "dimension_sweep",
+    "jacobian",
+)
+LOADED = (
+    "() => window.Bokeh && Bokeh.documents.length > 0 && "
+    "Bokeh.documents[0].get_model_by_name('weights') !== null && "
+    "Bokeh.documents[0].get_model_by_name('weights').data.weight.length > 0"
+)
+READ_SOURCE = """name => {
+  const model = Bokeh.documents[0].get_model_by_name(name);
+  if (model === null) return null;
+  const data = model.data;
+  const entries = data instanceof Map ? Array.from(data.entries()) : Object.entries(data);
+  const out = {};
+  for (const [key, column] of entries) out[key] = Array.from(column);
+  return out;
+}"""
+READ_MODEL = """([name, attr]) => {
+  const model = Bokeh.documents[0].get_model_by_name(name);
+  return model === null ? null : model[attr];
+}"""
+# The slider's title and its handle share one shadow root.
+FIND_SLIDER = """(handles, title) => handles.findIndex(h => {
+  const t = h.getRootNode().querySelector('.bk-slider-title');
+  return t !== null && t.textContent.trim().startsWith(title);
+})"""
+# Bokeh draws a checkbox as an input with its label text in a sibling element.
+FIND_CHECKBOX = """(boxes, text) => boxes.findIndex(b => Array.from(b.getRootNode().children)
+  .some(c => c.tagName !== 'STYLE' && c !== b && c.textContent.includes(text)))"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LabServer:
+    """The real lab, served by the project's own command in a subprocess."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base}/app"
+        cmd = [
+            sys.executable,
+            "-m",
+            "app",
+            "--no-show",
+            "--port",
+            str(self.port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{self.port}",
+            "--log-level",
+            "warning",
+        ]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.log_path = Path(tempfile.gettempdir()) / f"attention-lab-browser-{self.port}.log"
+        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        self._wait_ready()
+
+    def _wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"lab server exited with {self.proc.returncode}: "
+                    f"{self.log_path.read_text()[-2000:]}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.base}/liveness", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"lab server not ready after {timeout} s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.log.close()
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class LabPage:
+    """One browser tab on the lab (one server session)."""
+
+    def __init__(self, browser, url: str, problems: list[str]):
+        self.page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        self.problems = problems
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        self.page.on("request", self._request)
+        self.page.goto(url)
+        self.page.wait_for_function(LOADED, timeout=30000)
+
+    def _console(self, msg) -> None:
+        if msg.type == "error":
+            self.problems.append(f"console error: {msg.text}")
+
+    def _request(self, request) -> None:
+        host = request.url.split("/")[2] if "://" in request.url else ""
+        if not host.startswith(("127.0.0.1", "localhost")) and not request.url.startswith(
+            ("data:", "blob:")
+        ):
+            self.problems.append(f"request left the machine: {request.url}")
+
+    # -- reading ------------------------------------------------------------------------------
+    def data(self, name: str) -> dict[str, list]:
+        out = self.page.evaluate(READ_SOURCE, name)
+        assert out is not None, f"no ColumnDataSource named {name!r} in the page"
+        return out
+
+    def column(self, name: str, column: str) -> np.ndarray:
+        return np.array(self.data(name)[column], dtype=float)
+
+    def model_attr(self, name: str, attr: str):
+        return self.page.evaluate(READ_MODEL, [name, attr])
+
+    def search(self) -> str:
+        return self.page.evaluate("() => window.location.search")
+
+    def shows(self, text: str) -> bool:
+        """Is `text` visible anywhere in the page, shadow roots included?"""
+        found = self.page.get_by_text(text)
+        return any(found.nth(i).is_visible() for i in range(found.count()))
+
+    def wait_for_change(self, name: str, before: dict, timeout: float = 10.0) -> dict:
+        """Poll the source until its data differs from `before`; returns the new data."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = self.data(name)
+            if not _same(now, before):
+                return now
+            self.page.wait_for_timeout(50)
+        raise AssertionError(f"source {name!r} did not change within {timeout} s")
+
+    def wait_until(self, predicate, what: str, timeout: float = 10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            self.page.wait_for_timeout(50)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    # -- acting (keyboard, like a user without a mouse) ---------------------------------------
+    def slider_keys(self, title: str, key: str, times: int = 1) -> None:
+        handles = self.page.locator(".noUi-handle")
+        index = handles.evaluate_all(FIND_SLIDER, title)
+        assert index >= 0, f"no slider titled {title!r}"
+        handle = handles.nth(index)
+        handle.focus()
+        for _ in range(times):
+            handle.press(key)
+
+    def toggle_checkbox(self, text: str) -> None:
+        boxes = self.page.locator("input[type=checkbox]")
+        index = boxes.evaluate_all(FIND_CHECKBOX, text)
+        assert index >= 0, f"no checkbox labelled {text!r}"
+        box = boxes.nth(index)
+        box.focus()
+        box.press("Space")
+
+    def click_button(self, name: str) -> None:
+        self.page.get_by_role("button", name=name).first.click()
+
+    def close(self) -> None:
+        self.page.close()
+
+
+def _same(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y, strict=True):
+            if isinstance(u, float) and isinstance(v, float):
+                if not (u == v or (math.isnan(u) and math.isnan(v))):
+                    return False
+            elif u != v:
+                return False
+    return True

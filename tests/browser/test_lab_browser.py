@@ -1,0 +1,172 @@
+"""The served lab in headless Chromium: each control moves the named sources as the math says.
+
+One page carries the control sequence (few sessions: the machine has two cores); the URL and
+isolation tests open their own pages. Data are read from the page's Bokeh document, i.e. what
+the browser actually draws.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from .labpage import SOURCE_NAMES
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def lab(chromium, lab_server, problems):
+    from .labpage import LabPage
+
+    page = LabPage(chromium, lab_server.url, problems)
+    yield page
+    page.close()
+
+
+def test_every_named_source_is_drawn(lab):
+    for name in SOURCE_NAMES:
+        data = lab.data(name)
+        assert data and all(len(col) > 0 for col in data.values()), name
+    weights = lab.column("weights", "weight")
+    assert len(weights) == 3
+    assert math.isclose(weights.sum(), 1.0, abs_tol=1e-5)
+    assert not lab.shows("Traceback")
+
+
+def test_swap_values_keeps_weights_and_moves_contributions(lab):
+    weights = lab.column("weights", "weight")
+    contributions = lab.data("contributions")
+    lab.click_button("Swap values")  # A <-> B by default
+    after = lab.wait_for_change("contributions", contributions)
+    np.testing.assert_allclose(lab.column("weights", "weight"), weights, atol=1e-6)
+    assert not np.allclose(after["cx"], contributions["cx"]) or not np.allclose(
+        after["cy"], contributions["cy"]
+    )
+    # and back, so the following tests start from the scenario's values
+    lab.click_button("Swap values")
+    lab.wait_for_change("contributions", after)
+
+
+def test_rotating_the_query_changes_the_weights(lab):
+    before = lab.data("weights")
+    lab.slider_keys("Query angle", "ArrowRight", times=10)
+    after = lab.wait_for_change("weights", before)
+    assert not np.allclose(after["weight"], before["weight"], atol=1e-4)
+    lab.wait_until(lambda: "angle=" in lab.search(), "the angle to reach the URL")
+
+
+def test_lower_temperature_keeps_ranking_and_lowers_entropy(lab):
+    weights = lab.column("weights", "weight")
+    now = lab.data("entropy_now")
+    lab.slider_keys("Temperature", "ArrowLeft", times=60)  # 60 x 0.005 in log10: x0.5
+    after_now = lab.wait_for_change("entropy_now", now)
+    assert after_now["temperature"][0] < now["temperature"][0]
+    assert after_now["entropy"][0] < now["entropy"][0]
+    lowered = lab.column("weights", "weight")
+    assert list(np.argsort(-lowered)) == list(np.argsort(-weights))
+    assert lowered.max() > weights.max()
+
+
+def test_larger_d_k_without_scale_sharpens_the_route(lab):
+    lab.toggle_checkbox("Divide logits by")
+    lab.wait_until(lambda: "scale=false" in lab.search(), "scale=false in the URL")
+    logits = lab.data("logits")
+    np.testing.assert_allclose(logits["scaled"], logits["raw"], rtol=1e-6)
+    now = lab.data("entropy_now")
+    lab.slider_keys("d_k", "ArrowRight", times=6)  # 2 -> 128
+    lab.wait_until(lambda: lab.model_attr("d_k_marker", "location") == 128, "d_k marker at 128")
+    after = lab.wait_for_change("entropy_now", now)
+    assert after["entropy"][0] < now["entropy"][0] - 0.3
+    # restore: scale on, d_k back to 2
+    lab.slider_keys("d_k", "ArrowLeft", times=6)
+    lab.toggle_checkbox("Divide logits by")
+    lab.wait_until(
+        lambda: "scale=" not in lab.search() and "d_k=" not in lab.search(),
+        "scale and d_k back at their defaults",
+    )
+
+
+def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
+    before = lab.data("weights")
+    lab.toggle_checkbox("C: takes part")
+    after = lab.wait_for_change("weights", before)
+    assert after["weight"][2] == 0.0
+    assert after["mask_text"][2] != "" and not after["legal"][2]
+    logits = lab.data("logits")
+    assert logits["logit"][2] == -math.inf
+    assert logits["mask_text"][2] != ""  # drawn as a labelled hatch, not by colour alone
+    assert math.isclose(sum(after["weight"]), 1.0, abs_tol=1e-5)
+
+
+def test_masking_every_key_shows_a_message_and_keeps_the_drawing(lab):
+    lab.toggle_checkbox("B: takes part")
+    lab.wait_until(lambda: lab.column("weights", "weight")[1] == 0.0, "B masked")
+    drawn = {name: lab.data(name) for name in ("weights", "contributions", "geometry")}
+    lab.toggle_checkbox("A: takes part")
+    lab.wait_until(lambda: lab.shows("That change was not applied"), "the error banner")
+    assert lab.shows("every key is masked")
+    lab.page.wait_for_timeout(300)
+    for name, data in drawn.items():
+        assert lab.data(name) == data, f"{name} lost its last valid drawing"
+    assert not lab.shows("Traceback")
+    # the session is alive: unmasking redraws
+    lab.toggle_checkbox("A: masked")
+    lab.wait_until(lambda: lab.column("weights", "weight")[0] == 1.0, "A takes the whole route")
+    lab.wait_until(lambda: not lab.shows("That change was not applied"), "the banner to go")
+
+
+def test_url_round_trip(open_lab):
+    page = open_lab("?temperature=0.5&d_k=64&scale=false&scenario=bank")
+    assert page.data("weights")["label"] == ["the (1)", "bank", "approved", "the (2)", "loan"]
+    assert page.data("entropy_now")["temperature"] == [0.5]
+    assert page.model_attr("d_k_marker", "location") == 64
+    logits = page.data("logits")
+    np.testing.assert_allclose(logits["scaled"], logits["raw"], rtol=1e-6)  # scale=false
+    search = page.search()
+    for part in ("temperature=0.5", "d_k=64", "scale=false", "scenario=bank"):
+        assert part in search
+    page.slider_keys("Temperature", "ArrowRight", times=2)
+    new_t = page.wait_until(
+        lambda: _query_float(page.search(), "temperature") > 0.5, "the URL to follow the slider"
+    )
+    new_t = _query_float(page.search(), "temperature")
+    page.wait_until(
+        lambda: page.data("entropy_now")["temperature"][0] == pytest.approx(new_t, rel=1e-5),
+        "the entropy marker to sit at the URL's temperature",
+    )
+
+
+def test_bad_url_values_are_named_and_the_page_loads(open_lab):
+    page = open_lab("?temperature=hot&d_k=99999&scenario=bank")
+    message = page.wait_until(
+        lambda: page.page.locator(".notyf__message").all_inner_texts(), "a notification"
+    )
+    text = " ".join(message)
+    assert "temperature" in text and "d_k" in text
+    assert page.data("weights")["label"][1] == "bank"  # the valid part still applied
+    assert page.data("entropy_now")["temperature"] == [1.0]  # the bad one fell back
+    assert not page.shows("Traceback")
+
+
+def test_two_sessions_do_not_affect_each_other(open_lab):
+    first, second = open_lab(), open_lab()
+    untouched = second.data("contributions")
+    before = first.data("contributions")
+    first.click_button("Swap values")
+    first.wait_for_change("contributions", before)
+    second.page.wait_for_timeout(500)
+    assert second.data("contributions") == untouched
+    assert second.search() == ""
+
+
+def test_no_console_errors_and_nothing_fetched_from_outside(problems, lab):
+    assert problems == []
+
+
+def _query_float(search: str, key: str) -> float:
+    from urllib.parse import parse_qs
+
+    return float(parse_qs(search.lstrip("?"))[key][0])
