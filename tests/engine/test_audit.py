@@ -52,7 +52,11 @@ def test_every_scenario_passes(name):
 def test_masked_configuration_applies_every_check():
     checks = by_name(run_audit(Q, K, V, mask=MASK))
     assert all(c.applicable and c.passed for c in checks.values()), checks
-    assert all(np.isfinite(c.error) and c.error < 1e-9 for c in checks.values())
+    # float64 metamorphic checks are exact to rounding; the kernel comparisons run in float32.
+    exact = {n: c for n, c in checks.items() if n not in (TILED, TORCH)}
+    assert all(np.isfinite(c.error) and c.error < 1e-9 for c in exact.values())
+    for name in (TILED, TORCH):
+        assert 0 <= checks[name].error <= 1e-5, checks[name]
 
 
 def test_float_mask_and_several_queries():
