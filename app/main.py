@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from pathlib import Path
 
 import panel as pn
@@ -70,6 +71,7 @@ class Lab:
         self.export = ExportView(state)
         self.lessons = _lessons_view(state)
         self._doc = pn.state.curdoc
+        self.drawn_at = 0.0
         state.param.watch(self.redraw, "snapshot")
         self.redraw()
 
@@ -79,6 +81,7 @@ class Lab:
             return
         with pn.io.hold(self._doc):
             self.draw(snap)
+        self.drawn_at = time.perf_counter()  # read by app/bench_ui.py
 
     def draw(self, snap) -> None:
         """Assign every source from one snapshot (the caller holds the document)."""

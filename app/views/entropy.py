@@ -7,7 +7,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
 
-from .style import OKABE_ITO, add_hover, f32, make_figure, style_legend
+from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
 
 
 class EntropyView(pn.viewable.Viewer):
@@ -83,16 +83,22 @@ class EntropyView(pn.viewable.Viewer):
         temps = np.asarray(sweep.temperatures, dtype=np.float64)
         entropy = np.asarray(sweep.entropy, dtype=np.float64)
         temperature = float(sweep.current_temperature)
-        self.source.data = {
-            "temperature": f32(temps),
-            "entropy": f32(entropy),
-            "effective_keys": f32(np.exp(entropy)),
-        }
-        self.current.data = {
-            "temperature": f32([temperature]),
-            "entropy": f32([sweep.current_entropy]),
-            "effective_keys": f32([snap.effective_keys]),
-        }
+        assign(
+            self.source,
+            {
+                "temperature": f32(temps),
+                "entropy": f32(entropy),
+                "effective_keys": f32(np.exp(entropy)),
+            },
+        )
+        assign(
+            self.current,
+            {
+                "temperature": f32([temperature]),
+                "entropy": f32([sweep.current_entropy]),
+                "effective_keys": f32([snap.effective_keys]),
+            },
+        )
         self.now_line.location = float(temperature)
         top = max(float(np.max(entropy, initial=0.0)), float(snap.entropy), 0.1) * 1.1
         if abs(self.figure.y_range.end - top) > 1e-6:

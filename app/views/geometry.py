@@ -13,7 +13,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, GroupFilter, PointDrawTool, Range1d, Span
 
-from .style import ROLE_COLOURS, add_hover, f32, make_figure, style_legend
+from .style import ROLE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 # Arrowheads and text are drawn only while the picture stays readable.
 MAX_HEADS = 32
@@ -276,33 +276,39 @@ class GeometryView(pn.viewable.Viewer):
         kind = ["query"] + ["key"] * m + ["value"] * m
         self._writing = True
         try:
-            self.geometry.data = {
-                "x0": f32(np.zeros(len(vec))),
-                "y0": f32(np.zeros(len(vec))),
-                "x1": f32(vec[:, 0]),
-                "y1": f32(vec[:, 1]),
-                "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
-                "size": f32(np.full(len(vec), 16.0)),
-                "alpha": f32(alpha),
-                "kind": kind,
-                "label": ["q", *pair_labels, *pair_labels],
-                "colour": [ROLE_COLOURS[k] for k in kind],
-                "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
-            }
+            assign(
+                self.geometry,
+                {
+                    "x0": f32(np.zeros(len(vec))),
+                    "y0": f32(np.zeros(len(vec))),
+                    "x1": f32(vec[:, 0]),
+                    "y1": f32(vec[:, 1]),
+                    "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
+                    "size": f32(np.full(len(vec), 16.0)),
+                    "alpha": f32(alpha),
+                    "kind": kind,
+                    "label": ["q", *pair_labels, *pair_labels],
+                    "colour": [ROLE_COLOURS[k] for k in kind],
+                    "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
+                },
+            )
             self._update_contributions(snap, labels, legal)
-            self.distractors.data = {
-                "kx": f32(keys[m:, 0]),
-                "ky": f32(keys[m:, 1]),
-                "vx": f32(vals[m:, 0]),
-                "vy": f32(vals[m:, 1]),
-                "weight": f32(snap.weights[m:]),
-            }
+            assign(
+                self.distractors,
+                {
+                    "kx": f32(keys[m:, 0]),
+                    "ky": f32(keys[m:, 1]),
+                    "vx": f32(vals[m:, 0]),
+                    "vy": f32(vals[m:, 1]),
+                    "weight": f32(snap.weights[m:]),
+                },
+            )
             self._set_tips(self.key_tips, keys[:m])
             self._set_tips(self.value_tips, vals[:m])
             if not np.allclose(
                 [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], q[:2], atol=1e-6
             ):
-                self.query_tip.data = {"x": [float(q[0])], "y": [float(q[1])]}
+                assign(self.query_tip, {"x": [float(q[0])], "y": [float(q[1])]})
         finally:
             self._writing = False
         self._show_distractors(len(keys) > m)
@@ -330,21 +336,24 @@ class GeometryView(pn.viewable.Viewer):
         y0 = np.append(starts[:, 1], 0.0)
         x1 = np.append(ends[:, 0], out[0])
         y1 = np.append(ends[:, 1], out[1])
-        self.contributions.data = {
-            "x0": f32(x0),
-            "y0": f32(y0),
-            "x1": f32(x1),
-            "y1": f32(y1),
-            "cx": f32(np.append(c[:, 0], out[0])),
-            "cy": f32(np.append(c[:, 1], out[1])),
-            "norm": f32(np.append(snap.contribution_norms, np.hypot(*out))),
-            "weight": f32(np.append(snap.weights, 1.0)),
-            "angle": f32(_head_angle(x1 - x0, y1 - y0)),
-            "size": f32(np.append(np.full(n, head), 16.0)),
-            "alpha": f32(np.append(np.where(legal, 0.95, 0.3), 1.0)),
-            "kind": ["contribution"] * n + ["output"],
-            "label": [f"w·v {lab}" for lab in labels] + ["output"],
-        }
+        assign(
+            self.contributions,
+            {
+                "x0": f32(x0),
+                "y0": f32(y0),
+                "x1": f32(x1),
+                "y1": f32(y1),
+                "cx": f32(np.append(c[:, 0], out[0])),
+                "cy": f32(np.append(c[:, 1], out[1])),
+                "norm": f32(np.append(snap.contribution_norms, np.hypot(*out))),
+                "weight": f32(np.append(snap.weights, 1.0)),
+                "angle": f32(_head_angle(x1 - x0, y1 - y0)),
+                "size": f32(np.append(np.full(n, head), 16.0)),
+                "alpha": f32(np.append(np.where(legal, 0.95, 0.3), 1.0)),
+                "kind": ["contribution"] * n + ["output"],
+                "label": [f"w·v {lab}" for lab in labels] + ["output"],
+            },
+        )
 
     def _set_tips(self, source, points):
         x, y = points[:, 0].tolist(), points[:, 1].tolist()

@@ -15,7 +15,8 @@ from bokeh.models import (
 )
 from bokeh.palettes import PuOr11
 
-from .style import add_hover, f32, make_figure
+from .rows import set_ticks
+from .style import add_hover, assign, f32, make_figure
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
 MAX_SIDE = 12
@@ -59,6 +60,8 @@ class JacobianView(pn.viewable.Viewer):
         add_hover(
             fig, [rect], [("w", "@row_label"), ("z", "@column_label"), ("∂w/∂z", "@value{0.0000}")]
         )
+        for axis in (fig.xaxis[0], fig.yaxis[0]):
+            axis.ticker = FixedTicker(ticks=[])
         self.figure = fig
         self._shown: tuple = ()
 
@@ -75,23 +78,24 @@ class JacobianView(pn.viewable.Viewer):
         k = len(keep)
         yy, xx = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
         shown = [labels[i] for i in keep]
-        self.source.data = {
-            "x": f32(xx.ravel()),
-            "y": f32(yy.ravel()),
-            "value": f32(sub.ravel()),
-            "row_label": [shown[i] for i in yy.ravel()],
-            "column_label": [shown[j] for j in xx.ravel()],
-        }
+        assign(
+            self.source,
+            {
+                "x": f32(xx.ravel()),
+                "y": f32(yy.ravel()),
+                "value": f32(sub.ravel()),
+                "row_label": [shown[i] for i in yy.ravel()],
+                "column_label": [shown[j] for j in xx.ravel()],
+            },
+        )
         bound = max(float(np.max(np.abs(sub), initial=0.0)), 1e-3)
         self.mapper.update(low=-bound, high=bound)
         if tuple(shown) != self._shown:
             self._shown = tuple(shown)
             self.figure.x_range.update(start=-0.5, end=k - 0.5)
             self.figure.y_range.update(start=k - 0.5, end=-0.5)
-            overrides = {i: lab for i, lab in enumerate(shown)}
             for axis in (self.figure.xaxis[0], self.figure.yaxis[0]):
-                axis.ticker = FixedTicker(ticks=list(range(k)))
-                axis.major_label_overrides = overrides
+                set_ticks(axis, shown)
             self.figure.title.text = (
                 "Softmax Jacobian ∂w_i/∂z_j"
                 if len(labels) <= MAX_SIDE

@@ -11,8 +11,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.transform import dodge
 
-from .rows import row_range, set_rows
-from .style import STAGE_COLOURS, add_hover, f32, make_figure, style_legend
+from .rows import row_axis, row_range, set_rows
+from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26
@@ -80,6 +80,7 @@ class LogitsView(pn.viewable.Viewer):
             ],
         )
         style_legend(fig, "bottom_right")
+        row_axis(fig)
         self.figure = fig
 
     def update(self, snap) -> None:
@@ -92,18 +93,21 @@ class LogitsView(pn.viewable.Viewer):
         high = max(0.0, float(finite.max(initial=0.0)))
         left_edge = low - 0.15 * max(high - low, 1.0)
         n = len(logit)
-        self.source.data = {
-            "index": f32(np.arange(n)),
-            "raw": f32(raw),
-            "scaled": f32(scaled),
-            "logit": f32(logit),
-            "logit_drawn": f32(np.where(legal, logit, np.nan)),
-            "hatch_left": f32(np.where(legal, np.nan, left_edge)),
-            "hatch_right": f32(np.where(legal, np.nan, 0.0)),
-            "label": list(snap.labels),
-            "legal": legal,
-            "mask_text": ["" if ok else "−∞ masked" for ok in legal],
-        }
+        assign(
+            self.source,
+            {
+                "index": f32(np.arange(n)),
+                "raw": f32(raw),
+                "scaled": f32(scaled),
+                "logit": f32(logit),
+                "logit_drawn": f32(np.where(legal, logit, np.nan)),
+                "hatch_left": f32(np.where(legal, np.nan, left_edge)),
+                "hatch_right": f32(np.where(legal, np.nan, 0.0)),
+                "label": list(snap.labels),
+                "legal": legal,
+                "mask_text": ["" if ok else "−∞ masked" for ok in legal],
+            },
+        )
         set_rows(self.figure, snap.labels)
 
     def __panel__(self):

@@ -47,7 +47,7 @@ class PairsEditor(pn.viewable.Viewer):
             name="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
         )
         self.swap.on_click(self._do_swap)
-        state.param.watch(self.refresh, ["keys", "values", "mask", "snapshot"])
+        state.param.watch(self.refresh, ["keys", "values", "mask", "labels"])
         self.refresh()
 
     # -- state -> widgets ---------------------------------------------------------------------
@@ -58,8 +58,7 @@ class PairsEditor(pn.viewable.Viewer):
         if len(self._rows) != n:
             self._rows = [PairRow(self, i) for i in range(n)]
             self._column.objects = [row.layout for row in self._rows]
-        snap = state.snapshot
-        labels = list(snap.labels[:n]) if snap is not None else []
+        labels = [str(lab) for lab in state.labels][:n]
         labels += [f"pair {i + 1}" for i in range(len(labels), n)]
         self._busy = True
         try:

@@ -61,10 +61,13 @@ class StatusView(pn.viewable.Viewer):
         self._error_changed()
 
     def update(self, snap) -> None:
-        self.summary.text = summary_text(snap.summary)
-        notice = getattr(snap, "notice", "") or ""
-        self.notice.object = html.escape(notice)
-        self.notice.visible = bool(notice)
+        text = summary_text(snap.summary)
+        if self.summary.text != text:
+            self.summary.text = text
+        notice = html.escape(getattr(snap, "notice", "") or "")
+        if self.notice.object != notice:
+            self.notice.object = notice
+            self.notice.visible = bool(notice)
 
     def _error_changed(self, *events):
         message = self._state.error

@@ -100,3 +100,28 @@ def f32(values) -> np.ndarray:
 def _slug(title: str) -> str:
     keep = "".join(ch if ch.isalnum() else "-" for ch in title.lower())
     return "-".join(part for part in keep.split("-") if part) or "plot"
+
+
+def assign(source, data: dict) -> None:
+    """Set a ColumnDataSource's data, sending only the columns that changed.
+
+    With the same columns and row count, only changed columns go out (as one
+    ColumnDataChanged event): labels and masks rarely move, and at 4096 keys their strings
+    would otherwise dominate every message. A new shape replaces the whole data.
+    """
+    old = source.data
+    n_new = {len(v) for v in data.values()}
+    if set(old) != set(data) or len(n_new) != 1 or {len(v) for v in old.values()} != n_new:
+        source.data = data
+        return
+    changed = {k: v for k, v in data.items() if not _same_column(old[k], v)}
+    if changed:
+        source.data.update(changed)
+
+
+def _same_column(old, new) -> bool:
+    if isinstance(old, np.ndarray) and isinstance(new, np.ndarray):
+        return old.dtype == new.dtype and np.array_equal(old, new, equal_nan=True)
+    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
+        return False
+    return list(old) == list(new)

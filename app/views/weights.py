@@ -10,8 +10,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.transform import dodge
 
-from .rows import row_range, set_rows
-from .style import STAGE_COLOURS, add_hover, f32, make_figure, style_legend
+from .rows import row_axis, row_range, set_rows
+from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.38
 
@@ -71,6 +71,7 @@ class WeightsView(pn.viewable.Viewer):
             ],
         )
         style_legend(fig, "bottom_right")
+        row_axis(fig)
         self.figure = fig
 
     def update(self, snap) -> None:
@@ -79,15 +80,18 @@ class WeightsView(pn.viewable.Viewer):
         total = float(norms.sum())
         share = norms / total if total > 0 else np.zeros_like(norms)
         legal = np.asarray(snap.legal, dtype=bool)
-        self.source.data = {
-            "index": f32(np.arange(len(weights))),
-            "weight": f32(weights),
-            "contribution_norm": f32(norms),
-            "norm_share": f32(share),
-            "label": list(snap.labels),
-            "legal": legal,
-            "mask_text": ["" if ok else "masked: weight 0" for ok in legal],
-        }
+        assign(
+            self.source,
+            {
+                "index": f32(np.arange(len(weights))),
+                "weight": f32(weights),
+                "contribution_norm": f32(norms),
+                "norm_share": f32(share),
+                "label": list(snap.labels),
+                "legal": legal,
+                "mask_text": ["" if ok else "masked: weight 0" for ok in legal],
+            },
+        )
         set_rows(self.figure, snap.labels)
 
     def __panel__(self):
