@@ -15,6 +15,7 @@ from pathlib import Path
 import panel as pn
 
 from app.state import INPUTS, LabState, available_backends
+from app.views.a11y import ControlNames
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import ControlsPanel
 from app.views.dimension import DimensionView
@@ -113,6 +114,7 @@ class Lab:
 
     def sidebar(self):
         return [
+            ControlNames(width=0, height=0, margin=0),
             self.controls,
             pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10)),
             self.pairs,

@@ -28,6 +28,17 @@ def _head_angle(x, y):
     return np.arctan2(y, x) - np.pi / 2
 
 
+def _label_offsets(vec: np.ndarray) -> dict[str, np.ndarray]:
+    """Screen offsets that put each label just past its arrow tip; the query's goes to the
+    side, so it stays readable when a key points the same way."""
+    norm = np.hypot(vec[:, 0], vec[:, 1])
+    ux = np.divide(vec[:, 0], norm, out=np.ones_like(norm), where=norm > 0)
+    uy = np.divide(vec[:, 1], norm, out=np.zeros_like(norm), where=norm > 0)
+    dx, dy = 18 * ux, -18 * uy  # screen y grows downwards
+    dx[0], dy[0] = -18 * uy[0] - 6 * ux[0], -18 * ux[0] + 6 * uy[0]
+    return {"label_dx": f32(dx), "label_dy": f32(dy)}
+
+
 def _limit(current: float, needed: float) -> float:
     """Keep the axis still while the content fits; grow at once, shrink only when far too big."""
     needed = max(needed, 0.5)
@@ -36,7 +47,9 @@ def _limit(current: float, needed: float) -> float:
     return current
 
 
-def _arrow_renderers(fig, source, view, colour_field, *, width, alpha_field="alpha", legend=None):
+def _arrow_renderers(
+    fig, source, view, colour_field, *, width, alpha_field="alpha", legend=None, dash="solid"
+):
     kw = {"legend_label": legend} if legend else {}
     seg = fig.segment(
         "x0",
@@ -48,6 +61,7 @@ def _arrow_renderers(fig, source, view, colour_field, *, width, alpha_field="alp
         line_color=colour_field,
         line_width=width,
         line_alpha=alpha_field,
+        line_dash=dash,
         **kw,
     )
     head = fig.scatter(
@@ -95,7 +109,10 @@ class GeometryView(pn.viewable.Viewer):
     # -- construction -------------------------------------------------------------------------
     @staticmethod
     def _empty_geometry():
-        cols = {c: f32([]) for c in ("x0", "y0", "x1", "y1", "angle", "size", "alpha")}
+        cols = {
+            c: f32([])
+            for c in ("x0", "y0", "x1", "y1", "angle", "size", "alpha", "label_dx", "label_dy")
+        }
         cols.update(kind=[], label=[], colour=[], index=np.zeros(0, dtype=np.int32))
         return cols
 
@@ -147,15 +164,18 @@ class GeometryView(pn.viewable.Viewer):
             legend_label="distractor keys",
         )
         seg, _ = _arrow_renderers(fig, self.geometry, keys_only, "colour", width=4)
-        q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=5)
+        # Dashed, so a key pointing the same way still shows through.
+        q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=4, dash=[10, 6])
         fig.text(
             "x1",
             "y1",
             text="label",
             source=self.geometry,
             view=not_value,
-            x_offset=8,
-            y_offset=-6,
+            x_offset="label_dx",
+            y_offset="label_dy",
+            text_align="center",
+            text_baseline="middle",
             text_font_size="16px",
             text_color="colour",
             text_alpha="alpha",
@@ -185,6 +205,7 @@ class GeometryView(pn.viewable.Viewer):
         )
         fig.add_tools(drag)
         fig.toolbar.active_tap = drag
+        fig.toolbar.active_drag = drag
         self._legend_proxies(fig, [("query", "query"), ("keys", "key")])
         return fig
 
@@ -209,8 +230,10 @@ class GeometryView(pn.viewable.Viewer):
             text="label",
             source=self.geometry,
             view=values,
-            x_offset=8,
-            y_offset=-6,
+            x_offset="label_dx",
+            y_offset="label_dy",
+            text_align="center",
+            text_baseline="middle",
             text_font_size="15px",
             text_color="colour",
             text_alpha="alpha",
@@ -238,6 +261,7 @@ class GeometryView(pn.viewable.Viewer):
         drag = PointDrawTool(renderers=[v_tip], add=False, drag=True, description="Drag a value")
         fig.add_tools(drag)
         fig.toolbar.active_tap = drag
+        fig.toolbar.active_drag = drag
         self._legend_proxies(
             fig, [("values", "value"), ("w·v head to tail", "contribution"), ("output", "output")]
         )
@@ -252,6 +276,7 @@ class GeometryView(pn.viewable.Viewer):
                 [math.nan],
                 line_color=ROLE_COLOURS[role],
                 line_width=4,
+                line_dash=[10, 6] if role == "query" else "solid",
                 legend_label=text,
             )
         style_legend(fig, "bottom_left")
@@ -286,6 +311,7 @@ class GeometryView(pn.viewable.Viewer):
                     "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
                     "size": f32(np.full(len(vec), 16.0)),
                     "alpha": f32(alpha),
+                    **_label_offsets(vec),
                     "kind": kind,
                     "label": ["q", *pair_labels, *pair_labels],
                     "colour": [ROLE_COLOURS[k] for k in kind],

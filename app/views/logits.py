@@ -29,7 +29,7 @@ class LogitsView(pn.viewable.Viewer):
             mask_text=[],
         )
         self.source = ColumnDataSource(name="logits", data=cols)
-        fig = make_figure("Logits per key", height=330, y_range=row_range())
+        fig = make_figure("Logits per key", height=360, y_range=row_range())
         fig.xaxis.axis_label = "logit"
         renderers = []
         for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True):
@@ -79,7 +79,7 @@ class LogitsView(pn.viewable.Viewer):
                 ("after temperature", "@logit{0.000}"),
             ],
         )
-        style_legend(fig, "bottom_right")
+        style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
 
@@ -91,7 +91,7 @@ class LogitsView(pn.viewable.Viewer):
         finite = np.concatenate([raw[np.isfinite(raw)], scaled[np.isfinite(scaled)], logit[legal]])
         low = min(0.0, float(finite.min(initial=0.0)))
         high = max(0.0, float(finite.max(initial=0.0)))
-        left_edge = low - 0.15 * max(high - low, 1.0)
+        left_edge = low - 0.3 * max(high - low, 1.0)
         n = len(logit)
         assign(
             self.source,

@@ -79,7 +79,14 @@ def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
     return fig
 
 
-def style_legend(fig: figure, location: str = "top_right") -> None:
+def style_legend(fig: figure, location: str = "top_right", *, below: bool = False) -> None:
+    if below:
+        # Under the plot, in one row: the legend never hides a bar.
+        legend = fig.legend[0]
+        fig.center = [item for item in fig.center if item is not legend]
+        fig.add_layout(legend, "below")
+        legend.orientation = "horizontal"
+        location = "center"
     fig.legend.location = location
     fig.legend.label_text_font = FONT
     fig.legend.label_text_font_size = "14px"

@@ -24,7 +24,7 @@ class WeightsView(pn.viewable.Viewer):
         self.source = ColumnDataSource(name="weights", data=cols)
         fig = make_figure(
             "Weight vs share of contribution norm",
-            height=330,
+            height=360,
             y_range=row_range(),
             x_range=Range1d(0, 1.18),
         )
@@ -70,7 +70,7 @@ class WeightsView(pn.viewable.Viewer):
                 ("share", "@norm_share{0.0%}"),
             ],
         )
-        style_legend(fig, "bottom_right")
+        style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
 
