@@ -151,6 +151,7 @@ class GeometryView(pn.viewable.Viewer):
 
     def _build_address(self):
         fig = self._square("Address: query and keys", "x", "y")
+        fig.name = "address_plot"
         not_value = CDSView(filter=~GroupFilter(column_name="kind", group="value"))
         keys_only = CDSView(filter=GroupFilter(column_name="kind", group="key"))
         query_only = CDSView(filter=GroupFilter(column_name="kind", group="query"))
@@ -211,6 +212,7 @@ class GeometryView(pn.viewable.Viewer):
 
     def _build_payload(self):
         fig = self._square("Payload: values, w·v, output", "x", "y")
+        fig.name = "payload_plot"
         values = CDSView(filter=GroupFilter(column_name="kind", group="value"))
         contrib = CDSView(filter=GroupFilter(column_name="kind", group="contribution"))
         output = CDSView(filter=GroupFilter(column_name="kind", group="output"))

@@ -56,6 +56,14 @@ READ_MODEL = """([name, attr]) => {
   const model = Bokeh.documents[0].get_model_by_name(name);
   return model === null ? null : model[attr];
 }"""
+# Screen position of a data point in a named figure (via its Bokeh view's scales).
+SCREEN_POINT = """([name, x, y]) => {
+  const model = Bokeh.documents[0].get_model_by_name(name);
+  let view = null;
+  for (const root of Bokeh.index.roots) { view = root.owner.find_one(model); if (view) break; }
+  const box = view.canvas_view.el.getBoundingClientRect();
+  return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
+}"""
 # The slider's title and its handle share one shadow root.
 FIND_SLIDER = """(handles, title) => handles.findIndex(h => {
   const t = h.getRootNode().querySelector('.bk-slider-title');
@@ -210,6 +218,21 @@ class LabPage:
         box = boxes.nth(index)
         box.focus()
         box.press("Space")
+
+    def drag(self, figure: str, start: tuple[float, float], end: tuple[float, float]) -> None:
+        """Drag with the mouse from one data point to another inside a named figure."""
+        x0, y0 = self.page.evaluate(SCREEN_POINT, [figure, *start])
+        x1, y1 = self.page.evaluate(SCREEN_POINT, [figure, *end])
+        mouse = self.page.mouse
+        mouse.move(x0, y0)
+        mouse.down()
+        for step in range(1, 11):
+            mouse.move(x0 + (x1 - x0) * step / 10, y0 + (y1 - y0) * step / 10)
+            self.page.wait_for_timeout(15)
+        mouse.up()
+
+    def open_tab(self, name: str) -> None:
+        self.page.get_by_text(name, exact=True).first.click()
 
     def click_button(self, name: str) -> None:
         self.page.get_by_role("button", name=name).first.click()

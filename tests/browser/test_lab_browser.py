@@ -89,6 +89,21 @@ def test_larger_d_k_without_scale_sharpens_the_route(lab):
     )
 
 
+def test_dragging_a_key_tip_moves_the_key_and_the_route(lab):
+    geometry = lab.data("geometry")
+    weights = lab.data("weights")
+    c = geometry["kind"].index("key") + 2  # key C's row
+    start = (geometry["x1"][c], geometry["y1"][c])
+    lab.drag("address_plot", start, (1.0, 1.0))
+    moved = lab.wait_until(
+        lambda: (g := lab.data("geometry"))["x1"][c] != geometry["x1"][c] and g, "C to move"
+    )
+    assert moved["x1"][c] == pytest.approx(1.0, abs=0.03)
+    assert moved["y1"][c] == pytest.approx(1.0, abs=0.03)
+    lab.wait_for_change("weights", weights)
+    lab.wait_until(lambda: "keys=" in lab.search(), "the dragged key to reach the URL")
+
+
 def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
     before = lab.data("weights")
     lab.toggle_checkbox("C: takes part")
@@ -160,6 +175,37 @@ def test_two_sessions_do_not_affect_each_other(open_lab):
     second.page.wait_for_timeout(500)
     assert second.data("contributions") == untouched
     assert second.search() == ""
+
+
+def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):
+    page = open_lab()
+    # A lesson step: load, predict, act, measure.
+    page.click_button("Load this step")
+    page.page.get_by_text("The weights stay exactly the same and the output moves").click()
+    before = page.data("contributions")
+    page.click_button("Do it for me")
+    page.wait_for_change("contributions", before)
+    page.click_button("Measure")
+    page.wait_until(lambda: page.shows("Your prediction was right."), "the lesson's verdict")
+    assert page.shows("The measurement bears it out.")
+    # The audit lists its checks.
+    page.open_tab("Audit")
+    page.click_button("Run the audit")
+    page.wait_until(lambda: page.shows("checks pass"), "the audit summary")
+    # An impossible import is refused with a message; the lab keeps going.
+    page.open_tab("Share & export")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "attention-lab/1", "temperature": "hot"}')
+    weights = page.data("weights")
+    page.page.locator("input[type=file]").set_input_files(str(bad))
+    page.wait_until(lambda: page.shows("bad.json was not imported"), "the import refusal")
+    assert page.data("weights") == weights
+    good = tmp_path / "good.json"
+    good.write_text('{"format": "attention-lab/1", "scenario": "contest", "temperature": 2.0}')
+    page.page.locator("input[type=file]").set_input_files(str(good))
+    page.wait_until(lambda: page.data("weights")["label"][0] == "logit 2", "the imported scenario")
+    assert page.data("entropy_now")["temperature"] == [2.0]
+    assert "scenario=contest" in page.search()
 
 
 def test_no_console_errors_and_nothing_fetched_from_outside(problems, lab):
