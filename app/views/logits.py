@@ -11,7 +11,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.transform import dodge
 
-from .rows import row_axis, row_range, set_rows
+from .rows import row_axis, row_positions, row_range, set_rows
 from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
@@ -21,7 +21,7 @@ BAR = 0.26
 class LogitsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
-        cols = {c: f32([]) for c in ("index", "raw", "scaled", "logit", "logit_drawn")}
+        cols = {c: f32([]) for c in ("index", "row", "raw", "scaled", "logit", "logit_drawn")}
         cols.update(
             {c: f32([]) for c in ("hatch_left", "hatch_right")},
             label=[],
@@ -36,7 +36,7 @@ class LogitsView(pn.viewable.Viewer):
             drawn = "logit_drawn" if column == "logit" else column
             renderers.append(
                 fig.hbar(
-                    y=dodge("index", offset, range=fig.y_range),
+                    y=dodge("row", offset, range=fig.y_range),
                     right=drawn,
                     left=0,
                     height=BAR * 0.92,
@@ -46,7 +46,7 @@ class LogitsView(pn.viewable.Viewer):
                 )
             )
         fig.hbar(
-            y=dodge("index", BAR, range=fig.y_range),
+            y=dodge("row", BAR, range=fig.y_range),
             left="hatch_left",
             right="hatch_right",
             height=BAR * 0.92,
@@ -60,7 +60,7 @@ class LogitsView(pn.viewable.Viewer):
         )
         fig.text(
             x="hatch_right",
-            y=dodge("index", BAR, range=fig.y_range),
+            y=dodge("row", BAR, range=fig.y_range),
             text="mask_text",
             source=self.source,
             x_offset=6,
@@ -93,10 +93,12 @@ class LogitsView(pn.viewable.Viewer):
         high = max(0.0, float(finite.max(initial=0.0)))
         left_edge = low - 0.3 * max(high - low, 1.0)
         n = len(logit)
+        rows, shown = row_positions(snap.weights, snap.labels)
         assign(
             self.source,
             {
                 "index": f32(np.arange(n)),
+                "row": rows,
                 "raw": f32(raw),
                 "scaled": f32(scaled),
                 "logit": f32(logit),
@@ -108,7 +110,12 @@ class LogitsView(pn.viewable.Viewer):
                 "mask_text": ["" if ok else "−∞ masked" for ok in legal],
             },
         )
-        set_rows(self.figure, snap.labels)
+        set_rows(self.figure, shown)
+        title = "Logits per key"
+        if len(shown) < len(rows):
+            title += f" (top {len(shown)} of {len(rows)} by weight)"
+        if self.figure.title.text != title:
+            self.figure.title.text = title
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

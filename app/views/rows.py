@@ -17,8 +17,24 @@ def row_axis(fig) -> None:
     fig.yaxis[0].ticker = FixedTicker(ticks=[])
 
 
+def row_positions(weights, labels) -> tuple[np.ndarray, list[str]]:
+    """Where each key's bar goes: every key in order while they fit, else the heaviest
+    MAX_LABELLED_ROWS keys, heaviest on top, and NaN (not drawn) for the rest.
+
+    The source still holds one row per key; only the drawing is selective, because thousands
+    of sub-pixel bars read as a smear.
+    """
+    n = len(labels)
+    if n <= MAX_LABELLED_ROWS:
+        return np.arange(n, dtype=np.float32), [str(lab) for lab in labels]
+    top = np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")[:MAX_LABELLED_ROWS]
+    rows = np.full(n, np.nan, dtype=np.float32)
+    rows[top] = np.arange(len(top), dtype=np.float32)
+    return rows, [str(labels[i]) for i in top]
+
+
 def set_rows(fig, labels) -> None:
-    """Point the y axis at one row per key; name rows while there are few enough to read."""
+    """Point the y axis at one row per drawn key, each named."""
     n = len(labels)
     start, end = n - 0.5, -0.5
     if fig.y_range.start != start or fig.y_range.end != end:
@@ -37,6 +53,20 @@ def set_ticks(axis, labels) -> None:
         axis.ticker.ticks = ticks
     if axis.major_label_overrides != overrides:
         axis.major_label_overrides = overrides
+    size = "14px" if len(ticks) <= 12 else "10px"
+    if axis.major_label_text_font_size != size:
+        axis.major_label_text_font_size = size
+
+
+def fit_end(current: float, needed: float, *, full: float) -> float:
+    """Right end of a 0..x axis: the full scale while values are large, zoomed in on small
+    ones; it moves only when the values leave the view or shrink far below it."""
+    if needed > 0.3 * full:
+        return full
+    needed = max(needed, 1e-4)
+    if needed > current or needed < 0.4 * current:
+        return float(1.25 * needed)
+    return current
 
 
 def _sparse_ticks(n: int) -> list[int]:

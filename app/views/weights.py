@@ -7,30 +7,32 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, Range1d
+from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
 from bokeh.transform import dodge
 
-from .rows import row_axis, row_range, set_rows
+from .rows import fit_end, row_axis, row_positions, row_range, set_rows
 from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.38
+FULL = 1.18  # the whole 0..1 scale, with room for the labels
 
 
 class WeightsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
-        cols = {c: f32([]) for c in ("index", "weight", "contribution_norm", "norm_share")}
+        cols = {c: f32([]) for c in ("index", "row", "weight", "contribution_norm", "norm_share")}
         cols.update(label=[], legal=np.zeros(0, dtype=bool), mask_text=[])
         self.source = ColumnDataSource(name="weights", data=cols)
         fig = make_figure(
-            "Weight vs share of contribution norm",
+            "Weights and shares of |w·v|",
             height=360,
             y_range=row_range(),
-            x_range=Range1d(0, 1.18),
+            x_range=Range1d(0, FULL),
         )
-        fig.xaxis.axis_label = "fraction (weights sum to 1; norm shares sum to 1)"
+        fig.xaxis.axis_label = "share (weights sum to 100%, and so do the |w·v| shares)"
+        fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
         w = fig.hbar(
-            y=dodge("index", -BAR / 2, range=fig.y_range),
+            y=dodge("row", -BAR / 2, range=fig.y_range),
             right="weight",
             left=0,
             height=BAR * 0.92,
@@ -39,7 +41,7 @@ class WeightsView(pn.viewable.Viewer):
             legend_label="weight w",
         )
         s = fig.hbar(
-            y=dodge("index", BAR / 2, range=fig.y_range),
+            y=dodge("row", BAR / 2, range=fig.y_range),
             right="norm_share",
             left=0,
             height=BAR * 0.92,
@@ -52,7 +54,7 @@ class WeightsView(pn.viewable.Viewer):
         )
         fig.text(
             x=0,
-            y="index",
+            y="row",
             text="mask_text",
             source=self.source,
             x_offset=6,
@@ -80,10 +82,12 @@ class WeightsView(pn.viewable.Viewer):
         total = float(norms.sum())
         share = norms / total if total > 0 else np.zeros_like(norms)
         legal = np.asarray(snap.legal, dtype=bool)
+        rows, shown = row_positions(weights, snap.labels)
         assign(
             self.source,
             {
                 "index": f32(np.arange(len(weights))),
+                "row": rows,
                 "weight": f32(weights),
                 "contribution_norm": f32(norms),
                 "norm_share": f32(share),
@@ -92,7 +96,16 @@ class WeightsView(pn.viewable.Viewer):
                 "mask_text": ["" if ok else "masked: weight 0" for ok in legal],
             },
         )
-        set_rows(self.figure, snap.labels)
+        set_rows(self.figure, shown)
+        x_range = self.figure.x_range
+        end = fit_end(x_range.end, float(max(weights.max(), share.max())), full=FULL)
+        if end != x_range.end:
+            x_range.end = end
+        title = "Weights and shares of |w·v|"
+        if len(shown) < len(rows):
+            title += f" (top {len(shown)} of {len(rows)})"
+        if self.figure.title.text != title:
+            self.figure.title.text = title
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
