@@ -27,7 +27,7 @@ class AuditView(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self.button = pn.widgets.Button(name="Run the audit", button_type="primary")
+        self.button = pn.widgets.Button(label="Run the audit", button_type="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.table = pn.widgets.Tabulator(
@@ -37,7 +37,6 @@ class AuditView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
             visible=False,
-            name="audit",
         )
 
     def run(self, _event=None) -> None:
@@ -83,7 +82,7 @@ class DiagnosisView(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self.button = pn.widgets.Button(name="Why is it sharp?", button_type="primary")
+        self.button = pn.widgets.Button(label="Why is it sharp?", button_type="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.table = pn.widgets.Tabulator(
@@ -93,7 +92,6 @@ class DiagnosisView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
             visible=False,
-            name="diagnosis",
         )
 
     def run(self, _event=None) -> None:

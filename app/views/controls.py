@@ -71,7 +71,7 @@ class ControlsPanel(pn.viewable.Viewer):
         )
         low, high = (math.log10(x) for x in TEMPERATURE_RANGE)
         self.temperature = pn.widgets.FloatSlider(
-            name="Temperature τ (log scale)",
+            label="Temperature τ (log scale)",
             start=low,
             end=high,
             step=0.005,
@@ -91,7 +91,7 @@ class ControlsPanel(pn.viewable.Viewer):
         # d_k moves in powers of two (the slider holds log2 d_k); a whole number that is not a
         # power of two (from a link or an import) still shows exactly.
         self.d_k = pn.widgets.FloatSlider(
-            name="d_k (key dimension, log scale)",
+            label="d_k (key dimension, log scale)",
             start=1,
             end=12,
             step=1,
@@ -114,6 +114,14 @@ class ControlsPanel(pn.viewable.Viewer):
         self.normalise = pn.widgets.Checkbox.from_param(
             p.normalise, name="Normalise q and keys to unit length"
         )
+        self.query_position = pn.widgets.IntSlider.from_param(
+            p.query_position,
+            name="Query position (causal hides keys after it)",
+            start=0,
+            end=max(1, len(state.keys) - 1),
+            sizing_mode="stretch_width",
+        )
+        state.param.watch(self._pairs_changed, "keys")
         self.distractors = pn.widgets.EditableIntSlider.from_param(
             p.distractors,
             name="Distractor keys",
@@ -167,11 +175,15 @@ class ControlsPanel(pn.viewable.Viewer):
             start=0,
             sizing_mode="stretch_width",
         )
-        unavailable = [name for name, note in backend_notes.items() if note]
+        # Unavailable backends stay selectable (a link or an import may name one): the state
+        # then runs numpy and says so. Their option text carries the warning up front.
         self.backend = pn.widgets.Select.from_param(
             p.backend,
             name="Backend",
-            disabled_options=unavailable,
+            options={
+                (f"{name} (not available here)" if backend_notes.get(name) else name): name
+                for name in p.backend.objects
+            },
             sizing_mode="stretch_width",
         )
         notes = [
@@ -186,6 +198,11 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
 
+    def _pairs_changed(self, event) -> None:
+        end = max(1, len(event.new) - 1)  # a slider needs start < end
+        if self.query_position.end != end:
+            self.query_position.end = end
+
     def __panel__(self):
         heading = lambda text: pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))  # noqa: E731
         return pn.Column(
@@ -199,6 +216,7 @@ class ControlsPanel(pn.viewable.Viewer):
             self.scale,
             heading("Candidates"),
             self.causal,
+            self.query_position,
             self.distractors,
             self.distractor_norm,
             self.distractor_similarity,

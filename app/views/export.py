@@ -30,7 +30,7 @@ class ExportView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.upload = pn.widgets.FileInput(
-            accept=".json,application/json", multiple=False, name="Import a configuration (JSON)"
+            accept=".json,application/json", multiple=False, label="Import a configuration (JSON)"
         )
         self.upload.param.watch(self._import, "value")
         self.message = pn.pane.Alert(

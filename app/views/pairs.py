@@ -14,13 +14,13 @@ INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
 class PairRow:
     def __init__(self, editor, index: int):
         self.index = index
-        self.kx = pn.widgets.FloatInput(name="key x", **INPUT)
-        self.ky = pn.widgets.FloatInput(name="key y", **INPUT)
-        self.vx = pn.widgets.FloatInput(name="value x", **INPUT)
-        self.vy = pn.widgets.FloatInput(name="value y", **INPUT)
+        self.kx = pn.widgets.FloatInput(label="key x", **INPUT)
+        self.ky = pn.widgets.FloatInput(label="key y", **INPUT)
+        self.vx = pn.widgets.FloatInput(label="value x", **INPUT)
+        self.vy = pn.widgets.FloatInput(label="value y", **INPUT)
         # The checkbox carries the pair's label: "[x] A" reads as "key A takes part".
         self.legal = pn.widgets.Checkbox(
-            name="", value=True, margin=(8, 4, 2, 6), css_classes=["lab-pair-label"]
+            label="", value=True, margin=(8, 4, 2, 6), css_classes=["lab-pair-label"]
         )
         for w in (self.kx, self.ky):
             w.param.watch(lambda e: editor.edit_key(self.index, self), "value")
@@ -41,10 +41,10 @@ class PairsEditor(pn.viewable.Viewer):
         self._busy = False
         self._rows: list[PairRow] = []
         self._column = pn.Column(sizing_mode="stretch_width", margin=0)
-        self.swap_a = pn.widgets.Select(name="Swap the value of", width=105)
-        self.swap_b = pn.widgets.Select(name="with the value of", width=105)
+        self.swap_a = pn.widgets.Select(label="Swap the value of", width=105)
+        self.swap_b = pn.widgets.Select(label="with the value of", width=105)
         self.swap = pn.widgets.Button(
-            name="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
+            label="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
         )
         self.swap.on_click(self._do_swap)
         state.param.watch(self.refresh, ["keys", "values", "mask", "labels"])
@@ -65,8 +65,8 @@ class PairsEditor(pn.viewable.Viewer):
             for i, row in enumerate(self._rows):
                 legal = bool(mask[i]) if i < len(mask) else True
                 text = f"{labels[i]}: takes part" if legal else f"{labels[i]}: masked"
-                if row.legal.name != text:
-                    row.legal.name = text
+                if row.legal.label != text:
+                    row.legal.label = text
                 row.kx.value, row.ky.value = float(keys[i][0]), float(keys[i][1])
                 row.vx.value, row.vy.value = float(values[i][0]), float(values[i][1])
                 row.legal.value = legal

@@ -68,6 +68,8 @@ class StatusView(pn.viewable.Viewer):
         if self.notice.object != notice:
             self.notice.object = notice
             self.notice.visible = bool(notice)
+            if notice and pn.state.notifications is not None:
+                pn.state.notifications.warning(snap.notice, duration=8000)
 
     def _error_changed(self, *events):
         message = self._state.error

@@ -104,6 +104,8 @@ class WeightsView(pn.viewable.Viewer):
         title = "Weights and shares of |w·v|"
         if len(shown) < len(rows):
             title += f" (top {len(shown)} of {len(rows)})"
+        if snap.null_weight is not None:
+            title += f" · null route takes {snap.null_weight:.0%}"
         if self.figure.title.text != title:
             self.figure.title.text = title
 

@@ -1,0 +1,139 @@
+"""The page's views driven in-process (no server, no browser): session isolation, one hold per
+update, float32 columns, the drag path, and nothing built at import time."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import numpy as np
+import panel as pn
+import pytest
+from bokeh.model import Model
+
+import app.views
+from app.main import create_app
+
+NAMED = (
+    "geometry",
+    "contributions",
+    "logits",
+    "weights",
+    "entropy_sweep",
+    "dimension_sweep",
+    "jacobian",
+)
+
+
+def _equal(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "f" and b.dtype.kind == "f":
+        return np.array_equal(a, b, equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def _sources(page) -> dict:
+    lab = page.lab
+    found = {}
+    for view in (lab.geometry, lab.logits, lab.weights, lab.entropy, lab.dimension, lab.jacobian):
+        for value in vars(view).values():
+            if getattr(value, "name", None) in NAMED and hasattr(value, "data"):
+                found[value.name] = value
+    return found
+
+
+def test_every_named_source_exists_with_float32_columns():
+    sources = _sources(create_app())
+    assert set(sources) == set(NAMED)
+    for name, source in sources.items():
+        numeric = [v for v in source.data.values() if isinstance(v, np.ndarray)]
+        assert numeric, name
+        floats = [v for v in numeric if v.dtype.kind == "f"]
+        assert floats and all(v.dtype == np.float32 for v in floats), name
+
+
+def test_two_pages_share_no_model_and_no_state():
+    a, b = create_app(), create_app()
+    sa, sb = _sources(a), _sources(b)
+    assert not {id(s) for s in sa.values()} & {id(s) for s in sb.values()}
+    assert a.lab.state is not b.lab.state
+    untouched = {k: dict(v.data) for k, v in sb.items()}
+    a.lab.state.swap_values(0, 1)
+    a.lab.state.temperature = 0.3
+    for name, source in sb.items():
+        for column, values in untouched[name].items():
+            assert _equal(source.data[column], values), name
+
+
+def test_each_change_redraws_inside_exactly_one_hold(monkeypatch):
+    page = create_app()
+    calls = []
+    real_hold = pn.io.hold
+
+    def counting_hold(*args, **kwargs):
+        calls.append(args)
+        return real_hold(*args, **kwargs)
+
+    monkeypatch.setattr(pn.io, "hold", counting_hold)
+    page.lab.state.angle = 30.0
+    assert len(calls) == 1
+    page.lab.state.swap_values(0, 2)
+    assert len(calls) == 2
+
+
+def test_a_refused_change_keeps_the_last_drawing_and_shows_why():
+    page = create_app()
+    lab, state = page.lab, page.lab.state
+    state.toggle_mask(0)
+    state.toggle_mask(1)
+    drawn = {k: {c: np.array(v) for c, v in s.data.items()} for k, s in _sources(page).items()}
+    state.toggle_mask(2)  # every key masked: refused
+    assert state.error and lab.status.error.visible
+    assert "every key is masked" in lab.status.error.object
+    for name, source in _sources(page).items():
+        for column, values in drawn[name].items():
+            assert _equal(source.data[column], values), (name, column)
+    state.toggle_mask(0)
+    assert not state.error and not lab.status.error.visible
+
+
+def test_dragging_a_tip_sets_that_key_and_only_that_key():
+    page = create_app()
+    geometry, state = page.lab.geometry, page.lab.state
+    keys_before = [list(k) for k in state.keys]
+    data = dict(geometry.key_tips.data)
+    data["x"] = [*data["x"][:2], 0.5]
+    data["y"] = [*data["y"][:2], -0.5]
+    geometry.key_tips.data = data  # what the browser's PointDrawTool sends back
+    assert state.keys[2] == [0.5, -0.5]
+    assert [list(k) for k in state.keys[:2]] == keys_before[:2]
+    values_before = [list(v) for v in state.values]
+    tip = dict(geometry.query_tip.data)
+    geometry.query_tip.data = {"x": [0.0], "y": [2.0]}  # drag the query straight up
+    assert state.angle == pytest.approx(90.0, abs=0.01)
+    assert [list(v) for v in state.values] == values_before
+    assert tip != geometry.query_tip.data
+
+
+def test_many_keys_keep_one_row_per_key_but_draw_the_heaviest():
+    page = create_app()
+    page.lab.state.distractors = 1000
+    weights = page.lab.weights.source.data
+    assert len(weights["weight"]) == 1003
+    rows = np.asarray(weights["row"])
+    drawn = np.flatnonzero(~np.isnan(rows))
+    assert len(drawn) == 24
+    heaviest = np.argsort(-np.asarray(weights["weight"]), kind="stable")[:24]
+    assert set(drawn) == set(heaviest)
+    assert len(page.lab.jacobian.source.data["value"]) == 12 * 12
+
+
+def test_view_modules_build_nothing_at_import():
+    for info in pkgutil.iter_modules(app.views.__path__):
+        module = importlib.import_module(f"app.views.{info.name}")
+        for name, value in vars(module).items():
+            assert not isinstance(value, Model | pn.viewable.Viewable), (info.name, name)
+    import app.main as main
+
+    for name, value in vars(main).items():
+        assert not isinstance(value, Model | pn.viewable.Viewable), ("app.main", name)
