@@ -149,7 +149,6 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     """Build one session's page. Call it once per session (app/serve.py does)."""
     _serve_resources_locally()
     pn.extension(
-        "tabulator",
         notifications=True,
         reconnect=True,
         disconnect_notification=("Connection to the lab server lost; trying to reconnect..."),

@@ -15,6 +15,13 @@ CAUSE_NAMES = {
 }
 
 
+TABLE_CSS = """
+table { width: 100%; border-collapse: collapse; font-size: 14px; }
+th, td { padding: 4px 6px; text-align: left !important; vertical-align: top;
+         border-bottom: 1px solid #ddd; }
+"""
+
+
 def _run_safely(what: str, fn):
     """Run an analysis; a failure becomes a message, never a traceback in the page."""
     try:
@@ -30,13 +37,12 @@ class AuditView(pn.viewable.Viewer):
         self.button = pn.widgets.Button(label="Run the audit", button_type="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.table = pn.widgets.Tabulator(
+        self.table = pn.pane.DataFrame(
             pd.DataFrame(columns=["check", "result", "error", "detail"]),
-            disabled=True,
-            show_index=False,
+            index=False,
             sizing_mode="stretch_width",
-            layout="fit_data_stretch",
             visible=False,
+            stylesheets=[TABLE_CSS],
         )
 
     def run(self, _event=None) -> None:
@@ -55,7 +61,7 @@ class AuditView(pn.viewable.Viewer):
             for c in checks
         ]
         failed = [r["check"] for r in rows if r["result"] == "fail"]
-        self.table.value = pd.DataFrame(rows)
+        self.table.object = pd.DataFrame(rows)
         self.table.visible = True
         self.result.object = (
             f"**{len(rows) - len(failed)} of {len(rows)} checks pass.**"
@@ -85,13 +91,12 @@ class DiagnosisView(pn.viewable.Viewer):
         self.button = pn.widgets.Button(label="Why is it sharp?", button_type="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.table = pn.widgets.Tabulator(
+        self.table = pn.pane.DataFrame(
             pd.DataFrame(columns=["cause", "test", "before", "after", "implicated"]),
-            disabled=True,
-            show_index=False,
+            index=False,
             sizing_mode="stretch_width",
-            layout="fit_data_stretch",
             visible=False,
+            stylesheets=[TABLE_CSS],
         )
 
     def run(self, _event=None) -> None:
@@ -116,7 +121,7 @@ class DiagnosisView(pn.viewable.Viewer):
             )
             if f.implicated and f.note:
                 notes.append(f"- {html.escape(f.note)}")
-        self.table.value = pd.DataFrame(rows)
+        self.table.object = pd.DataFrame(rows)
         self.table.visible = True
         head = (
             f"**{html.escape(name)} holds {report.max_weight:.1%} of the weight.** "

@@ -43,7 +43,7 @@ def _limit(current: float, needed: float) -> float:
     """Keep the axis still while the content fits; grow at once, shrink only when far too big."""
     needed = max(needed, 0.5)
     if needed > current or needed < 0.45 * current:
-        return float(1.2 * needed)
+        return float(1.3 * needed)
     return current
 
 
