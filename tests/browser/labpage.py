@@ -56,11 +56,20 @@ READ_MODEL = """([name, attr]) => {
   const model = Bokeh.documents[0].get_model_by_name(name);
   return model === null ? null : model[attr];
 }"""
+# The element that has keyboard focus, looking through shadow roots, and its accessible text.
+FOCUSED = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  if (!el) return '';
+  const label = el.labels && el.labels.length ? el.labels[0].textContent.trim() : '';
+  return el.getAttribute('aria-label') || label || (el.textContent || '').trim() || el.value || '';
+}"""
 # Screen position of a data point in a named figure (via its Bokeh view's scales).
 SCREEN_POINT = """([name, x, y]) => {
   const model = Bokeh.documents[0].get_model_by_name(name);
   let view = null;
   for (const root of Bokeh.index.roots) { view = root.owner.find_one(model); if (view) break; }
+  view.canvas_view.el.scrollIntoView({block: 'center'});
   const box = view.canvas_view.el.getBoundingClientRect();
   return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
 }"""
@@ -233,6 +242,15 @@ class LabPage:
 
     def open_tab(self, name: str) -> None:
         self.page.get_by_text(name, exact=True).first.click()
+
+    def tab_through(self, presses: int) -> list[str]:
+        """Press Tab `presses` times from the top; the names of the elements that took focus."""
+        self.page.locator("body").focus()
+        names = []
+        for _ in range(presses):
+            self.page.keyboard.press("Tab")
+            names.append(self.page.evaluate(FOCUSED))
+        return names
 
     def click_button(self, name: str) -> None:
         self.page.get_by_role("button", name=name).first.click()

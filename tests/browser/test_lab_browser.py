@@ -36,6 +36,29 @@ def test_every_named_source_is_drawn(lab):
     assert not lab.shows("Traceback")
 
 
+def test_every_control_is_reachable_by_keyboard(lab):
+    lab.wait_until(lambda: lab.shows("Divide logits by √d_k"), "the sidebar")
+    lab.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    reached = set(lab.tab_through(120))
+    for name in (
+        "Scenario",
+        "Query angle (degrees)",
+        "Normalise q and keys to unit length",
+        "Temperature τ (log scale)",
+        "d_k (key dimension, log scale)",
+        "Divide logits by √d_k",
+        "Causal (hide later keys)",
+        "Null route (refuse when nothing is good enough)",
+        "A: takes part",
+        "C: takes part",
+        "Swap values",
+        "Load this step",
+        "Audit",
+        "Share & export",
+    ):
+        assert any(text.startswith(name) for text in reached), f"{name!r} not reachable by Tab"
+
+
 def test_swap_values_keeps_weights_and_moves_contributions(lab):
     weights = lab.column("weights", "weight")
     contributions = lab.data("contributions")
