@@ -23,6 +23,7 @@ from app.views.entropy import EntropyView
 from app.views.export import ExportView
 from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
+from app.views.lessons import LessonsView
 from app.views.logits import LogitsView
 from app.views.pairs import PairsEditor
 from app.views.status import StatusView
@@ -70,7 +71,7 @@ class Lab:
         self.audit = AuditView(state)
         self.diagnosis = DiagnosisView(state)
         self.export = ExportView(state)
-        self.lessons = _lessons_view(state)
+        self.lessons = LessonsView(state)
         self._doc = pn.state.curdoc
         self.drawn_at = 0.0
         state.param.watch(self.redraw, "snapshot")
@@ -121,14 +122,6 @@ class Lab:
         ]
 
 
-def _lessons_view(state):
-    try:
-        from app.views.lessons import LessonsView
-    except ImportError:  # lessons ship with app/lessons.py; the lab works without them
-        return pn.pane.Markdown("Lessons are not available in this build.")
-    return LessonsView(state)
-
-
 def _serve_resources_locally() -> None:
     """Point this session's component stylesheets at the server, never at the CDN.
 
@@ -138,11 +131,14 @@ def _serve_resources_locally() -> None:
     internet cannot reach (seen with Panel 1.9.4). Setting it before any model exists keeps
     every stylesheet local.
     """
-    from panel.io.resources import get_dist_path, use_cdn
+    try:  # private Panel/Bokeh names: if a later release moves them, serve as Panel does
+        from panel.io.resources import get_dist_path, use_cdn
 
-    doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None and not use_cdn():
-        doc._template_variables.setdefault("dist_url", get_dist_path())
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None and not use_cdn():
+            doc._template_variables.setdefault("dist_url", get_dist_path())
+    except (ImportError, AttributeError):
+        logging.getLogger(__name__).warning("could not pin stylesheets to this server")
 
 
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
