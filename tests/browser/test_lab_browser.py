@@ -7,7 +7,11 @@ the browser actually draws.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -229,6 +233,16 @@ def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):
     page.wait_until(lambda: page.data("weights")["label"][0] == "logit 2", "the imported scenario")
     assert page.data("entropy_now")["temperature"] == [2.0]
     assert "scenario=contest" in page.search()
+    # Exports: the configuration round-trips, the CSV has one row per key.
+    with page.page.expect_download() as info:
+        page.click_button("Download configuration (JSON)")
+    config = json.loads(Path(info.value.path()).read_text())
+    assert config["scenario"] == "contest" and config["temperature"] == 2.0
+    with page.page.expect_download() as info:
+        page.click_button("Download current numbers (CSV)")
+    rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text())))
+    assert [r["label"] for r in rows] == ["logit 2", "logit 1", "logit 0"]
+    assert math.isclose(sum(float(r["weight"]) for r in rows), 1.0, abs_tol=1e-9)
 
 
 def test_no_console_errors_and_nothing_fetched_from_outside(problems, lab):
