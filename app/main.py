@@ -141,6 +141,18 @@ def _serve_resources_locally() -> None:
         logging.getLogger(__name__).warning("could not pin stylesheets to this server")
 
 
+def _report_problem(exc: BaseException) -> None:
+    """Panel's handler for an exception in a browser-event callback: the traceback goes to the
+    server log, the page gets one sentence, and the session (with its last drawing) lives on."""
+    logging.getLogger(__name__).error("lab callback failed", exc_info=exc)
+    notifications = pn.state.notifications
+    if notifications is not None:
+        notifications.error(
+            f"That action failed ({type(exc).__name__}); the lab kept its last valid state.",
+            duration=8000,
+        )
+
+
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     """Build one session's page. Call it once per session (app/serve.py does)."""
     _serve_resources_locally()
@@ -150,6 +162,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         disconnect_notification=("Connection to the lab server lost; trying to reconnect..."),
         ready_notification="",
         throttled=False,
+        exception_handler=_report_problem,
     )
     state = state or LabState()
     lab = Lab(state)
