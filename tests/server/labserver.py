@@ -149,3 +149,120 @@ async def websocket_handshake(url: str, token: str, origin: str | None) -> int:
         return error.code
     connection.close()
     return 101
+
+
+class TcpRelay:
+    """A loopback TCP relay in front of the lab, whose open connections a test can cut.
+
+    Cutting every connection is what a Wi-Fi drop or a sleeping laptop looks like to the server
+    and the browser; the relay keeps listening, so the page can reconnect through it.
+    """
+
+    def __init__(self, upstream_port: int):
+        import threading
+
+        self.upstream_port = upstream_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self.down = False  # while True, new connections are refused (closed at once)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if self.down or self._closed:
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._open.update((client, upstream))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                self._drop(sock)
+
+    def _drop(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()
+
+    def cut(self) -> int:
+        """Drop every open connection (both directions); returns how many sockets were cut."""
+        with self._lock:
+            victims = list(self._open)
+        for sock in victims:
+            self._drop(sock)
+        return len(victims)
+
+    def close(self) -> None:
+        self._closed = True
+        self._listener.close()
+        self.cut()
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+# The session's document (a reconnect may register a second, scratch one after it).
+DOC_JS = "Bokeh.documents[0]"
+WEIGHTS_JS = f"() => Array.from({DOC_JS}.get_model_by_name('weights').data.weight)"
+LAB_READY_JS = (
+    "() => window.Bokeh && Bokeh.documents.length > 0 && "
+    "Bokeh.documents[0].get_model_by_name('weights') !== null && "
+    "Bokeh.documents[0].get_model_by_name('weights').data.weight.length > 0"
+)
+# Moves the temperature slider the way a drag does: by setting the Bokeh model's value.
+SET_TEMPERATURE_JS = (
+    f"v => {{ const models = [...{DOC_JS}._all_models.values()];"
+    " const s = models.find(m => typeof m.title === 'string' && m.title.startsWith('Temperature'));"
+    " s.value = v; }"
+)
+
+
+def chromium_browser(playwright):
+    """Debian's chromium under Playwright (no browser download), or skip if it is missing."""
+    import pytest
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    return playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+
+
+def open_lab_page(browser, url: str):
+    """A page showing the lab at `url`, once its weights have arrived."""
+    page = browser.new_page()
+    page.goto(url, wait_until="load", timeout=90_000)
+    page.wait_for_function(LAB_READY_JS, timeout=90_000)
+    return page

@@ -9,48 +9,27 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from labserver import ROOT
+from labserver import ROOT, chromium_browser, open_lab_page
 
 MARKUP_LABEL = '<b id="injected">A</b>'
 SCRIPT_LABEL = '<img src=x onerror="window.__pwned = 1">'
 BAD_VALUE = '<img src=y onerror="window.__pwned = 2">'
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
 BANNED_CALLS = {"eval", "exec", "compile", "__import__"}
 BANNED_MODULES = {"pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "yaml"}
 
 
 def _open_lab(lab, query: dict[str, str], check) -> None:
     """Load the lab with `query` in headless Chromium and run `check(page)`."""
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        browser = chromium_browser(playwright)
         try:
-            page = browser.new_page()
-            page.goto(f"{lab.base}/app?{urlencode(query)}", wait_until="load", timeout=90_000)
-            page.wait_for_function(
-                "() => window.Bokeh && Bokeh.documents.length > 0 && "
-                "Bokeh.documents[0].get_model_by_name('weights') !== null",
-                timeout=90_000,
-            )
-            check(page)
+            check(open_lab_page(browser, f"{lab.base}/app?{urlencode(query)}"))
         finally:
             browser.close()
 

@@ -1,0 +1,147 @@
+"""Faults a class meets: a dropped connection, and a server restart in the middle of a lesson.
+
+Both run a real `attention-lab` and a real browser (Debian's chromium under Playwright).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from labserver import (
+    LAB_READY_JS,
+    SET_TEMPERATURE_JS,
+    WEIGHTS_JS,
+    TcpRelay,
+    chromium_browser,
+    free_port,
+    http_get,
+    open_lab_page,
+    start_lab,
+)
+
+from app.reconnect import POLL_S, RELOAD_AFTER_S
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
+LOG10_T = 0.5  # the temperature slider is on a log10 scale: 10**0.5 = 3.162
+
+
+def _wait_for_weights_change(page, old: list[float], timeout_s: float = 30.0) -> list[float]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now = page.evaluate(WEIGHTS_JS)
+        if now != old:
+            return now
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the weights never changed from {old}")
+
+
+def _set_temperature(page, log10_t: float, before: list[float]) -> list[float]:
+    page.evaluate(SET_TEMPERATURE_JS, log10_t)
+    return _wait_for_weights_change(page, before)
+
+
+@pytest.mark.parametrize(
+    ("offline_ms", "reap_args", "reloads"),
+    [
+        # A Wi-Fi blip: the server still holds the session; Bokeh reattaches the page as it is.
+        (3000, [], False),
+        # A laptop asleep: the server has discarded the session (after ~1 s here), so the page
+        # rebuilds itself from its URL (app/reconnect.py).
+        (
+            RELOAD_AFTER_S * 1000 + 3000,
+            ["--", "--check-unused-sessions", "500", "--unused-session-lifetime", "1000"],
+            True,
+        ),
+    ],
+    ids=["short-drop", "session-reaped"],
+)
+def test_dropped_connection_reconnects_and_the_lab_keeps_working(
+    tmp_path, offline_ms, reap_args, reloads
+):
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    args = ["--no-show", "--port", str(port), *reap_args]
+    server = start_lab(args, port, tmp_path / "lab.log")
+    relay = TcpRelay(port)
+    # With --reuse-sessions the first visitor's session is kept as the template for later
+    # first renders and never expires; take that place so the browser's session is ordinary.
+    assert http_get(f"{server.base}/app")[0] == 200
+    try:
+        with sync_playwright() as playwright:
+            browser = chromium_browser(playwright)
+            try:
+                page = open_lab_page(browser, f"http://localhost:{relay.port}/app?scenario=contest")
+                opened = []
+                page.on(
+                    "console", lambda m: opened.append(m.text) if "is now open" in m.text else 0
+                )
+                start = page.evaluate(WEIGHTS_JS)
+                sharp = _set_temperature(page, -LOG10_T, start)
+                page.evaluate("() => { window.__sameDocument = true; }")
+
+                relay.down = True  # the Wi-Fi drops: open sockets die, new ones are refused
+                assert relay.cut() > 0
+                page.get_by_text("reconnect", exact=False).first.wait_for(timeout=30_000)
+                page.wait_for_timeout(offline_ms)
+                relay.down = False
+
+                # Bokeh logs each websocket it opens; wait for the reconnection.
+                deadline = time.monotonic() + 60
+                while not opened and time.monotonic() < deadline:
+                    page.wait_for_timeout(200)
+                assert opened, "the page never reconnected"
+                if reloads:
+                    page.wait_for_function("() => window.__sameDocument === undefined")
+                    page.wait_for_function(LAB_READY_JS, timeout=90_000)
+                else:
+                    page.wait_for_timeout(POLL_S * 1000 * 2)
+                    assert page.evaluate("() => window.__sameDocument") is True, "page reloaded"
+                # The page shows the lab as it was, and answers the controls again.
+                assert page.evaluate(WEIGHTS_JS) == pytest.approx(sharp, abs=1e-6)
+                _set_temperature(page, LOG10_T, sharp)
+                assert "temperature=3.162" in page.url
+            finally:
+                browser.close()
+    finally:
+        relay.close()
+        server.stop()
+
+
+def test_server_restart_then_reload_restores_the_same_lab(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    args = ["--no-show", "--port", str(port)]
+    first = start_lab(args, port, tmp_path / "first.log")
+    second = None
+    try:
+        with sync_playwright() as playwright:
+            browser = chromium_browser(playwright)
+            try:
+                page = open_lab_page(browser, f"http://localhost:{port}/app?scenario=contest")
+                start = page.evaluate(WEIGHTS_JS)
+                during_lesson = _set_temperature(page, LOG10_T, start)
+                page.wait_for_function("() => location.search.includes('temperature=')")
+                url = page.url
+
+                first.stop()
+                second = start_lab(args, port, tmp_path / "second.log")
+                page.reload(wait_until="load", timeout=90_000)
+                page.wait_for_function(
+                    "() => window.Bokeh && Bokeh.documents.length > 0 && "
+                    "Bokeh.documents[0].get_model_by_name('weights') !== null",
+                    timeout=90_000,
+                )
+                assert page.url == url
+                restored = page.evaluate(WEIGHTS_JS)
+                assert restored == pytest.approx(during_lesson, abs=1e-6)
+                assert restored != pytest.approx(start, abs=1e-3)
+            finally:
+                browser.close()
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
