@@ -33,6 +33,7 @@ from engine.scenarios import SCENARIOS
 
 TITLE = "Attention Lab"
 CSS_FILE = "lab.css"
+TEACHING_HEIGHT = 415
 
 
 def _assets_dir() -> Path | None:
@@ -96,11 +97,15 @@ class Lab:
         self.jacobian.update(snap)
 
     def main_area(self):
+        def panel(view):
+            # As tall as the planes beside it; longer content scrolls inside its tab.
+            return pn.Column(view, scroll=True, height=TEACHING_HEIGHT, sizing_mode="stretch_width")
+
         teaching = pn.Tabs(
-            ("Lessons", self.lessons),
-            ("Why is it sharp?", self.diagnosis),
-            ("Audit", self.audit),
-            ("Share & export", self.export),
+            ("Lessons", panel(self.lessons)),
+            ("Why is it sharp?", panel(self.diagnosis)),
+            ("Audit", panel(self.audit)),
+            ("Share & export", panel(self.export)),
             sizing_mode="stretch_width",
             min_width=320,
             css_classes=["lab-teaching"],

@@ -18,7 +18,7 @@ class LessonsView(pn.viewable.Viewer):
         self._state = state
         self._index = 0
         self._before = None
-        self.position = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-lesson-pos"])
+        self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
         self.previous = pn.widgets.Button(label="◀ Previous", width=110)
         self.next = pn.widgets.Button(label="Next ▶", width=110)
         self.load = pn.widgets.Button(label="Load this step", button_type="primary", width=150)
