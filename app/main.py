@@ -25,6 +25,7 @@ from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
 from app.views.lessons import LessonsView
 from app.views.logits import LogitsView
+from app.views.notify import notify
 from app.views.pairs import PairsEditor
 from app.views.status import StatusView
 from app.views.urlsync import UrlSync
@@ -150,12 +151,9 @@ def _report_problem(exc: BaseException) -> None:
     """Panel's handler for an exception in a browser-event callback: the traceback goes to the
     server log, the page gets one sentence, and the session (with its last drawing) lives on."""
     logging.getLogger(__name__).error("lab callback failed", exc_info=exc)
-    notifications = pn.state.notifications
-    if notifications is not None:
-        notifications.error(
-            f"That action failed ({type(exc).__name__}); the lab kept its last valid state.",
-            duration=8000,
-        )
+    notify(
+        "error", f"That action failed ({type(exc).__name__}); the lab kept its last valid state."
+    )
 
 
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
@@ -186,9 +184,6 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
             lab.url = UrlSync(state, location, INPUTS)
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
-            if pn.state.notifications is not None:
-                pn.state.notifications.error(
-                    f"The link could not be read ({type(exc).__name__}); showing the defaults."
-                )
+            notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")
     template.lab = lab  # tests and the benchmark reach the views through the page
     return template

@@ -10,6 +10,8 @@ import io
 
 import panel as pn
 
+from .notify import notify
+
 
 class ExportView(pn.viewable.Viewer):
     def __init__(self, state, **params):
@@ -62,11 +64,7 @@ class ExportView(pn.viewable.Viewer):
         self.message.object = html.escape(text)
         self.message.alert_type = kind
         self.message.visible = True
-        notifications = pn.state.notifications
-        if notifications is not None:
-            (notifications.error if kind == "danger" else notifications.success)(
-                text, duration=6000
-            )
+        notify("error" if kind == "danger" else "success", text)
 
     def __panel__(self):
         return pn.Column(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import panel as pn
 
+from .notify import notify
+
 INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
 
 
@@ -100,9 +102,7 @@ class PairsEditor(pn.viewable.Viewer):
         if a is None or b is None:
             return
         if a == b:
-            pn.state.notifications and pn.state.notifications.info(
-                "Pick two different pairs to swap their values."
-            )
+            notify("info", "Pick two different pairs to swap their values.")
             return
         self._state.swap_values(int(a), int(b))
 

@@ -9,6 +9,8 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+from .notify import notify
+
 
 class LiveSummary(ReactiveHTML):
     """A stable `role=status` element whose text is replaced in place.
@@ -21,9 +23,13 @@ class LiveSummary(ReactiveHTML):
 
     _template = (
         '<p id="summary" class="lab-summary" role="status" aria-live="polite" '
-        'aria-atomic="true">${text}</p>'
+        'aria-atomic="true"></p>'
     )
-    _child_config = {"text": "literal"}  # noqa: RUF012 - Panel reads this class attribute
+    # textContent, never innerHTML: labels in the sentence come from links and imports.
+    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
+        "render": "summary.textContent = data.text",
+        "text": "summary.textContent = data.text",
+    }
 
     _stylesheets = [  # noqa: RUF012
         ":host { width: 100%; }"
@@ -33,7 +39,7 @@ class LiveSummary(ReactiveHTML):
 
 
 def summary_text(text: str) -> str:
-    return html.escape(text or "")
+    return text or ""
 
 
 class StatusView(pn.viewable.Viewer):
@@ -68,8 +74,8 @@ class StatusView(pn.viewable.Viewer):
         if self.notice.object != notice:
             self.notice.object = notice
             self.notice.visible = bool(notice)
-            if notice and pn.state.notifications is not None:
-                pn.state.notifications.warning(snap.notice, duration=8000)
+            if notice:
+                notify("warning", snap.notice)
 
     def _error_changed(self, *events):
         message = self._state.error
@@ -79,9 +85,8 @@ class StatusView(pn.viewable.Viewer):
                 "The plots still show the last valid configuration."
             )
             self.error.visible = True
-            notifications = pn.state.notifications
-            if events and notifications is not None:
-                notifications.error(message, duration=6000)
+            if events:
+                notify("error", message, duration=6000)
         else:
             self.error.visible = False
 

@@ -8,9 +8,9 @@ and names it. Each warning becomes a notification; the page always loads.
 
 from __future__ import annotations
 
-import panel as pn
-
 from app import urlstate
+
+from .notify import notify
 
 
 class UrlSync:
@@ -60,6 +60,4 @@ class UrlSync:
 
 
 def _notify_warning(text: str) -> None:
-    notifications = pn.state.notifications
-    if notifications is not None:
-        notifications.warning(text, duration=10000)
+    notify("warning", text)
