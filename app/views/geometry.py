@@ -90,6 +90,12 @@ class GeometryView(pn.viewable.Viewer):
         self._pending: dict[str, object] = {}
         self._flush_scheduled = False
         self._n_pairs = 0
+        # Tip positions as last drawn: a drag changes only the rows that moved away from these
+        # (with "normalise" on, drawn keys differ from the stored ones, and must not be written).
+        self._drawn: dict[str, tuple[list[float], list[float]]] = {
+            "key": ([], []),
+            "value": ([], []),
+        }
 
         self.geometry = ColumnDataSource(name="geometry", data=self._empty_geometry())
         self.contributions = ColumnDataSource(name="contributions", data=self._empty_contrib())
@@ -331,8 +337,8 @@ class GeometryView(pn.viewable.Viewer):
                     "weight": f32(snap.weights[m:]),
                 },
             )
-            self._set_tips(self.key_tips, keys[:m])
-            self._set_tips(self.value_tips, vals[:m])
+            self._set_tips("key", self.key_tips, keys[:m])
+            self._set_tips("value", self.value_tips, vals[:m])
             if not np.allclose(
                 [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], q[:2], atol=1e-6
             ):
@@ -383,8 +389,9 @@ class GeometryView(pn.viewable.Viewer):
             },
         )
 
-    def _set_tips(self, source, points):
+    def _set_tips(self, kind, source, points):
         x, y = points[:, 0].tolist(), points[:, 1].tolist()
+        self._drawn[kind] = (x, y)
         old_x, old_y = source.data.get("x", []), source.data.get("y", [])
         if (
             len(old_x) == len(x)
@@ -444,11 +451,10 @@ class GeometryView(pn.viewable.Viewer):
                 state.angle = _wrap_angle(float(state.angle) + delta, state.param.angle.bounds)
                 continue
             setter = state.set_key if kind == "key" else state.set_value
-            current = state.keys if kind == "key" else state.values
-            for i, (x, y) in enumerate(zip(data["x"], data["y"], strict=False)):
-                if i >= len(current):
-                    break
-                if not np.allclose(current[i][:2], [x, y], atol=1e-9):
+            drawn_x, drawn_y = self._drawn[kind]
+            n = min(len(state.keys), len(drawn_x))
+            for i, (x, y) in enumerate(zip(data["x"][:n], data["y"][:n], strict=True)):
+                if not np.allclose([drawn_x[i], drawn_y[i]], [x, y], atol=1e-9):
                     setter(i, round(float(x), 4), round(float(y), 4))
 
     def __panel__(self):

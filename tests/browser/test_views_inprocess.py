@@ -137,3 +137,16 @@ def test_view_modules_build_nothing_at_import():
 
     for name, value in vars(main).items():
         assert not isinstance(value, Model | pn.viewable.Viewable), ("app.main", name)
+
+
+def test_dragging_with_normalise_on_leaves_the_other_stored_keys_alone():
+    page = create_app()
+    geometry, state = page.lab.geometry, page.lab.state
+    state.set_key(1, 3.0, 4.0)  # drawn at unit length once normalise is on
+    state.normalise = True
+    data = dict(geometry.key_tips.data)
+    data["x"] = [*data["x"][:2], 0.5]
+    data["y"] = [*data["y"][:2], -0.5]
+    geometry.key_tips.data = data
+    assert state.keys[1] == [3.0, 4.0]
+    assert state.keys[2] == [0.5, -0.5]
