@@ -31,6 +31,17 @@ class ExportView(pn.viewable.Viewer):
             label="Download current numbers (CSV)",
             sizing_mode="stretch_width",
         )
+        self.copy_link = pn.widgets.Button(
+            label="Copy a link to this exact lab",
+            button_type="success",
+            sizing_mode="stretch_width",
+        )
+        # In the browser only: the address bar already holds the whole configuration.
+        self.copy_link.js_on_click(
+            code="navigator.clipboard.writeText(window.location.href)"
+            ".then(() => { source.label = 'Link copied'; })"
+            ".catch(() => { source.label = 'Copy the address bar to share'; });"
+        )
         self.upload = pn.widgets.FileInput(
             accept=".json,application/json", multiple=False, label="Import a configuration (JSON)"
         )
@@ -74,6 +85,7 @@ class ExportView(pn.viewable.Viewer):
                 "button for a PNG.",
                 sizing_mode="stretch_width",
             ),
+            self.copy_link,
             self.json_download,
             self.csv_download,
             pn.pane.Markdown("**Import** a configuration saved earlier:", margin=(10, 10, 0, 10)),

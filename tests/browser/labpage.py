@@ -152,7 +152,10 @@ class LabPage:
     """One browser tab on the lab (one server session)."""
 
     def __init__(self, browser, url: str, problems: list[str]):
-        self.page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        self.page = browser.new_page(
+            viewport={"width": 1600, "height": 1000},
+            permissions=["clipboard-read", "clipboard-write"],
+        )
         self.problems = problems
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))

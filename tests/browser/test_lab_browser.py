@@ -233,6 +233,11 @@ def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):
     page.wait_until(lambda: page.data("weights")["label"][0] == "logit 2", "the imported scenario")
     assert page.data("entropy_now")["temperature"] == [2.0]
     assert "scenario=contest" in page.search()
+    # The share button puts this exact lab's address on the clipboard.
+    page.click_button("Copy a link to this exact lab")
+    page.wait_until(lambda: page.shows("Link copied"), "the copy confirmation")
+    copied = page.page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == page.page.url and "scenario=contest" in copied
     # Exports: the configuration round-trips, the CSV has one row per key.
     with page.page.expect_download() as info:
         page.click_button("Download configuration (JSON)")
