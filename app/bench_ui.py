@@ -16,6 +16,7 @@ import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -103,7 +104,10 @@ def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float
     """Key press on the angle slider -> `weights` data changed in the page, timed in the page."""
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, ".")
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "tests" / "browser" / "labpage.py").is_file():
+        raise SystemExit("--browser needs the source checkout (it reuses tests/browser/labpage.py)")
+    sys.path.insert(0, str(checkout))
     from tests.browser.labpage import CHROMIUM_ARGS, FIND_SLIDER, LOADED, LabServer, chromium_path
 
     path = chromium_path()
