@@ -232,6 +232,13 @@ class Run:
         if time.monotonic() > self.deadline:
             raise BudgetExceeded(f"time budget of {self.options.max_seconds} s used up")
 
+    def cpu_s(self) -> float | None:
+        """CPU seconds the server has used so far (user + system)."""
+        if self.server is None:
+            return None
+        times = self.server.cpu_times()
+        return times.user + times.system
+
     def rss_mb(self) -> float | None:
         if self.server is None:
             return None
@@ -304,18 +311,29 @@ class Run:
         warm, _ = self.open_students(1)
         self.close_students(warm)
         base = self.settle()
+        cpu_before_open = self.cpu_s()
         students, rate = self.open_students(options.sessions)
+        cpu_after_open = self.cpu_s()
         crowd = self.rss_mb()
         busy = students[: options.busy]
         before = len(self.tally.latencies_ms)
         achieved = self.drive(busy, options.rate, options.busy_seconds)
         latencies = np.array(self.tally.latencies_ms[before:])
+        cpu_after_busy = self.cpu_s()
         during = self.rss_mb()
         self.close_students(students)
         after = self.settle()
+        opened = sum(s.failed is None for s in students)
+        cpu_open = cpu_per_change = None
+        if cpu_before_open is not None and opened:
+            cpu_open = (cpu_after_open - cpu_before_open) / opened
+        if cpu_after_open is not None and latencies.size:
+            cpu_per_change = (cpu_after_busy - cpu_after_open) / latencies.size * 1000.0
         phase = {
             "sessions": options.sessions,
-            "opened": sum(s.failed is None for s in students),
+            "server_cpu_s_per_session_open": cpu_open,
+            "server_cpu_ms_per_change": cpu_per_change,
+            "opened": opened,
             "creation_rate_per_s": rate,
             "rss_server_started_mb": started,
             "rss_base_mb": base,
@@ -389,6 +407,8 @@ def render(report: dict) -> str:
             f"  control changes        {crowd['busy_sessions']} busy sessions at "
             f"{_fmt(crowd['achieved_rate_per_session'], '/s')} each (asked "
             f"{crowd['target_rate_per_session']}/s), {crowd['changes']} replies",
+            f"  server CPU             {_fmt(crowd['server_cpu_s_per_session_open'], ' s', 2)} "
+            f"per session opened, {_fmt(crowd['server_cpu_ms_per_change'], ' ms')} per change",
             f"  change -> update       p50 {_fmt(crowd['latency_p50_ms'], ' ms')}, p95 "
             f"{_fmt(crowd['latency_p95_ms'], ' ms')}, max {_fmt(crowd['latency_max_ms'], ' ms')}",
             f"  server RSS after close {_fmt(crowd['rss_after_close_mb'], ' MB')}",
