@@ -134,3 +134,37 @@ def test_image_command_and_environment_serve_the_lab(tmp_path):
         server.stop()
     result = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0, "the health check must fail once the server is gone"
+
+
+def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
+    """The image installs a wheel, not the checkout: it must carry the script and the assets."""
+    import zipfile
+
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("engine", "app", "assets"):
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + ["-w", str(tmp_path / "wheels"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = (tmp_path / "wheels").glob("attention_lab-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for module in ("app/serve.py", "app/cli.py", "app/main.py", "app/reconnect.py"):
+        assert module in names, f"{module} is not in the wheel"
+    version = wheel.name.split("-")[1]
+    data = f"attention_lab-{version}.data/data/share/attention-lab/assets/"
+    for asset in sorted(p.name for p in (ROOT / "assets").iterdir() if p.is_file()):
+        assert data + asset in names, f"assets/{asset} is not installed by the wheel"
+    entry_points = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith("entry_points.txt"))
+    )
+    assert b"attention-lab = app.cli:main" in entry_points
