@@ -100,7 +100,10 @@ def _port(text: str) -> int:
 
 def default_assets_dir() -> Path | None:
     """The lab's static files: the source checkout's assets/, else the installed data files."""
-    candidates = [Path(__file__).resolve().parents[1] / "assets"]
+    candidates = []
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file():  # a source checkout, not site-packages
+        candidates.append(checkout / "assets")
     for prefix in (sys.prefix, site.USER_BASE or ""):
         if prefix:
             candidates.append(Path(prefix) / "share" / "attention-lab" / "assets")
