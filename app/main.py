@@ -109,11 +109,21 @@ class Lab:
             ("Share & export", panel(self.export)),
             sizing_mode="stretch_width",
             min_width=320,
+            # Beside the planes when there is room for 340 px, else on its own line.
+            styles={"flex": "1 1 340px", "width": "auto"},
             css_classes=["lab-teaching"],
         )
         return [
             self.status,
-            pn.Row(self.geometry, teaching, sizing_mode="stretch_width", css_classes=["lab-top"]),
+            # Wraps on a laptop: the teaching tabs move under the planes instead of off-screen.
+            pn.FlexBox(
+                self.geometry,
+                teaching,
+                flex_wrap="wrap",
+                align_items="flex-start",
+                sizing_mode="stretch_width",
+                css_classes=["lab-top"],
+            ),
             pn.Row(self.weights, self.logits, sizing_mode="stretch_width"),
             pn.Row(self.entropy, self.jacobian, sizing_mode="stretch_width"),
             self.dimension,
