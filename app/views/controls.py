@@ -61,6 +61,10 @@ class ControlsPanel(pn.viewable.Viewer):
             options={t: n for n, t in scenario_titles.items()},
             sizing_mode="stretch_width",
         )
+        self.reset = pn.widgets.Button(
+            label="Reset this scenario", button_type="light", sizing_mode="stretch_width"
+        )
+        self.reset.on_click(lambda _event: state.load_scenario(state.scenario))
         self.angle = pn.widgets.FloatSlider.from_param(
             p.angle,
             name="Query angle (degrees)",
@@ -207,6 +211,7 @@ class ControlsPanel(pn.viewable.Viewer):
         heading = lambda text: pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))  # noqa: E731
         return pn.Column(
             self.scenario,
+            self.reset,
             heading("Route"),
             self.angle,
             self.normalise,

@@ -150,3 +150,15 @@ def test_dragging_with_normalise_on_leaves_the_other_stored_keys_alone():
     geometry.key_tips.data = data
     assert state.keys[1] == [3.0, 4.0]
     assert state.keys[2] == [0.5, -0.5]
+
+
+def test_reset_restores_the_scenario():
+    page = create_app()
+    state, controls = page.lab.state, page.lab.controls
+    fresh = page.lab.weights.source.data["weight"].copy()
+    state.angle = 60.0
+    state.temperature = 0.2
+    assert not np.allclose(page.lab.weights.source.data["weight"], fresh)
+    controls.reset.clicks += 1
+    assert state.angle == 0.0 and state.temperature == 1.0
+    np.testing.assert_allclose(page.lab.weights.source.data["weight"], fresh)
