@@ -11,6 +11,7 @@ Every flag has an environment variable, because a container's exec-form CMD expa
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shlex
 import site
@@ -26,6 +27,11 @@ DEFAULT_TOKEN_EXPIRATION_S = 7200
 LIVENESS_ENDPOINT = "liveness"
 ASSETS_ROUTE = "assets"
 LOG_LEVELS = ("trace", "debug", "info", "warning", "error", "critical")
+# Each session holds hundreds of Bokeh models, so with a class connected the default collector
+# keeps walking a large heap: measured with 20 sessions, 10 of them moving a slider 5 times a
+# second, p95 change-to-update latency fell from ~780 ms to ~270 ms with these thresholds.
+# Panel collects explicitly when a session is destroyed, so closed sessions are still freed.
+GC_THRESHOLDS = (50_000, 20, 10)
 
 SERVE_SCRIPT = Path(__file__).resolve().with_name("serve.py")
 
@@ -316,6 +322,8 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     os.environ.pop(BOKEH_ORIGIN_ENV, None)
     # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
     os.environ["BOKEH_RESOURCES"] = "server"
+    gc.set_threshold(*GC_THRESHOLDS)
+    gc.freeze()  # what is loaded so far lives as long as the server: stop rescanning it
     command_cls = _lab_serve_command()
     parser = argparse.ArgumentParser(prog="panel serve")
     command = command_cls(parser=parser)
