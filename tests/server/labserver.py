@@ -7,6 +7,7 @@ fill up and stall the server; the log is shown when start-up fails.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -136,8 +137,19 @@ def token_payload(token: str) -> dict:
     return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
 
 
-async def websocket_handshake(url: str, token: str, origin: str | None) -> int:
-    """Open the app's websocket with the given Origin; 101 if accepted, else the HTTP status."""
+def websocket_handshake(url: str, token: str, origin: str | None) -> int:
+    """Open the app's websocket with the given Origin; 101 if accepted, else the HTTP status.
+
+    Runs its own event loop in a worker thread: Playwright's sync API keeps a loop running in
+    the main thread for the whole session, and asyncio.run() refuses to nest inside it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _websocket_handshake(url, token, origin)).result()
+
+
+async def _websocket_handshake(url: str, token: str, origin: str | None) -> int:
     from tornado.httpclient import HTTPClientError, HTTPRequest
     from tornado.websocket import websocket_connect
 

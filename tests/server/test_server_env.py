@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -38,12 +37,12 @@ def test_environment_alone_configures_the_server(tmp_path):
         expiry = token_payload(token)["session_expiry"] - time.time()
         assert 3900 < expiry <= 4000
         ws = f"ws://localhost:{port}/app/ws"
-        assert asyncio.run(websocket_handshake(ws, token, "https://lab.example.org")) == 101
-        assert asyncio.run(websocket_handshake(ws, token, "https://other.example.org")) == 403
+        assert websocket_handshake(ws, token, "https://lab.example.org") == 101
+        assert websocket_handshake(ws, token, "https://other.example.org") == 403
         # The allowlist replaced the localhost default rather than adding to it. (Tornado lets a
         # page reach its own host, so the request goes to 127.0.0.1 to make the check apply.)
         ws_by_ip = f"ws://127.0.0.1:{port}/app/ws"
-        refused = asyncio.run(websocket_handshake(ws_by_ip, token, f"http://localhost:{port}"))
+        refused = websocket_handshake(ws_by_ip, token, f"http://localhost:{port}")
         assert refused == 403
     finally:
         server.stop()
