@@ -142,7 +142,9 @@ def test_server_restart_then_reload_restores_the_same_lab(tmp_path):
             try:
                 page = open_lab_page(browser, f"http://localhost:{port}/app?scenario=contest")
                 start = page.evaluate(WEIGHTS_JS)
-                during_lesson = _set_temperature(page, LOG10_T, start)
+                _move_until_it_answers(page, start, LOG10_T)
+                page.wait_for_timeout(1500)
+                during_lesson = page.evaluate(WEIGHTS_JS)
                 page.wait_for_function("() => location.search.includes('temperature=')")
                 url = page.url
 
