@@ -37,11 +37,6 @@ def _wait_for_weights_change(page, old: list[float], timeout_s: float = 30.0) ->
     raise AssertionError(f"the weights never changed from {old}")
 
 
-def _set_temperature(page, log10_t: float, before: list[float]) -> list[float]:
-    page.evaluate(SET_TEMPERATURE_JS, log10_t)
-    return _wait_for_weights_change(page, before)
-
-
 def _move_until_it_answers(
     page, before: list[float], log10_t: float, timeout_s: float = 60.0
 ) -> list[float]:
