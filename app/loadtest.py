@@ -1,6 +1,7 @@
 """Classroom load test: real websocket sessions against a real `attention-lab` server.
 
-    python -m app.loadtest                         # the full run (about two minutes)
+    python -m app.loadtest             # the classroom target: 200 open, 50 busy, 3 waves
+    python -m app.loadtest --sessions 50 --wave-sessions 6 --busy-seconds 15   # ~4 minutes
     python -m app.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
 
 Each simulated student is a `bokeh.client` session (the same protocol a browser speaks) with its
@@ -8,7 +9,8 @@ own thread and IO loop. Phases: open --sessions sessions (creation rate, memory 
 make --busy of them move the temperature slider --rate times a second for --busy-seconds
 (latency from the change until the server's new `weights` data arrives); close everything; then
 --waves rounds of --wave-sessions sessions that open, move the slider and close (memory after
-each wave). Bounded: loopback only, a hard time budget (--max-seconds), and it stops by itself.
+each wave). Bounded: loopback only, a hard time budget (--max-seconds), and it stops by itself;
+a run cut short by the budget reports what it measured and counts the cut as an error.
 """
 
 from __future__ import annotations
