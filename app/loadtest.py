@@ -246,13 +246,17 @@ class Run:
             return None
         return self.server.memory_info().rss / 2**20
 
-    def open_students(self, count: int) -> tuple[list[Student], float]:
-        """Open `count` sessions, at most --connect-concurrency at once; returns the rate."""
-        students: list[Student] = []
+    def open_students(self, count: int, students: list[Student]) -> tuple[float, bool]:
+        """Open `count` sessions into `students`, at most --connect-concurrency at once.
+
+        Returns (sessions opened per second, whether the time budget cut the opening short)."""
         started = time.perf_counter()
         window: list[Student] = []
+        cut = False
         for _ in range(count):
-            self.check_time()
+            if time.monotonic() > self.deadline:
+                cut = True
+                break
             student = Student(self.url, self.options.control, self.options.source, self.tally)
             student.start()
             students.append(student)
@@ -264,7 +268,7 @@ class Run:
                 self.tally.error("a session did not open in time")
         elapsed = time.perf_counter() - started
         opened = sum(s.failed is None and s.ready.is_set() for s in students)
-        return students, opened / elapsed if elapsed > 0 else math.nan
+        return (opened / elapsed if elapsed > 0 else math.nan), cut
 
     def close_students(self, students: list[Student]) -> None:
         for student in students:
@@ -308,72 +312,76 @@ class Run:
 
     def phase_crowd(self) -> None:
         options = self.options
-        started = self.rss_mb()
-        # One session first, so one-off imports and caches are not billed to the crowd.
-        warm, _ = self.open_students(1)
-        self.close_students(warm)
-        base = self.settle()
-        cpu_before_open = self.cpu_s()
-        students, rate = self.open_students(options.sessions)
-        cpu_after_open = self.cpu_s()
-        crowd = self.rss_mb()
-        busy = students[: options.busy]
-        before = len(self.tally.latencies_ms)
-        achieved = self.drive(busy, options.rate, options.busy_seconds)
-        latencies = np.array(self.tally.latencies_ms[before:])
-        cpu_after_busy = self.cpu_s()
-        during = self.rss_mb()
-        self.close_students(students)
-        after = self.settle()
-        opened = sum(s.failed is None for s in students)
-        cpu_open = cpu_per_change = None
-        if cpu_before_open is not None and opened:
-            cpu_open = (cpu_after_open - cpu_before_open) / opened
-        if cpu_after_open is not None and latencies.size:
-            cpu_per_change = (cpu_after_busy - cpu_after_open) / latencies.size * 1000.0
-        phase = {
+        phase = self.report["phases"]["crowd"] = {
             "sessions": options.sessions,
-            "server_cpu_s_per_session_open": cpu_open,
-            "server_cpu_ms_per_change": cpu_per_change,
-            "opened": opened,
-            "creation_rate_per_s": rate,
-            "rss_server_started_mb": started,
-            "rss_base_mb": base,
-            "rss_with_sessions_mb": crowd,
-            "rss_while_busy_mb": during,
-            "rss_after_close_mb": after,
-            "rss_per_session_mb": (crowd - base) / options.sessions if base and crowd else None,
-            "busy_sessions": len(busy),
             "target_rate_per_session": options.rate,
-            "achieved_rate_per_session": achieved,
-            "changes": int(latencies.size),
-            "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies.size else None,
-            "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies.size else None,
-            "latency_max_ms": float(latencies.max()) if latencies.size else None,
         }
-        self.report["phases"]["crowd"] = phase
+        phase["rss_server_started_mb"] = self.rss_mb()
+        # One session first, so one-off imports and caches are not billed to the crowd.
+        warm: list[Student] = []
+        self.open_students(1, warm)
+        self.close_students(warm)
+        base = phase["rss_base_mb"] = self.settle()
+        cpu_before_open = self.cpu_s()
+        students: list[Student] = []
+        try:
+            rate, cut = self.open_students(options.sessions, students)
+            opened = phase["opened"] = sum(s.failed is None for s in students)
+            phase["creation_rate_per_s"] = rate
+            cpu_after_open = self.cpu_s()
+            if cpu_before_open is not None and opened:
+                phase["server_cpu_s_per_session_open"] = (cpu_after_open - cpu_before_open) / opened
+            crowd = phase["rss_with_sessions_mb"] = self.rss_mb()
+            if base and crowd and opened:
+                phase["rss_per_session_mb"] = (crowd - base) / opened
+            if cut:
+                raise BudgetExceeded(f"time budget of {options.max_seconds} s used up")
+            busy = students[: options.busy]
+            phase["busy_sessions"] = len(busy)
+            before = len(self.tally.latencies_ms)
+            phase["achieved_rate_per_session"] = self.drive(
+                busy, options.rate, options.busy_seconds
+            )
+            latencies = np.array(self.tally.latencies_ms[before:])
+            phase["changes"] = int(latencies.size)
+            if cpu_after_open is not None and latencies.size:
+                cpu_busy = self.cpu_s() - cpu_after_open
+                phase["server_cpu_ms_per_change"] = cpu_busy / latencies.size * 1000.0
+            if latencies.size:
+                phase["latency_p50_ms"] = float(np.percentile(latencies, 50))
+                phase["latency_p95_ms"] = float(np.percentile(latencies, 95))
+                phase["latency_max_ms"] = float(latencies.max())
+            phase["rss_while_busy_mb"] = self.rss_mb()
+        finally:
+            self.close_students(students)
+        phase["rss_after_close_mb"] = self.settle()
 
     def phase_waves(self) -> None:
         options = self.options
         rss = []
-        for _ in range(options.waves):
-            students, _ = self.open_students(options.wave_sessions)
-            for _ in range(options.wave_changes):
-                self.check_time()
-                for student in students:
-                    student.change()
-                time.sleep(1.0 / options.rate)
-            self.close_students(students)
-            rss.append(self.settle())
-        growth = None
-        if len(rss) >= 2 and rss[0]:
-            growth = (rss[-1] - rss[0]) / rss[0] * 100.0
         self.report["phases"]["waves"] = {
             "waves": options.waves,
             "sessions_per_wave": options.wave_sessions,
             "rss_after_each_wave_mb": rss,
-            "growth_first_to_last_pct": growth,
+            "growth_first_to_last_pct": None,
         }
+        for _ in range(options.waves):
+            students: list[Student] = []
+            try:
+                _, cut = self.open_students(options.wave_sessions, students)
+                if cut:
+                    raise BudgetExceeded(f"time budget of {options.max_seconds} s used up")
+                for _ in range(options.wave_changes):
+                    self.check_time()
+                    for student in students:
+                        student.change()
+                    time.sleep(1.0 / options.rate)
+            finally:
+                self.close_students(students)
+            rss.append(self.settle())
+        if len(rss) >= 2 and rss[0]:
+            growth = (rss[-1] - rss[0]) / rss[0] * 100.0
+            self.report["phases"]["waves"]["growth_first_to_last_pct"] = growth
 
     def execute(self, phases: list[Callable[[], None]]) -> dict:
         started = time.perf_counter()
@@ -400,20 +408,20 @@ def render(report: dict) -> str:
     crowd = report["phases"].get("crowd")
     if crowd:
         lines += [
-            f"  sessions opened        {crowd['opened']}/{crowd['sessions']} "
-            f"at {_fmt(crowd['creation_rate_per_s'], '/s')}",
-            f"  server RSS             at start {_fmt(crowd['rss_server_started_mb'], ' MB')}, "
-            f"after one session {_fmt(crowd['rss_base_mb'], ' MB')}, with sessions "
-            f"{_fmt(crowd['rss_with_sessions_mb'], ' MB')}, per session "
-            f"{_fmt(crowd['rss_per_session_mb'], ' MB', 2)}",
-            f"  control changes        {crowd['busy_sessions']} busy sessions at "
-            f"{_fmt(crowd['achieved_rate_per_session'], '/s')} each (asked "
-            f"{crowd['target_rate_per_session']}/s), {crowd['changes']} replies",
-            f"  server CPU             {_fmt(crowd['server_cpu_s_per_session_open'], ' s', 2)} "
-            f"per session opened, {_fmt(crowd['server_cpu_ms_per_change'], ' ms')} per change",
-            f"  change -> update       p50 {_fmt(crowd['latency_p50_ms'], ' ms')}, p95 "
-            f"{_fmt(crowd['latency_p95_ms'], ' ms')}, max {_fmt(crowd['latency_max_ms'], ' ms')}",
-            f"  server RSS after close {_fmt(crowd['rss_after_close_mb'], ' MB')}",
+            f"  sessions opened        {crowd.get('opened', 0)}/{crowd['sessions']} "
+            f"at {_fmt(crowd.get('creation_rate_per_s'), '/s')}",
+            f"  server RSS             at start {_fmt(crowd.get('rss_server_started_mb'), ' MB')}, "
+            f"after one session {_fmt(crowd.get('rss_base_mb'), ' MB')}, with sessions "
+            f"{_fmt(crowd.get('rss_with_sessions_mb'), ' MB')}, per session "
+            f"{_fmt(crowd.get('rss_per_session_mb'), ' MB', 2)}",
+            f"  control changes        {crowd.get('busy_sessions', 0)} busy sessions at "
+            f"{_fmt(crowd.get('achieved_rate_per_session'), '/s')} each (asked "
+            f"{crowd.get('target_rate_per_session')}/s), {crowd.get('changes', 0)} replies",
+            f"  server CPU             {_fmt(crowd.get('server_cpu_s_per_session_open'), ' s', 2)} "
+            f"per session opened, {_fmt(crowd.get('server_cpu_ms_per_change'), ' ms')} per change",
+            f"  change -> update       p50 {_fmt(crowd.get('latency_p50_ms'), ' ms')}, p95 "
+            f"{_fmt(crowd.get('latency_p95_ms'), ' ms')}, max {_fmt(crowd.get('latency_max_ms'), ' ms')}",
+            f"  server RSS after close {_fmt(crowd.get('rss_after_close_mb'), ' MB')}",
         ]
     waves = report["phases"].get("waves")
     if waves:
