@@ -53,8 +53,8 @@ def test_load_tool_refuses_a_remote_target():
 
 def test_load_run_stops_at_its_time_budget_and_reports_what_it_measured(tmp_path):
     out = tmp_path / "cut.json"
-    command = [sys.executable, "-m", "app.loadtest", "--sessions", "40", "--busy", "2"]
-    command += ["--max-seconds", "8", "--settle-seconds", "1", "--json", str(out)]
+    command = [sys.executable, "-m", "app.loadtest", "--sessions", "80", "--busy", "2"]
+    command += ["--max-seconds", "20", "--settle-seconds", "1", "--json", str(out)]
     result = subprocess.run(
         command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=200
     )
@@ -62,5 +62,5 @@ def test_load_run_stops_at_its_time_budget_and_reports_what_it_measured(tmp_path
     report = json.loads(out.read_text())
     assert any("time budget" in error for error in report["errors"])
     crowd = report["phases"]["crowd"]
-    assert 0 < crowd["opened"] < 40
+    assert 0 < crowd["opened"] < 80
     assert crowd["rss_per_session_mb"] is not None
