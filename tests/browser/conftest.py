@@ -1,10 +1,11 @@
-"""One lab server and one headless Chromium for the whole browser suite (2 cores: keep it lean)."""
+"""One lab server for the whole browser suite (2 cores: keep it lean); Chromium is the
+session-wide `chromium` fixture in tests/conftest.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from .labpage import CHROMIUM_ARGS, LabPage, LabServer, chromium_path
+from .labpage import LabPage, LabServer
 
 
 @pytest.fixture(scope="session")
@@ -12,18 +13,6 @@ def lab_server():
     server = LabServer()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    path = chromium_path()
-    if path is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

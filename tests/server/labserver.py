@@ -237,15 +237,6 @@ class TcpRelay:
         self.cut()
 
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 # The session's document (a reconnect may register a second, scratch one after it).
 DOC_JS = "Bokeh.documents[0]"
 WEIGHTS_JS = f"() => Array.from({DOC_JS}.get_model_by_name('weights').data.weight)"
@@ -262,19 +253,9 @@ SET_TEMPERATURE_JS = (
 )
 
 
-def chromium_browser(playwright):
-    """Debian's chromium under Playwright (no browser download), or skip if it is missing."""
-    import pytest
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    return playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-
-
-def open_lab_page(browser, url: str):
-    """A page showing the lab at `url`, once its weights have arrived."""
-    page = browser.new_page()
+def open_lab_page(context, url: str):
+    """A page (in a browser context) showing the lab at `url`, once its weights have arrived."""
+    page = context.new_page()
     page.goto(url, wait_until="load", timeout=90_000)
     page.wait_for_function(LAB_READY_JS, timeout=90_000)
     return page

@@ -13,7 +13,6 @@ from labserver import (
     SET_TEMPERATURE_JS,
     WEIGHTS_JS,
     TcpRelay,
-    chromium_browser,
     free_port,
     http_get,
     open_lab_page,
@@ -70,10 +69,8 @@ def _move_until_it_answers(
     ids=["short-drop", "session-reaped"],
 )
 def test_dropped_connection_reconnects_and_the_lab_keeps_working(
-    tmp_path, offline_ms, reap_args, reloads
+    chromium, tmp_path, offline_ms, reap_args, reloads
 ):
-    from playwright.sync_api import sync_playwright
-
     port = free_port()
     args = ["--no-show", "--port", str(port), *reap_args]
     server = start_lab(args, port, tmp_path / "lab.log")
@@ -82,81 +79,77 @@ def test_dropped_connection_reconnects_and_the_lab_keeps_working(
     # first renders and never expires; take that place so the browser's session is ordinary.
     assert http_get(f"{server.base}/app")[0] == 200
     try:
-        with sync_playwright() as playwright:
-            browser = chromium_browser(playwright)
-            try:
-                page = open_lab_page(browser, f"http://localhost:{relay.port}/app?scenario=contest")
-                opened = []
-                page.on(
-                    "console", lambda m: opened.append(m.text) if "is now open" in m.text else 0
-                )
-                start = page.evaluate(WEIGHTS_JS)
-                _move_until_it_answers(page, start, -LOG10_T)
-                page.wait_for_timeout(1500)  # let any late update land, then take the state
-                sharp = page.evaluate(WEIGHTS_JS)
-                page.evaluate("() => { window.__sameDocument = true; }")
+        # A fresh context of the session-wide Chromium (tests/conftest.py).
+        context = chromium.new_context()
+        try:
+            page = open_lab_page(context, f"http://localhost:{relay.port}/app?scenario=contest")
+            opened = []
+            page.on("console", lambda m: opened.append(m.text) if "is now open" in m.text else 0)
+            start = page.evaluate(WEIGHTS_JS)
+            _move_until_it_answers(page, start, -LOG10_T)
+            page.wait_for_timeout(1500)  # let any late update land, then take the state
+            sharp = page.evaluate(WEIGHTS_JS)
+            page.evaluate("() => { window.__sameDocument = true; }")
 
-                relay.down = True  # the Wi-Fi drops: open sockets die, new ones are refused
-                assert relay.cut() > 0
-                page.get_by_text("reconnect", exact=False).first.wait_for(timeout=30_000)
-                page.wait_for_timeout(offline_ms)
-                relay.down = False
+            relay.down = True  # the Wi-Fi drops: open sockets die, new ones are refused
+            assert relay.cut() > 0
+            page.get_by_text("reconnect", exact=False).first.wait_for(timeout=30_000)
+            page.wait_for_timeout(offline_ms)
+            relay.down = False
 
-                # Bokeh logs each websocket it opens; wait for the reconnection.
-                deadline = time.monotonic() + 60
-                while not opened and time.monotonic() < deadline:
-                    page.wait_for_timeout(200)
-                assert opened, "the page never reconnected"
-                if reloads:
-                    page.wait_for_function("() => window.__sameDocument === undefined")
-                    page.wait_for_function(LAB_READY_JS, timeout=90_000)
-                else:
-                    page.wait_for_timeout(POLL_S * 1000 * 2)
-                    assert page.evaluate("() => window.__sameDocument") is True, "page reloaded"
-                # The page shows the lab as it was, and answers the controls again.
-                assert page.evaluate(WEIGHTS_JS) == pytest.approx(sharp, abs=1e-6)
-                soft = _move_until_it_answers(page, sharp, LOG10_T)
-                assert soft != pytest.approx(sharp, abs=1e-3)
-            finally:
-                browser.close()
+            # Bokeh logs each websocket it opens; wait for the reconnection.
+            deadline = time.monotonic() + 60
+            while not opened and time.monotonic() < deadline:
+                page.wait_for_timeout(200)
+            assert opened, "the page never reconnected"
+            if reloads:
+                page.wait_for_function("() => window.__sameDocument === undefined")
+                page.wait_for_function(LAB_READY_JS, timeout=90_000)
+            else:
+                page.wait_for_timeout(POLL_S * 1000 * 2)
+                assert page.evaluate("() => window.__sameDocument") is True, "page reloaded"
+            # The page shows the lab as it was, and answers the controls again.
+            assert page.evaluate(WEIGHTS_JS) == pytest.approx(sharp, abs=1e-6)
+            soft = _move_until_it_answers(page, sharp, LOG10_T)
+            assert soft != pytest.approx(sharp, abs=1e-3)
+        finally:
+            context.close()
     finally:
         relay.close()
         server.stop()
 
 
-def test_server_restart_then_reload_restores_the_same_lab(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_server_restart_then_reload_restores_the_same_lab(chromium, tmp_path):
     port = free_port()
     args = ["--no-show", "--port", str(port)]
     first = start_lab(args, port, tmp_path / "first.log")
     second = None
     try:
-        with sync_playwright() as playwright:
-            browser = chromium_browser(playwright)
-            try:
-                page = open_lab_page(browser, f"http://localhost:{port}/app?scenario=contest")
-                start = page.evaluate(WEIGHTS_JS)
-                _move_until_it_answers(page, start, LOG10_T)
-                page.wait_for_timeout(1500)
-                during_lesson = page.evaluate(WEIGHTS_JS)
-                page.wait_for_function("() => location.search.includes('temperature=')")
-                url = page.url
+        # A fresh context of the session-wide Chromium (tests/conftest.py).
+        context = chromium.new_context()
+        try:
+            page = open_lab_page(context, f"http://localhost:{port}/app?scenario=contest")
+            start = page.evaluate(WEIGHTS_JS)
+            _move_until_it_answers(page, start, LOG10_T)
+            page.wait_for_timeout(1500)
+            during_lesson = page.evaluate(WEIGHTS_JS)
+            page.wait_for_function("() => location.search.includes('temperature=')")
+            url = page.url
 
-                first.stop()
-                second = start_lab(args, port, tmp_path / "second.log")
-                page.reload(wait_until="load", timeout=90_000)
-                page.wait_for_function(
-                    "() => window.Bokeh && Bokeh.documents.length > 0 && "
-                    "Bokeh.documents[0].get_model_by_name('weights') !== null",
-                    timeout=90_000,
-                )
-                assert page.url == url
-                restored = page.evaluate(WEIGHTS_JS)
-                assert restored == pytest.approx(during_lesson, abs=1e-6)
-                assert restored != pytest.approx(start, abs=1e-3)
-            finally:
-                browser.close()
+            first.stop()
+            second = start_lab(args, port, tmp_path / "second.log")
+            page.reload(wait_until="load", timeout=90_000)
+            page.wait_for_function(
+                "() => window.Bokeh && Bokeh.documents.length > 0 && "
+                "Bokeh.documents[0].get_model_by_name('weights') !== null",
+                timeout=90_000,
+            )
+            assert page.url == url
+            restored = page.evaluate(WEIGHTS_JS)
+            assert restored == pytest.approx(during_lesson, abs=1e-6)
+            assert restored != pytest.approx(start, abs=1e-3)
+        finally:
+            context.close()
     finally:
         first.stop()
         if second is not None:

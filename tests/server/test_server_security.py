@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from labserver import ROOT, chromium_browser, open_lab_page
+from labserver import ROOT, open_lab_page
 
 MARKUP_LABEL = '<b id="injected">A</b>'
 SCRIPT_LABEL = '<img src=x onerror="window.__pwned = 1">'
@@ -22,21 +22,18 @@ BANNED_CALLS = {"eval", "exec", "compile", "__import__"}
 BANNED_MODULES = {"pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "yaml"}
 
 
-def _open_lab(lab, query: dict[str, str], check) -> None:
-    """Load the lab with `query` in headless Chromium and run `check(page)`."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = chromium_browser(playwright)
-        try:
-            check(open_lab_page(browser, f"{lab.base}/app?{urlencode(query)}"))
-        finally:
-            browser.close()
+def _open_lab(chromium, lab, query: dict[str, str], check) -> None:
+    """Load the lab with `query` in a fresh context of the shared Chromium; run `check(page)`."""
+    context = chromium.new_context()
+    try:
+        check(open_lab_page(context, f"{lab.base}/app?{urlencode(query)}"))
+    finally:
+        context.close()
 
 
 @pytest.mark.browser
 @pytest.mark.server
-def test_labels_from_a_link_are_shown_as_text(lab):
+def test_labels_from_a_link_are_shown_as_text(chromium, lab):
     def check(page):
         # Label A names the leading key in the summary line: it must appear literally.
         page.get_by_text(MARKUP_LABEL, exact=False).first.wait_for(timeout=60_000)
@@ -46,12 +43,12 @@ def test_labels_from_a_link_are_shown_as_text(lab):
         assert page.locator("img[src='x']").count() == 0, "a label was rendered as HTML"
         assert page.evaluate("() => window.__pwned") is None, "a label ran a script"
 
-    _open_lab(lab, {"labels": json.dumps([MARKUP_LABEL, SCRIPT_LABEL, "C"])}, check)
+    _open_lab(chromium, lab, {"labels": json.dumps([MARKUP_LABEL, SCRIPT_LABEL, "C"])}, check)
 
 
 @pytest.mark.browser
 @pytest.mark.server
-def test_a_bad_link_value_is_named_as_text_in_the_warning(lab):
+def test_a_bad_link_value_is_named_as_text_in_the_warning(chromium, lab):
     def check(page):
         # The invalid value is named in a notification, which must show it, not render it.
         page.locator(".notyf__message").first.wait_for(timeout=60_000)
@@ -61,7 +58,7 @@ def test_a_bad_link_value_is_named_as_text_in_the_warning(lab):
         messages = " ".join(page.locator(".notyf__message").all_inner_texts())
         assert "temperature" in messages and "onerror" in messages, messages
 
-    _open_lab(lab, {"temperature": BAD_VALUE}, check)
+    _open_lab(chromium, lab, {"temperature": BAD_VALUE}, check)
 
 
 def _python_files() -> list[Path]:
