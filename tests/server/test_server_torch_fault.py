@@ -1,0 +1,215 @@
+"""A slow, failing or missing torch backend never freezes the page: the lab falls back to NumPy
+and says so.
+
+Each case runs a real `attention-lab` through a small launcher written into the test's tmp_path.
+The launcher reads one environment variable and, before handing over to the lab's own CLI,
+either holds every torch attention call for minutes, makes it raise, or hides torch from
+imports altogether. The app itself is untouched: the fault sits where a real one would (a hung
+device, a crashing kernel, a machine without the torch wheel). In Chromium the student picks
+torch-cpu; the page must answer with NumPy's weights and a visible notice, and keep answering
+the controls.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from urllib.parse import parse_qs
+
+import numpy as np
+import pytest
+from labserver import (
+    ROOT,
+    SET_TEMPERATURE_JS,
+    WEIGHTS_JS,
+    clean_env,
+    free_port,
+    open_lab_page,
+    start_lab,
+)
+
+from app.state import BACKEND_TIMEOUT_S, LabState
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
+FAULT_ENV = "ATTENTION_LAB_TEST_TORCH_FAULT"
+INJECTED = "injected by the test: the torch kernel crashed"
+LAUNCHER = textwrap.dedent(
+    f'''
+    """Test-only launcher: the lab with its torch backend slow, failing or missing."""
+    import os
+    import sys
+    import threading
+
+    FAULT = os.environ.pop({FAULT_ENV!r})
+
+
+    class NoTorch:
+        """A meta path finder that makes `import torch` fail as on a machine without it."""
+
+        def find_spec(self, name, path=None, target=None):
+            if name == "torch" or name.startswith("torch."):
+                raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+            return None
+
+
+    if FAULT == "missing":
+        sys.meta_path.insert(0, NoTorch())
+
+    import app.state
+
+    if FAULT == "slow":
+        # Held far past the lab's time limit; released when the server shuts down (threading
+        # runs these hooks newest first, so before the torch pool waits for its workers).
+        release = threading.Event()
+        threading._register_atexit(release.set)
+
+        def slow_torch(*args, **kwargs):
+            release.wait(600)
+            raise RuntimeError("released at shutdown")
+
+        app.state._torch_attention = slow_torch
+    elif FAULT == "failing":
+
+        def failing_torch(*args, **kwargs):
+            raise RuntimeError({INJECTED!r})
+
+        app.state._torch_attention = failing_torch
+    elif FAULT != "missing":
+        raise SystemExit(f"unknown fault {{FAULT!r}}")
+
+    from app.cli import main
+
+    main(sys.argv[1:])
+    '''
+)
+# Bokeh draws a Select as a <select> (inside a shadow root, which Playwright's CSS pierces).
+BACKEND_OPTION_JS = """() => {
+  const options = [];
+  const walk = root => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName === 'OPTION' && el.textContent.trim().startsWith('torch-cpu'))
+        options.push(el.textContent.trim());
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return options;
+}"""
+NOTICES = {
+    "slow": f"torch-cpu took longer than {BACKEND_TIMEOUT_S:g} s; showing numpy",
+    "failing": f"torch-cpu failed (RuntimeError: {INJECTED}); showing numpy",
+    "missing": "torch-cpu is not available here (torch is not installed",
+}
+
+
+@pytest.fixture
+def faulty_lab(request, tmp_path):
+    """A running lab whose torch backend has the fault named by the test's parameter."""
+    fault = request.param
+    if fault != "missing":
+        pytest.importorskip("torch")  # the fault is injected into a working torch backend
+    launcher = tmp_path / "faulty_lab.py"
+    launcher.write_text(LAUNCHER)
+    port = free_port()
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = clean_env({FAULT_ENV: fault, "PYTHONPATH": pythonpath})
+    server = start_lab(
+        ["--no-show", "--port", str(port)],
+        port,
+        tmp_path / "lab.log",
+        env=env,
+        command=[sys.executable, str(launcher)],
+    )
+    yield fault, server
+    server.stop()
+
+
+def _pick_backend(page, label: str) -> None:
+    page.locator("select").filter(has_text=label).first.select_option(label=label)
+
+
+def _wait_for_text(page, text: str, timeout_s: float = 60.0) -> str:
+    """The visible element holding `text` (shadow roots included); its whole text."""
+    found = page.get_by_text(text, exact=False)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for i in range(found.count()):
+            if found.nth(i).is_visible():
+                return found.nth(i).inner_text()
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the page never showed {text!r}")
+
+
+def _wait_for_new_weights(page, old: list[float], timeout_s: float = 60.0) -> list[float]:
+    """Move the temperature slider until the drawing answers (a move made while a change is
+    still being worked on may be folded into it)."""
+    deadline = time.monotonic() + timeout_s
+    attempt = 0
+    while time.monotonic() < deadline:
+        page.evaluate(SET_TEMPERATURE_JS, 0.5 - 0.05 * (attempt % 2))
+        attempt += 1
+        for _ in range(25):
+            now = page.evaluate(WEIGHTS_JS)
+            if not np.allclose(now, old, atol=1e-4):
+                return now
+            page.wait_for_timeout(200)
+    raise AssertionError(f"the lab never answered the slider after {attempt} moves")
+
+
+@pytest.mark.parametrize(
+    "faulty_lab",
+    [
+        pytest.param("slow", marks=pytest.mark.torch),
+        pytest.param("failing", marks=pytest.mark.torch),
+        "missing",
+    ],
+    indirect=True,
+)
+def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
+    fault, server = faulty_lab
+    numpy_weights = LabState(scenario="contest").snapshot.weights
+    context = chromium.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        page = open_lab_page(context, f"{server.base}/app?scenario=contest")
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        assert page.evaluate(WEIGHTS_JS) == pytest.approx(numpy_weights, abs=1e-6)
+
+        labels = page.evaluate(BACKEND_OPTION_JS)
+        if fault == "missing":
+            # The picker and a note say so before anyone picks it.
+            assert labels == ["torch-cpu (not available here)"], labels
+            note = _wait_for_text(page, "is not available here: torch is not installed")
+            assert "torch-cpu" in note, note
+        else:
+            assert labels == ["torch-cpu"], labels
+        _pick_backend(page, labels[0])
+
+        # The page answers within the lab's time limit (the slow backend is held for minutes),
+        # with NumPy's weights and a visible notice naming what happened.
+        notice = _wait_for_text(page, NOTICES[fault])
+        assert "Traceback" not in notice, notice
+        assert page.evaluate(WEIGHTS_JS) == pytest.approx(numpy_weights, abs=1e-6)
+        page.wait_for_function("() => location.search.includes('backend=torch-cpu')")
+
+        # Still on torch-cpu (still faulty), the controls keep working on NumPy.
+        moved = _wait_for_new_weights(page, list(numpy_weights))
+        assert sum(moved) == pytest.approx(1.0, abs=1e-5)
+        page.wait_for_timeout(1000)  # let the last move land, then compare with the state's
+        shown = np.array(page.evaluate(WEIGHTS_JS))
+        # The address bar holds the state's exact temperature (the slider's is rounded).
+        page.wait_for_function("() => location.search.includes('temperature=')")
+        query = parse_qs(page.evaluate("() => location.search").lstrip("?"))
+        temperature = float(query["temperature"][0])
+        assert query["backend"] == ["torch-cpu"], query
+        expected = LabState(scenario="contest", temperature=temperature).snapshot.weights
+        assert shown == pytest.approx(expected, abs=1e-5)
+        assert _wait_for_text(page, NOTICES[fault])
+        assert page.get_by_text("Traceback").count() == 0
+        assert not errors, errors
+    finally:
+        context.close()
+    assert "Traceback" not in server.log(), server.log()[-3000:]
