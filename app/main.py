@@ -14,7 +14,7 @@ from pathlib import Path
 
 import panel as pn
 
-from app.state import INPUTS, LabState, available_backends
+from app.state import INPUTS, LabState, listed_backends
 from app.views.a11y import ControlNames
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import ControlsPanel
@@ -28,6 +28,7 @@ from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
 from app.views.status import StatusView
+from app.views.style import slim
 from app.views.urlsync import UrlSync
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
@@ -64,20 +65,35 @@ class Lab:
         self.entropy = EntropyView()
         self.dimension = DimensionView()
         self.jacobian = JacobianView()
+        backends = listed_backends()  # never imports torch: see app.state.listed_backends
         self.controls = ControlsPanel(
             state,
             scenario_titles={name: sc.title for name, sc in SCENARIOS.items()},
-            backend_notes={b.name: ("" if b.available else b.reason) for b in available_backends()},
+            backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
+            unchecked=tuple(b.name for b in backends if not b.checked),
         )
         self.pairs = PairsEditor(state)
         self.audit = AuditView(state)
         self.diagnosis = DiagnosisView(state)
         self.export = ExportView(state)
         self.lessons = LessonsView(state)
+        slim(self.figures())
         self._doc = pn.state.curdoc
         self.drawn_at = 0.0
         state.param.watch(self.redraw, "snapshot")
         self.redraw()
+
+    def figures(self) -> list:
+        return [
+            self.geometry.address_fig,
+            self.geometry.payload_fig,
+            self.logits.figure,
+            self.weights.figure,
+            self.entropy.figure,
+            self.dimension.spread,
+            self.dimension.entropy,
+            self.jacobian.figure,
+        ]
 
     def redraw(self, *events) -> None:
         snap = self.state.snapshot
@@ -107,6 +123,8 @@ class Lab:
             ("Why is it sharp?", panel(self.diagnosis)),
             ("Audit", panel(self.audit)),
             ("Share & export", panel(self.export)),
+            # Only the open tab's widgets exist in the page; the others are built when opened.
+            dynamic=True,
             sizing_mode="stretch_width",
             min_width=320,
             # Beside the planes when there is room for 340 px, else on its own line.
@@ -187,6 +205,9 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         header_background="#0b3d5c",
         raw_css=_lab_css(),
         meta_description="An interactive laboratory for scaled dot-product attention",
+        # Panel's busy flag is one per process: with a spinner in every page, each change in
+        # one session sent an update to every open session (O(sessions) work per change).
+        busy_indicator=None,
     )
     location = pn.state.location
     if location is not None:

@@ -16,8 +16,10 @@ the query's position) -> engine attention on the chosen backend -> snapshot and 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import math
+import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -104,6 +106,7 @@ class BackendChoice:
     name: str  # "numpy", "torch-cpu", "torch-cuda"
     available: bool
     reason: str  # why not, when unavailable; empty otherwise
+    checked: bool = True  # False: installed, but the device is only checked when picked
 
 
 # ------------------------------------------------------------------------------ custom params
@@ -806,6 +809,34 @@ def _backend_choice(name: str) -> BackendChoice:
 def available_backends() -> list[BackendChoice]:
     """Every backend the picker offers, with whether it works here and why not."""
     return [_backend_choice(name) for name in us.BACKENDS]
+
+
+TORCH_MISSING = "torch is not installed; pip install 'attention-lab[torch]'"
+
+
+def listed_backends() -> list[BackendChoice]:
+    """The picker's list without importing torch (about 235 MB of server memory).
+
+    Until some session picks a torch backend (or the audit checks torch), an installed torch is
+    listed as "checked when picked": a device that turns out to be missing then gives the
+    numpy fallback with its notice, as any unavailable backend does. Once torch is imported,
+    the full answer costs nothing and is given.
+    """
+    if "torch" in sys.modules:
+        return available_backends()
+    try:
+        installed = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        installed = False
+    choices = [BackendChoice("numpy", True, "")]
+    for name in us.BACKENDS:
+        if name == "numpy":
+            continue
+        if not installed:
+            choices.append(BackendChoice(name, False, TORCH_MISSING))
+        else:
+            choices.append(BackendChoice(name, True, "", checked=name == "torch-cpu"))
+    return choices
 
 
 @functools.lru_cache(maxsize=64)

@@ -50,7 +50,13 @@ class ControlsPanel(pn.viewable.Viewer):
     """Settings grouped the way the lessons use them: route, regime, candidates, engine."""
 
     def __init__(
-        self, state, *, scenario_titles: dict[str, str], backend_notes: dict[str, str], **params
+        self,
+        state,
+        *,
+        scenario_titles: dict[str, str],
+        backend_notes: dict[str, str],
+        unchecked: tuple[str, ...] = (),
+        **params,
     ):
         super().__init__(**params)
         self._state = state
@@ -185,8 +191,7 @@ class ControlsPanel(pn.viewable.Viewer):
             p.backend,
             name="Backend",
             options={
-                (f"{name} (not available here)" if backend_notes.get(name) else name): name
-                for name in p.backend.objects
+                _backend_text(name, backend_notes, unchecked): name for name in p.backend.objects
             },
             sizing_mode="stretch_width",
         )
@@ -194,6 +199,14 @@ class ControlsPanel(pn.viewable.Viewer):
             f"**{name}** is not available here: {note}"
             for name, note in backend_notes.items()
             if note
+        ]
+        # Checking a GPU means importing torch (~235 MB per server process); the lab does that
+        # only once someone picks it, and says so here.
+        notes += [
+            f"**{name}** is checked when picked: without that device the lab runs numpy "
+            "and says so."
+            for name in unchecked
+            if not backend_notes.get(name)
         ]
         self.backend_note = pn.pane.Markdown(
             "  \n".join(notes),
@@ -234,3 +247,11 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["lab-controls"],
         )
+
+
+def _backend_text(name: str, notes: dict[str, str], unchecked: tuple[str, ...]) -> str:
+    if notes.get(name):
+        return f"{name} (not available here)"
+    if name in unchecked:
+        return f"{name} (checked when picked)"
+    return name

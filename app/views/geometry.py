@@ -141,6 +141,7 @@ class GeometryView(pn.viewable.Viewer):
             frame_height=FRAME,
             x_range=Range1d(-2, 2),
             y_range=Range1d(-2, 2),
+            tools="pan,wheel_zoom,reset",  # room to follow a long distractor cloud
         )
         fig.xaxis.axis_label = x_label
         fig.yaxis.axis_label = y_label
@@ -275,13 +276,16 @@ class GeometryView(pn.viewable.Viewer):
         )
         return fig
 
-    @staticmethod
-    def _legend_proxies(fig, entries):
-        # Invisible glyphs so the legend names each role with its colour and line.
+    def _legend_proxies(self, fig, entries):
+        # Invisible glyphs so the legend names each role with its colour and line; one shared
+        # source of a single NaN point (a source per glyph would cost three models each).
+        if not hasattr(self, "_proxy_source"):
+            self._proxy_source = ColumnDataSource(data={"x": [math.nan], "y": [math.nan]})
         for text, role in entries:
             fig.line(
-                [math.nan],
-                [math.nan],
+                "x",
+                "y",
+                source=self._proxy_source,
                 line_color=ROLE_COLOURS[role],
                 line_width=4,
                 line_dash=[10, 6] if role == "query" else "solid",

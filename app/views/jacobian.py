@@ -10,6 +10,7 @@ from bokeh.models import (
     ColorBar,
     ColumnDataSource,
     FixedTicker,
+    Grid,
     LinearColorMapper,
     Range1d,
 )
@@ -34,7 +35,6 @@ class JacobianView(pn.viewable.Viewer):
             height=330,
             x_range=Range1d(-0.5, 0.5),
             y_range=Range1d(0.5, -0.5),
-            tools="reset",
         )
         rect = fig.rect(
             "x",
@@ -56,7 +56,7 @@ class JacobianView(pn.viewable.Viewer):
         )
         fig.xaxis.axis_label = "logit z_j"
         fig.yaxis.axis_label = "weight w_i"
-        fig.grid.visible = False
+        fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
         add_hover(
             fig, [rect], [("w", "@row_label"), ("z", "@column_label"), ("∂w/∂z", "@value{0.0000}")]
         )

@@ -7,7 +7,7 @@ value, contribution, output) also differ by shape or dash, so colour is never th
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import HoverTool, SaveTool
+from bokeh.models import AllIndices, AllLabels, CDSView, GlyphRenderer, HoverTool, SaveTool
 from bokeh.plotting import figure
 
 OKABE_ITO = {
@@ -51,8 +51,12 @@ MAX_LABELLED_ROWS = 24
 
 
 def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
-    """A figure with readable fonts, a PNG save tool and no logo."""
-    tools = kwargs.pop("tools", "pan,wheel_zoom,reset")
+    """A figure with readable fonts, a PNG save tool and no logo.
+
+    No pan or zoom unless asked for: the lab sets these axes itself, and every tool is another
+    model in each student's page (the server holds a copy of each one per session).
+    """
+    tools = kwargs.pop("tools", "")
     fig = figure(
         title=title,
         height=height,
@@ -132,3 +136,28 @@ def _same_column(old, new) -> bool:
     if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
         return False
     return list(old) == list(new)
+
+
+def slim(figures) -> None:
+    """Remove per-renderer models that a lab page never uses, before the page is served.
+
+    Bokeh gives every renderer its own non-selection and muted glyph copies (this page selects
+    nothing by hand and mutes nothing), its own view with its own "all rows" filter, and every
+    axis its own label policy. BokehJS derives "auto" glyphs itself; renderers of one source
+    can share one view (a view stores the indices it computed for its source, so never across
+    sources), and the filter and the label policy hold no state. This took a page from ~670
+    Bokeh models to ~500, and the server keeps every one of them per session.
+    """
+    every_row, all_labels = AllIndices(), AllLabels()
+    views: dict[str, CDSView] = {}
+    for fig in figures:
+        for renderer in fig.renderers:
+            if not isinstance(renderer, GlyphRenderer):
+                continue
+            renderer.nonselection_glyph = "auto"
+            renderer.muted_glyph = "auto"
+            if isinstance(renderer.view.filter, AllIndices):
+                key = renderer.data_source.id
+                renderer.view = views.setdefault(key, CDSView(filter=every_row))
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.major_label_policy = all_labels
