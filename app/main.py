@@ -79,6 +79,7 @@ class Lab:
         self.lessons = LessonsView(state)
         slim(self.figures())
         self._doc = pn.state.curdoc
+        self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
         state.param.watch(self.redraw, "snapshot")
         self.redraw()
@@ -101,6 +102,10 @@ class Lab:
             return
         with pn.io.hold(self._doc):
             self.draw(snap)
+            if self.url is not None:
+                # The new address rides in the same message as the plots (its own watcher,
+                # which runs next, then finds it written): one message per change, not two.
+                self.url.write()
         self.drawn_at = time.perf_counter()  # read by app/bench_ui.py
 
     def draw(self, snap) -> None:

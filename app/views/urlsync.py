@@ -45,6 +45,10 @@ class UrlSync:
             self._notify(f"Link: {text}")
         self._to_url()
 
+    def write(self) -> None:
+        """Bring the address up to date now (the lab calls this inside its redraw)."""
+        self._to_url()
+
     def _to_url(self, *events) -> None:
         if self._busy:
             return
