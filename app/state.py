@@ -22,7 +22,7 @@ import math
 import sys
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
@@ -45,6 +45,10 @@ EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
 
 # Torch calls run here so a slow or hung backend cannot block the session's thread.
 _TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
+# A torch call that overran its limit and is still running, per device. Until it ends, a new
+# call would only queue behind it and hold the session's thread (with callbacks on the event
+# loop, every session's) for the whole limit again, so changes go straight to numpy.
+_OVERDUE: dict[str, Future] = {}
 
 
 # ------------------------------------------------------------------------------ the snapshot
@@ -385,11 +389,19 @@ class LabState(param.Parameterized):
                 notice = f"{backend} is not available here ({choice.reason}); showing numpy"
             else:
                 device = backend.split("-", 1)[1]
+                stuck = _OVERDUE.get(device)
+                if stuck is not None and not stuck.done():
+                    notice = (
+                        f"{backend} is still busy with a call that took longer than "
+                        f"{self.backend_timeout:g} s; showing numpy"
+                    )
+                    return attention(q, k, v, backend="numpy", **kw), "numpy", notice
                 future = _TORCH_POOL.submit(_torch_attention, q, k, v, device, kw)
                 try:
                     return future.result(timeout=self.backend_timeout), backend, ""
                 except FutureTimeout:
-                    future.cancel()
+                    if not future.cancel():  # running: later calls must not queue behind it
+                        _OVERDUE[device] = future
                     notice = f"{backend} took longer than {self.backend_timeout:g} s; showing numpy"
                 except Exception as exc:  # noqa: BLE001 - any torch failure falls back
                     notice = f"{backend} failed ({type(exc).__name__}: {exc}); showing numpy"
