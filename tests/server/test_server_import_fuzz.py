@@ -28,6 +28,11 @@ from engine.scenarios import SCENARIOS
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
+try:
+    from playwright.sync_api import TimeoutError as PageTimeout
+except ImportError:  # the chromium fixture skips (fails in CI) without Playwright
+    PageTimeout = AssertionError
+
 BASE = LabState().to_dict()
 FIELDS = [name for name in BASE if name != "format"]
 RAW = "__raw_json__"  # placeholder swapped for raw JSON text json.dumps cannot write
@@ -202,6 +207,7 @@ def _check_upload(import_page, payload: bytes) -> None:
 @example(payload=_with_raw({**BASE, "d_k": RAW}, "1e400"))
 @example(payload=_with_raw({**BASE, "labels": RAW}, json.dumps([MARKUP, "B", "C"])))
 @example(payload=_with_raw({**BASE, MARKUP: RAW}, json.dumps(MARKUP)))
+@example(payload=b'{"labels": ["' + b"x" * (4 * 2**20) + b'"]}')  # a 4 MiB file, refused unread
 def test_any_import_is_applied_or_named_and_the_page_lives(import_page, payload):
     _check_upload(import_page, payload)
 
@@ -241,3 +247,25 @@ def test_other_sessions_still_load_and_compute_and_no_traceback(chromium, lab, i
     finally:
         context.close()
     assert "Traceback" not in lab.log(), lab.log()[-3000:]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=PageTimeout,
+    reason="known gap (reported): a file over the websocket's message limit (Bokeh's 20 MiB, "
+    "base64-encoded by the FileInput) drops the connection instead of being refused by size; "
+    "the page reconnects, but no message says why nothing was imported",
+)
+def test_a_file_too_big_for_the_websocket_is_refused_with_a_message(chromium, lab):
+    context = chromium.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        page = ImportPage(open_lab_page(context, f"{lab.base}/app"))
+        before = page.weights()
+        name = "too-big.json"
+        page.picker.set_input_files(
+            {"name": name, "mimeType": "application/json", "buffer": b" " * (24 * 2**20)}
+        )
+        page.page.get_by_text(f"{name} was not imported").first.wait_for(timeout=30_000)
+        assert page.weights() == before
+    finally:
+        context.close()
