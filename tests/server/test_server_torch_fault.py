@@ -7,7 +7,8 @@ either holds every torch attention call for minutes, makes it raise, or hides to
 imports altogether. The app itself is untouched: the fault sits where a real one would (a hung
 device, a crashing kernel, a machine without the torch wheel). In Chromium the student picks
 torch-cpu; the page must answer with NumPy's weights and a visible notice, and keep answering
-the controls.
+the controls. A last, state-only test pins the rule the slow case relies on: while an overdue
+torch call runs, no new one is queued behind it, and torch is used again once it ends.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import threading
 import time
+from concurrent.futures import wait
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -30,9 +33,9 @@ from labserver import (
     start_lab,
 )
 
+import app.state as state_mod
 from app.state import BACKEND_TIMEOUT_S, LabState
-
-pytestmark = [pytest.mark.server, pytest.mark.browser]
+from engine import attention
 
 FAULT_ENV = "ATTENTION_LAB_TEST_TORCH_FAULT"
 INJECTED = "injected by the test: the torch kernel crashed"
@@ -165,6 +168,8 @@ def _move_temperature(page, log10_t: float, timeout_s: float = 60.0) -> list[flo
     raise AssertionError(f"the lab never answered the slider after {attempt} moves")
 
 
+@pytest.mark.server
+@pytest.mark.browser
 @pytest.mark.parametrize(
     "faulty_lab",
     [
@@ -225,3 +230,46 @@ def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
         # While the overdue call still runs, later changes go straight to numpy instead of
         # queueing torch calls that would each hold the server for the whole limit again.
         assert log.count("slow torch call started") == 1, log[-3000:]
+
+
+def test_an_overdue_torch_call_is_not_queued_behind_and_torch_returns_once_it_ends(monkeypatch):
+    # The state alone (no server): the rule the served "slow" case relies on, and its way back.
+    monkeypatch.setattr(state_mod, "_OVERDUE", {})
+    monkeypatch.setattr(
+        state_mod, "_backend_choice", lambda name: state_mod.BackendChoice(name, True, "")
+    )
+    release = threading.Event()
+    calls = []
+
+    def held_torch(q, k, v, device, kw):
+        calls.append(device)
+        if not release.is_set():
+            release.wait(30)
+            raise RuntimeError("released")
+        return attention(q, k, v, backend="numpy", **kw).to_numpy()  # a healthy backend
+
+    monkeypatch.setattr(state_mod, "_torch_attention", held_torch)
+    lab = LabState(scenario="contest")
+    lab.backend_timeout = 0.05
+    try:
+        lab.backend = "torch-cpu"
+        assert lab.snapshot.backend_used == "numpy"
+        assert "took longer than 0.05 s" in lab.snapshot.notice
+        lab.temperature = 0.5
+        lab.temperature = 2.0
+        assert lab.error == "" and lab.snapshot.temperature == 2.0
+        assert lab.snapshot.backend_used == "numpy"
+        assert "still busy" in lab.snapshot.notice
+        assert calls == ["cpu"], "a call was queued behind the overdue one"
+    finally:
+        release.set()
+    done, _ = wait([state_mod._OVERDUE["cpu"]], timeout=30)
+    assert done, "the held call never ended"
+    lab.backend_timeout = 30.0
+    lab.temperature = 1.0
+    assert lab.snapshot.backend_used == "torch-cpu", lab.snapshot.notice
+    assert lab.snapshot.notice == ""
+    assert calls == ["cpu", "cpu"]
+    np.testing.assert_allclose(
+        lab.snapshot.weights, LabState(scenario="contest").snapshot.weights, atol=1e-12
+    )
