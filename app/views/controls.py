@@ -31,8 +31,10 @@ class TwoWay:
             return
         self._busy = True
         try:
-            # try_update turns a refused value into state.error instead of an exception.
-            self._state.try_update(**{self._name: self._to_state(event.new)})
+            # try_update turns a refused value into state.error instead of an exception. Held,
+            # so the new address and the redrawn plots leave as one message, not two.
+            with pn.io.hold():
+                self._state.try_update(**{self._name: self._to_state(event.new)})
         finally:
             self._busy = False
 
