@@ -827,7 +827,7 @@ TORCH_MISSING = "torch is not installed; pip install 'attention-lab[torch]'"
 
 
 def listed_backends() -> list[BackendChoice]:
-    """The picker's list without importing torch (about 235 MB of server memory).
+    """The picker's list without importing torch (about 180 MB of server memory).
 
     Until some session picks a torch backend (or the audit checks torch), an installed torch is
     listed as "checked when picked": a device that turns out to be missing then gives the

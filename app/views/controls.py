@@ -202,7 +202,7 @@ class ControlsPanel(pn.viewable.Viewer):
             for name, note in backend_notes.items()
             if note
         ]
-        # Checking a GPU means importing torch (~235 MB per server process); the lab does that
+        # Checking a GPU means importing torch (~180 MB per server process); the lab does that
         # only once someone picks it, and says so here.
         notes += [
             f"**{name}** is checked when picked: without that device the lab runs numpy "

@@ -146,7 +146,8 @@ def slim(figures) -> None:
     axis its own label policy. BokehJS derives "auto" glyphs itself; renderers of one source
     can share one view (a view stores the indices it computed for its source, so never across
     sources), and the filter and the label policy hold no state. This took a page from ~670
-    Bokeh models to ~500, and the server keeps every one of them per session.
+    Bokeh models to ~500 (463 with the other savings in app/main.py); the server keeps each one
+    per session.
     """
     every_row, all_labels = AllIndices(), AllLabels()
     views: dict[str, CDSView] = {}
