@@ -28,38 +28,8 @@ class DimensionView(pn.viewable.Viewer):
         )
         self.spread.xaxis.axis_label = "d_k (log scale)"
         self.spread.yaxis.axis_label = "std of logits"
-        un = self.spread.line(
-            "d_k",
-            "logit_std_unscaled",
-            source=self.source,
-            line_width=3,
-            color=STAGE_COLOURS["unscaled_line"],
-            legend_label="unscaled",
-        )
-        self.spread.scatter(
-            "d_k",
-            "logit_std_unscaled",
-            source=self.source,
-            size=7,
-            color=STAGE_COLOURS["unscaled_line"],
-            marker="square",
-        )
-        sc = self.spread.line(
-            "d_k",
-            "logit_std_scaled",
-            source=self.source,
-            line_width=3,
-            color=STAGE_COLOURS["scaled_line"],
-            legend_label="scaled",
-        )
-        self.spread.scatter(
-            "d_k",
-            "logit_std_scaled",
-            source=self.source,
-            size=7,
-            color=STAGE_COLOURS["scaled_line"],
-            marker="circle",
-        )
+        un = self._series(self.spread, "logit_std_unscaled", "unscaled")
+        sc = self._series(self.spread, "logit_std_scaled", "scaled")
         self.spread.line(
             "d_k",
             "theory_std",
@@ -79,38 +49,8 @@ class DimensionView(pn.viewable.Viewer):
         self.entropy = make_figure("Entropy vs d_k", height=300, x_axis_type="log")
         self.entropy.xaxis.axis_label = "d_k (log scale)"
         self.entropy.yaxis.axis_label = "entropy (nats)"
-        eu = self.entropy.line(
-            "d_k",
-            "entropy_unscaled",
-            source=self.source,
-            line_width=3,
-            color=STAGE_COLOURS["unscaled_line"],
-            legend_label="unscaled",
-        )
-        self.entropy.scatter(
-            "d_k",
-            "entropy_unscaled",
-            source=self.source,
-            size=7,
-            color=STAGE_COLOURS["unscaled_line"],
-            marker="square",
-        )
-        es = self.entropy.line(
-            "d_k",
-            "entropy_scaled",
-            source=self.source,
-            line_width=3,
-            color=STAGE_COLOURS["scaled_line"],
-            legend_label="scaled",
-        )
-        self.entropy.scatter(
-            "d_k",
-            "entropy_scaled",
-            source=self.source,
-            size=7,
-            color=STAGE_COLOURS["scaled_line"],
-            marker="circle",
-        )
+        eu = self._series(self.entropy, "entropy_unscaled", "unscaled")
+        es = self._series(self.entropy, "entropy_scaled", "scaled")
         add_hover(
             self.entropy,
             [eu, es],
@@ -130,6 +70,26 @@ class DimensionView(pn.viewable.Viewer):
             )
             fig.add_layout(span)
             self.markers.append(span)
+
+    # Unscaled and scaled series differ by colour and by marker shape, so they never rely on
+    # colour alone.
+    _LOOK = {"unscaled": ("unscaled_line", "square"), "scaled": ("scaled_line", "circle")}
+
+    def _series(self, fig, column: str, kind: str):
+        """One sweep as a line with markers at the measured d_k; returns the line renderer."""
+        colour, marker = self._LOOK[kind]
+        line = fig.line(
+            "d_k",
+            column,
+            source=self.source,
+            line_width=3,
+            color=STAGE_COLOURS[colour],
+            legend_label=kind,
+        )
+        fig.scatter(
+            "d_k", column, source=self.source, size=7, color=STAGE_COLOURS[colour], marker=marker
+        )
+        return line
 
     def update(self, snap, d_k: int) -> None:
         sweep = snap.dimension_sweep
