@@ -347,13 +347,18 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a finite number; the import is refused")
 
 
+def import_too_big(size: int) -> str:
+    """Why an import of `size` bytes is refused unread (also said when the browser refuses it)."""
+    return f"import is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes"
+
+
 def load_json(text: str | bytes) -> dict:
     """Import text -> a dict, refusing oversize input, NaN/Infinity and anything but an object."""
     if not isinstance(text, str | bytes):
         raise ValueError(f"import must be text, got {type(text).__name__}")
     size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_IMPORT_BYTES:
-        raise ValueError(f"import is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes")
+        raise ValueError(import_too_big(size))
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:

@@ -7,10 +7,53 @@ from __future__ import annotations
 
 import html
 import io
+import json
 
 import panel as pn
+import param
+from panel.reactive import ReactiveHTML
+
+from app import urlstate as us
 
 from .notify import notify
+
+# A file is sent to the server base64-encoded in one websocket message, and a message over
+# Bokeh's 20 MiB limit drops the connection. Anything over the import cap is refused anyway, so
+# the browser refuses files this large before they are sent; smaller ones get the server's word.
+BROWSER_IMPORT_LIMIT = 2**20
+
+_GUARD_SCRIPT = """
+const limit = LIMIT;
+function guardInputs(root) {
+  for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) guardInputs(el.shadowRoot);
+  }
+  for (const input of root.querySelectorAll('input[type=file]')) {
+    if (input.__labSizeGuard) continue;
+    input.__labSizeGuard = true;
+    // Capture phase on the input itself runs before Bokeh's own change listener.
+    input.addEventListener('change', (event) => {
+      const big = Array.from(input.files || []).find(f => f.size > limit);
+      if (!big) return;
+      event.stopImmediatePropagation();
+      input.value = '';
+      data.refused = JSON.stringify({name: big.name, size: big.size, at: Date.now()});
+    }, true);
+  }
+}
+guardInputs(document);
+let tries = 0;
+const timer = setInterval(() => { guardInputs(document); if (++tries >= 20) clearInterval(timer); }, 500);
+""".replace("LIMIT", str(BROWSER_IMPORT_LIMIT))
+
+
+class UploadSizeGuard(ReactiveHTML):
+    """Invisible; refuses oversized files in the browser and reports which one in `refused`."""
+
+    refused = param.String(default="", doc="JSON {name, size, at} of the last refused file")
+
+    _template = '<div id="size_guard" aria-hidden="true" style="display:none"></div>'
+    _scripts = {"render": _GUARD_SCRIPT}  # noqa: RUF012 - Panel reads this class attribute
 
 
 class ExportView(pn.viewable.Viewer):
@@ -46,6 +89,8 @@ class ExportView(pn.viewable.Viewer):
             accept=".json,application/json", multiple=False, label="Import a configuration (JSON)"
         )
         self.upload.param.watch(self._import, "value")
+        self.guard = UploadSizeGuard()
+        self.guard.param.watch(self._refused_in_browser, "refused")
         self.message = pn.pane.Alert(
             "", alert_type="info", visible=False, sizing_mode="stretch_width"
         )
@@ -71,6 +116,14 @@ class ExportView(pn.viewable.Viewer):
             return
         self._show(f"Imported {name}.", "success")
 
+    def _refused_in_browser(self, event):
+        try:
+            info = json.loads(event.new)
+            name, size = str(info["name"])[:120], int(info["size"])
+        except (ValueError, TypeError, KeyError):
+            return  # not a report the guard wrote: nothing to show
+        self._show(f"{name or 'the file'} was not imported: {us.import_too_big(size)}", "danger")
+
     def _show(self, text: str, kind: str) -> None:
         self.message.object = html.escape(text)
         self.message.alert_type = kind
@@ -90,6 +143,7 @@ class ExportView(pn.viewable.Viewer):
             self.csv_download,
             pn.pane.Markdown("**Import** a configuration saved earlier:", margin=(10, 10, 0, 10)),
             self.upload,
+            self.guard,
             self.message,
             sizing_mode="stretch_width",
         )
