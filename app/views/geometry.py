@@ -174,20 +174,7 @@ class GeometryView(pn.viewable.Viewer):
         seg, _ = _arrow_renderers(fig, self.geometry, keys_only, "colour", width=4)
         # Dashed, so a key pointing the same way still shows through.
         q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=4, dash=[10, 6])
-        fig.text(
-            "x1",
-            "y1",
-            text="label",
-            source=self.geometry,
-            view=not_value,
-            x_offset="label_dx",
-            y_offset="label_dy",
-            text_align="center",
-            text_baseline="middle",
-            text_font_size="16px",
-            text_color="colour",
-            text_alpha="alpha",
-        )
+        self._tip_labels(fig, not_value, "16px")
         add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
         # Drag handles: hollow circles on the tips of the labelled keys and of the query.
         k_tip = fig.scatter(
@@ -233,20 +220,7 @@ class GeometryView(pn.viewable.Viewer):
             legend_label="distractor values",
         )
         _arrow_renderers(fig, self.geometry, values, "colour", width=3)
-        fig.text(
-            "x1",
-            "y1",
-            text="label",
-            source=self.geometry,
-            view=values,
-            x_offset="label_dx",
-            y_offset="label_dy",
-            text_align="center",
-            text_baseline="middle",
-            text_font_size="15px",
-            text_color="colour",
-            text_alpha="alpha",
-        )
+        self._tip_labels(fig, values, "15px")
         c_seg, _ = _arrow_renderers(
             fig, self.contributions, contrib, ROLE_COLOURS["contribution"], width=5
         )
@@ -296,6 +270,23 @@ class GeometryView(pn.viewable.Viewer):
         fig.legend.click_policy = "none"
 
     # -- update -------------------------------------------------------------------------------
+    def _tip_labels(self, fig, view, font_size: str) -> None:
+        """Each arrow's label just past its tip (offsets come with the data)."""
+        fig.text(
+            "x1",
+            "y1",
+            text="label",
+            source=self.geometry,
+            view=view,
+            x_offset="label_dx",
+            y_offset="label_dy",
+            text_align="center",
+            text_baseline="middle",
+            text_font_size=font_size,
+            text_color="colour",
+            text_alpha="alpha",
+        )
+
     def update(self, snap, n_pairs: int) -> None:
         """Push one snapshot into the sources; the caller holds the document."""
         n = len(snap.weights)
