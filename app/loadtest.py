@@ -95,6 +95,9 @@ class Student:
             self.session = pull_session(url=self.url, io_loop=self.loop)
             if not self.session.connected:
                 raise RuntimeError(f"connection refused: {self.session.error_detail}")
+            # Browsers send websocket frames without Nagle's delay; bokeh.client does not, and a
+            # change (three frames) then waited ~40 ms for the server's delayed ACK.
+            self.session._connection._socket._socket.protocol.set_nodelay(True)
             self._find_models()
             # A browser announces that it has rendered the page; Panel only starts streaming
             # held updates (and runs onload callbacks) for a document after that.
@@ -339,14 +342,23 @@ class Run:
             busy = students[: options.busy]
             phase["busy_sessions"] = len(busy)
             before = len(self.tally.latencies_ms)
+            server_cpu, client_cpu, wall = self.cpu_s(), _own_cpu_s(), time.perf_counter()
             phase["achieved_rate_per_session"] = self.drive(
                 busy, options.rate, options.busy_seconds
             )
+            wall = time.perf_counter() - wall
             latencies = np.array(self.tally.latencies_ms[before:])
             phase["changes"] = int(latencies.size)
-            if cpu_after_open is not None and latencies.size:
-                cpu_busy = self.cpu_s() - cpu_after_open
-                phase["server_cpu_ms_per_change"] = cpu_busy / latencies.size * 1000.0
+            if latencies.size:
+                # The simulated students share the machine: the client's own share of a core
+                # shows whether it, rather than the server, is what makes changes queue.
+                client_cpu = _own_cpu_s() - client_cpu
+                phase["client_cpu_ms_per_change"] = client_cpu / latencies.size * 1000.0
+                phase["client_cpu_share_while_busy"] = client_cpu / wall
+                if server_cpu is not None:
+                    server_cpu = self.cpu_s() - server_cpu
+                    phase["server_cpu_ms_per_change"] = server_cpu / latencies.size * 1000.0
+                    phase["server_cpu_share_while_busy"] = server_cpu / wall
             if latencies.size:
                 phase["latency_p50_ms"] = float(np.percentile(latencies, 50))
                 phase["latency_p95_ms"] = float(np.percentile(latencies, 95))
@@ -397,6 +409,15 @@ class Run:
         return self.report
 
 
+def _own_cpu_s() -> float:
+    times = psutil.Process().cpu_times()
+    return times.user + times.system
+
+
+def _pct(share: float | None) -> float | None:
+    return None if share is None else share * 100.0
+
+
 def _fmt(value, unit="", digits=1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
@@ -418,7 +439,10 @@ def render(report: dict) -> str:
             f"{_fmt(crowd.get('achieved_rate_per_session'), '/s')} each (asked "
             f"{crowd.get('target_rate_per_session')}/s), {crowd.get('changes', 0)} replies",
             f"  server CPU             {_fmt(crowd.get('server_cpu_s_per_session_open'), ' s', 2)} "
-            f"per session opened, {_fmt(crowd.get('server_cpu_ms_per_change'), ' ms')} per change",
+            f"per session opened, {_fmt(crowd.get('server_cpu_ms_per_change'), ' ms')} per change "
+            f"(busy {_fmt(_pct(crowd.get('server_cpu_share_while_busy')), '%', 0)} of a core)",
+            f"  load client CPU        {_fmt(crowd.get('client_cpu_ms_per_change'), ' ms')} per "
+            f"change (busy {_fmt(_pct(crowd.get('client_cpu_share_while_busy')), '%', 0)} of a core)",
             f"  change -> update       p50 {_fmt(crowd.get('latency_p50_ms'), ' ms')}, p95 "
             f"{_fmt(crowd.get('latency_p95_ms'), ' ms')}, max {_fmt(crowd.get('latency_max_ms'), ' ms')}",
             f"  server RSS after close {_fmt(crowd.get('rss_after_close_mb'), ' MB')}",

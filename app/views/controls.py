@@ -12,6 +12,8 @@ import math
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
 
+from .live import respond_at_once, widgets_of
+
 TEMPERATURE_RANGE = (0.05, 20.0)
 
 
@@ -216,6 +218,7 @@ class ControlsPanel(pn.viewable.Viewer):
             css_classes=["lab-note"],
             sizing_mode="stretch_width",
         )
+        respond_at_once(*widgets_of(self))
 
     def _pairs_changed(self, event) -> None:
         end = max(1, len(event.new) - 1)  # a slider needs start < end

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from .live import respond_at_once
 from .notify import notify
 
 INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
@@ -29,6 +30,7 @@ class PairRow:
         for w in (self.vx, self.vy):
             w.param.watch(lambda e: editor.edit_value(self.index, self), "value")
         self.legal.param.watch(lambda e: editor.edit_mask(self.index, e.new), "value")
+        respond_at_once(self.kx, self.ky, self.vx, self.vy, self.legal)
         self.layout = pn.Column(
             self.legal,
             pn.Row(self.kx, self.ky, self.vx, self.vy, margin=0),

@@ -162,3 +162,38 @@ def test_reset_restores_the_scenario():
     controls.reset.clicks += 1
     assert state.angle == 0.0 and state.temperature == 1.0
     np.testing.assert_allclose(page.lab.weights.source.data["weight"], fresh)
+
+
+def _lab_widgets(page) -> list:
+    from app.views.live import widgets_of
+
+    lab = page.lab
+    rows = [w for row in lab.pairs._rows for w in (row.kx, row.ky, row.vx, row.vy, row.legal)]
+    return [*widgets_of(lab.controls), *rows]
+
+
+def test_lab_controls_answer_a_browser_change_without_panels_wait():
+    widgets = _lab_widgets(create_app())
+    assert len(widgets) > 20
+    plain = pn.widgets.FloatSlider()
+    assert plain._debounce > 0  # Panel's default wait, which the lab's controls drop
+    for widget in widgets:
+        assert widget._debounce == 0, widget
+
+
+def test_a_browser_change_to_a_lab_control_skips_the_process_wide_busy_counter(monkeypatch):
+    from panel.io.state import state as panel_state
+
+    page = create_app()
+    busy = []
+    monkeypatch.setattr(panel_state, "_add_busy_event", lambda event_id: busy.append(event_id))
+    monkeypatch.setattr(panel_state, "_remove_busy_event", lambda event_id: None)
+
+    pn.widgets.FloatSlider(start=0, end=1)._process_events({"value": 0.5})
+    assert len(busy) == 1  # a plain widget counts itself busy for every change
+
+    busy.clear()
+    temperature = page.lab.controls.temperature
+    temperature._process_events({"value": temperature.value + 0.1})
+    assert busy == []
+    assert page.lab.state.temperature == pytest.approx(10 ** temperature.value, rel=1e-3)

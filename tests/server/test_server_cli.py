@@ -190,3 +190,43 @@ def test_bad_flags_are_refused(argv, capsys):
         cli.panel_serve_args(argv, env={})
     assert exit_info.value.code == 2
     assert "attention-lab: error" in capsys.readouterr().err
+
+
+def test_lab_websockets_turn_off_nagles_delay(monkeypatch):
+    """Every lab websocket sets TCP_NODELAY before Panel opens the session."""
+    from bokeh.server.urls import per_app_patterns
+    from panel.io.server import WSHandler
+
+    handler = cli.send_updates_without_delay()
+    assert cli.send_updates_without_delay() is handler  # installed once per process
+    assert {p: h for p, h, *_ in per_app_patterns}["/ws"] is handler
+    assert issubclass(handler, WSHandler)
+
+    calls = []
+    monkeypatch.setattr(WSHandler, "open", lambda self, *a, **k: calls.append("panel opens"))
+    socket = object.__new__(handler)  # no request needed: only open() is exercised
+    socket.set_nodelay = lambda flag: calls.append(("nodelay", flag))
+    handler.open(socket)
+    assert calls == [("nodelay", True), "panel opens"]
+
+
+def test_serve_installs_the_no_delay_websocket(monkeypatch):
+    import bokeh.server.urls
+    from panel.io.server import WSHandler
+
+    # The route table as Panel leaves it, whatever earlier tests installed in this process.
+    per_app_patterns = [
+        (pattern, WSHandler if pattern == "/ws" else handler, *rest)
+        for pattern, handler, *rest in bokeh.server.urls.per_app_patterns
+    ]
+    monkeypatch.setattr(bokeh.server.urls, "per_app_patterns", per_app_patterns)
+    # serve() tunes the process (collector, environment); undo that after the test.
+    monkeypatch.setattr(cli.gc, "freeze", lambda: None)
+    monkeypatch.setattr(cli.gc, "set_threshold", lambda *thresholds: None)
+    monkeypatch.delenv("BOKEH_RESOURCES", raising=False)
+    monkeypatch.delenv(cli.BOKEH_ORIGIN_ENV, raising=False)
+    seen = []
+    cli.serve(["--port", "0", str(cli.SERVE_SCRIPT)], run=lambda ns: seen.append(ns))
+    assert seen, "serve() did not reach the serve command"
+    handler = {p: h for p, h, *_ in per_app_patterns}["/ws"]
+    assert getattr(handler, "sets_nodelay", False)

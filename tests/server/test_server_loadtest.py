@@ -32,6 +32,9 @@ def test_small_load_run_reports_every_figure_without_errors(tmp_path):
     assert crowd["changes"] > 0 and crowd["latency_p50_ms"] > 0
     assert crowd["latency_p95_ms"] >= crowd["latency_p50_ms"]
     assert crowd["rss_with_sessions_mb"] > 0 and crowd["rss_per_session_mb"] is not None
+    # Both sides of the measurement report their CPU, so a saturated client is visible.
+    assert crowd["server_cpu_ms_per_change"] > 0 and crowd["client_cpu_ms_per_change"] > 0
+    assert 0 < crowd["server_cpu_share_while_busy"] and 0 < crowd["client_cpu_share_while_busy"]
     waves = report["phases"]["waves"]
     assert len(waves["rss_after_each_wave_mb"]) == 2
     assert waves["growth_first_to_last_pct"] is not None
