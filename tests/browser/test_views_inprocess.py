@@ -196,4 +196,4 @@ def test_a_browser_change_to_a_lab_control_skips_the_process_wide_busy_counter(m
     temperature = page.lab.controls.temperature
     temperature._process_events({"value": temperature.value + 0.1})
     assert busy == []
-    assert page.lab.state.temperature == pytest.approx(10 ** temperature.value, rel=1e-3)
+    assert page.lab.state.temperature == pytest.approx(10**temperature.value, rel=1e-3)
