@@ -84,6 +84,14 @@ class Lab:
         state.param.watch(self.redraw, "snapshot")
         self.redraw()
 
+    def release(self) -> None:
+        """Undo what this page registered outside itself, so all of it can be freed."""
+        self.controls.release()
+
+    def session_ended(self, session_context) -> None:
+        """Bokeh's hook for a discarded session (the signature it requires)."""
+        self.release()
+
     def figures(self) -> list:
         return [
             self.geometry.address_fig,
@@ -221,5 +229,8 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
             notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")
+    doc = pn.state.curdoc
+    if doc is not None:
+        doc.on_session_destroyed(lab.session_ended)
     template.lab = lab  # tests and the benchmark reach the views through the page
     return template

@@ -11,6 +11,7 @@ import math
 
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
+from panel.links import Callback
 
 from .live import respond_at_once, widgets_of
 
@@ -219,6 +220,20 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         respond_at_once(*widgets_of(self))
+
+    def release(self) -> None:
+        """Forget the browser-side links Panel registered for this panel's editable sliders.
+
+        Panel 1.9 files each editable slider's JS callback in a process-wide registry keyed by
+        the slider's text box, and the callback leads back to that box, so the entry never
+        expires: without this, every closed page stayed in memory (about 2 MB each). Call it
+        when the session ends; the page no longer exists in any browser by then.
+        """
+        editable = (pn.widgets.EditableIntSlider, pn.widgets.EditableFloatSlider)
+        for widget in widgets_of(self):
+            if isinstance(widget, editable):
+                for part in widget.select():
+                    Callback.registry.pop(part, None)
 
     def _pairs_changed(self, event) -> None:
         end = max(1, len(event.new) - 1)  # a slider needs start < end

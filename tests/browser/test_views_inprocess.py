@@ -197,3 +197,35 @@ def test_a_browser_change_to_a_lab_control_skips_the_process_wide_busy_counter(m
     temperature._process_events({"value": temperature.value + 0.1})
     assert busy == []
     assert page.lab.state.temperature == pytest.approx(10**temperature.value, rel=1e-3)
+
+
+def test_a_released_page_leaves_nothing_behind():
+    """After release() (run when Bokeh discards the session) the page can be freed whole."""
+    import gc
+    import weakref
+
+    page = create_app()
+    lab = page.lab
+    lab.state.distractors = 9  # the page has been used
+    alive = [weakref.ref(obj) for obj in (lab.state, lab, lab.controls.distractors, page)]
+    lab.release()
+    del page, lab
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True] * len(alive)
+
+
+def test_the_page_releases_itself_when_its_session_is_discarded():
+    from types import SimpleNamespace
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        lab = create_app().lab
+    ours = [cb for cb in doc.session_destroyed_callbacks if getattr(cb, "__self__", None) is lab]
+    assert len(ours) == 1
+    released = []
+    lab.release = lambda: released.append(True)
+    ours[0](SimpleNamespace(id="closed-session"))  # as Bokeh calls it
+    assert released == [True]
