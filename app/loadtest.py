@@ -3,6 +3,10 @@
     python -m app.loadtest             # the classroom target: 200 open, 50 busy, 3 waves
     python -m app.loadtest --sessions 50 --wave-sessions 6 --busy-seconds 15   # ~4 minutes
     python -m app.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
+    python -m app.loadtest --sessions 2 --busy 1 --busy-seconds 2 --waves 4 --wave-sessions 40
+
+The last checks that closed sessions are freed: waves that follow a big crowd fit inside the
+memory the crowd left behind and can hide a leak, so start from an almost empty server.
 
 Each simulated student is a `bokeh.client` session (the same protocol a browser speaks) with its
 own thread and IO loop. Phases: open --sessions sessions (creation rate, memory per session);
