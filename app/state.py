@@ -883,4 +883,12 @@ def describe(snap: Mapping[str, object]) -> str:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+    """A share in percent that never shows a real share as 0% or 100% (thousands of keys)."""
+    p = 100 * x
+    if p <= 0 or p >= 100:
+        return f"{p:.0f}%"
+    if p < 0.1:
+        return "<0.1%"
+    if p > 99.9:
+        return ">99.9%"
+    return f"{p:.0f}%" if 1 <= p < 99 else f"{p:.1f}%"

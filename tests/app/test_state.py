@@ -373,3 +373,28 @@ def test_state_layer_never_imports_panel_or_bokeh():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("share", "shown"),
+    [
+        (0.0, "0%"),
+        (0.0004, "<0.1%"),
+        (0.003, "0.3%"),
+        (0.0123, "1%"),
+        (0.67, "67%"),
+        (0.994, "99.4%"),
+        (0.99996, ">99.9%"),
+        (1.0, "100%"),
+    ],
+)
+def test_summary_percentages_never_round_a_real_share_away(share, shown):
+    from app.state import _pct
+
+    assert _pct(share) == shown
+
+
+def test_summary_with_thousands_of_keys_names_a_nonzero_winner_share():
+    lab = LabState(distractors=4096, distractor_norm=0.5)
+    text = lab.snapshot.summary
+    assert " gets 0% of the weight" not in text, text
