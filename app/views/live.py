@@ -21,8 +21,10 @@ _QUIET_EVENTS = ("value", "value_throttled", "value_input")
 
 def respond_at_once(*widgets: pn.widgets.Widget) -> None:
     for widget in widgets:
-        widget._debounce = _NO_WAIT_MS
-        widget._busy__ignore = [*widget._busy__ignore, *_QUIET_EVENTS]
+        # A composite (an editable slider) talks to the browser through its parts.
+        for part in widget.select(pn.widgets.Widget):
+            part._debounce = _NO_WAIT_MS
+            part._busy__ignore = [*part._busy__ignore, *_QUIET_EVENTS]
 
 
 def widgets_of(obj) -> list[pn.widgets.Widget]:
