@@ -14,15 +14,7 @@ from bokeh.model import Model
 import app.views
 from app.main import create_app
 
-NAMED = (
-    "geometry",
-    "contributions",
-    "logits",
-    "weights",
-    "entropy_sweep",
-    "dimension_sweep",
-    "jacobian",
-)
+from .labpage import SOURCE_NAMES
 
 
 def _equal(a, b) -> bool:
@@ -37,14 +29,14 @@ def _sources(page) -> dict:
     found = {}
     for view in (lab.geometry, lab.logits, lab.weights, lab.entropy, lab.dimension, lab.jacobian):
         for value in vars(view).values():
-            if getattr(value, "name", None) in NAMED and hasattr(value, "data"):
+            if getattr(value, "name", None) in SOURCE_NAMES and hasattr(value, "data"):
                 found[value.name] = value
     return found
 
 
 def test_every_named_source_exists_with_float32_columns():
     sources = _sources(create_app())
-    assert set(sources) == set(NAMED)
+    assert set(sources) == set(SOURCE_NAMES)
     for name, source in sources.items():
         numeric = [v for v in source.data.values() if isinstance(v, np.ndarray)]
         assert numeric, name
