@@ -888,7 +888,7 @@ def _pct(x: float) -> str:
     if p <= 0 or p >= 100:
         return f"{p:.0f}%"
     if p < 0.1:
-        return "<0.1%"
+        return "under 0.1%"
     if p > 99.9:
-        return ">99.9%"
+        return "over 99.9%"
     return f"{p:.0f}%" if 1 <= p < 99 else f"{p:.1f}%"

@@ -4,6 +4,7 @@ error and notice banners."""
 from __future__ import annotations
 
 import html
+from urllib.parse import quote, unquote
 
 import panel as pn
 import param
@@ -19,17 +20,27 @@ class LiveSummary(ReactiveHTML):
     announcing the change; keeping the element and swapping its text does not.
     """
 
-    text = param.String(default="")
+    # The sentence travels percent-encoded and is decoded into textContent: Panel rewrites
+    # markup-like characters in the string parameters it sends (a label "A&B" arrived as
+    # "A&amp;B", and "<b id=x>A</b>" lost its attribute), and labels come from links and imports.
+    encoded_text = param.String(default="")
 
     _template = (
         '<p id="summary" class="lab-summary" role="status" aria-live="polite" '
         'aria-atomic="true"></p>'
     )
-    # textContent, never innerHTML: labels in the sentence come from links and imports.
     _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": "summary.textContent = data.text",
-        "text": "summary.textContent = data.text",
+        "render": "self.encoded_text()",
+        "encoded_text": "summary.textContent = decodeURIComponent(data.encoded_text)",
     }
+
+    @property
+    def text(self) -> str:
+        return unquote(self.encoded_text)
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.encoded_text = quote(value, safe=" ")
 
     _stylesheets = [  # noqa: RUF012
         ":host { width: 100%; }"

@@ -42,6 +42,9 @@ def test_labels_from_a_link_are_shown_as_text(chromium, lab):
         assert page.locator("#injected").count() == 0, "a label was rendered as HTML"
         assert page.locator("img[src='x']").count() == 0, "a label was rendered as HTML"
         assert page.evaluate("() => window.__pwned") is None, "a label ran a script"
+        # The summary names it exactly: neither rendered nor shown as escaped entities.
+        summary = page.locator(".lab-summary").inner_text()
+        assert summary.startswith(f"{MARKUP_LABEL} gets "), summary
 
     _open_lab(chromium, lab, {"labels": json.dumps([MARKUP_LABEL, SCRIPT_LABEL, "C"])}, check)
 
