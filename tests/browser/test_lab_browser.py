@@ -53,6 +53,9 @@ def test_every_control_is_reachable_by_keyboard(lab):
         "Divide logits by √d_k",
         "Causal (hide later keys)",
         "Null route (refuse when nothing is good enough)",
+        "Distractor keys",
+        "Distractor norm",
+        "Null-route threshold (logit)",
         "A: takes part",
         "C: takes part",
         "Swap values",
@@ -61,6 +64,17 @@ def test_every_control_is_reachable_by_keyboard(lab):
         "Share & export",
     ):
         assert any(text.startswith(name) for text in reached), f"{name!r} not reachable by Tab"
+
+
+def test_number_boxes_name_their_spin_buttons(lab):
+    lab.wait_until(lambda: lab.shows("Distractor norm"), "the sidebar")
+    lab.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    names = lab.page.locator("button.bk-spin-btn").evaluate_all(
+        "buttons => buttons.map(b => b.getAttribute('aria-label') || '')"
+    )
+    assert len(names) >= 2 * 6, names  # four editable sliders, the seed, the pair boxes
+    assert all(n.startswith(("Increase ", "Decrease ")) and len(n) > 9 for n in names), names
+    assert "Increase Distractor norm" in names and "Decrease key x" in names
 
 
 def test_swap_values_keeps_weights_and_moves_contributions(lab):
