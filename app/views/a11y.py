@@ -28,6 +28,11 @@ function nameSpinner(root, name) {
     }
   }
 }
+function nameHandles(root, name) {
+  for (const handle of root.querySelectorAll('.noUi-handle')) {
+    if (handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
+  }
+}
 function nameControls(root) {
   for (const el of root.querySelectorAll('*')) {
     if (el.shadowRoot) nameControls(el.shadowRoot);
@@ -48,11 +53,7 @@ function nameControls(root) {
     nameSpinner(box.shadowRoot, name);
     const row = box.getRootNode().host;
     const slider = row && row.nextElementSibling;
-    if (slider && slider.shadowRoot) {
-      for (const handle of slider.shadowRoot.querySelectorAll('.noUi-handle')) {
-        if (handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
-      }
-    }
+    if (slider && slider.shadowRoot) nameHandles(slider.shadowRoot, name);
   }
   // Other number boxes carry a visible label in their own shadow root.
   const label = root.querySelector('label');
@@ -60,12 +61,7 @@ function nameControls(root) {
     nameSpinner(root, label.textContent.trim());
   }
   const title = root.querySelector('.bk-slider-title');
-  if (title) {
-    const name = title.textContent.split(':')[0].trim();
-    for (const handle of root.querySelectorAll('.noUi-handle')) {
-      if (handle.getAttribute('aria-label') !== name) handle.setAttribute('aria-label', name);
-    }
-  }
+  if (title) nameHandles(root, title.textContent.split(':')[0].trim());
 }
 nameControls(document);
 if (!window.__labA11y) {

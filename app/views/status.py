@@ -34,6 +34,12 @@ class LiveSummary(ReactiveHTML):
         "encoded_text": "summary.textContent = decodeURIComponent(data.encoded_text)",
     }
 
+    _stylesheets = [  # noqa: RUF012
+        ":host { width: 100%; }"
+        ".lab-summary { font-size: 1.35rem; line-height: 1.4; margin: 4px 0; font-weight: 600;"
+        " color: #111; }"
+    ]
+
     @property
     def text(self) -> str:
         return unquote(self.encoded_text)
@@ -41,12 +47,6 @@ class LiveSummary(ReactiveHTML):
     @text.setter
     def text(self, value: str) -> None:
         self.encoded_text = quote(value, safe=" ")
-
-    _stylesheets = [  # noqa: RUF012
-        ":host { width: 100%; }"
-        ".lab-summary { font-size: 1.35rem; line-height: 1.4; margin: 4px 0; font-weight: 600;"
-        " color: #111; }"
-    ]
 
 
 def summary_text(text: str) -> str:
