@@ -1,0 +1,107 @@
+"""The snapshot: everything the lab's views draw for one valid configuration.
+
+No web imports. Every source of a route builds the same frozen `LabSnapshot`: the hand-made
+scenarios (`app.state.LabState`'s pipeline) and the trained models' heads
+(`engine.heads.head_snapshot`). The views only ever read a snapshot, so a notebook can build one
+and inspect exactly what the page would draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class TemperatureSweep:
+    """Entropy of the current logits against temperature, with the current point marked."""
+
+    temperatures: np.ndarray
+    entropy: np.ndarray
+    current_temperature: float
+    current_entropy: float
+
+
+@dataclass(frozen=True, eq=False)
+class LabSnapshot:
+    """Everything the views draw for one valid configuration. Arrays are read-only.
+
+    Rows cover the user's pairs first (`n_pairs` of them), then any distractors. The null
+    candidate, when on, is not a row: its weight is `null_weight`.
+    """
+
+    labels: tuple[str, ...]
+    n_pairs: int
+    query: np.ndarray  # (2,) visible geometry of the query
+    keys: np.ndarray  # (n, 2)
+    values: np.ndarray  # (n, 2)
+    legal: np.ndarray  # (n,) bool: takes part in the contest
+    scores: np.ndarray  # (n,) raw q.k in d_k dimensions
+    scaled: np.ndarray  # (n,) after the 1/sqrt(d_k) factor (when on)
+    logits: np.ndarray  # (n,) after temperature; -inf where masked
+    weights: np.ndarray  # (n,)
+    contributions: np.ndarray  # (n, 2) weight_i * value_i
+    contribution_norms: np.ndarray  # (n,)
+    output: np.ndarray  # (2,)
+    entropy: float  # nats, over every candidate including the null route
+    effective_keys: float  # exp(entropy)
+    jacobian: np.ndarray  # (m, m) d weights / d logits for the first m <= JACOBIAN_MAX rows
+    null_weight: float | None  # the null candidate's weight when the null route is on
+    null_logit: float | None  # its logit (threshold / temperature)
+    temperature_sweep: TemperatureSweep
+    dimension_sweep: object  # engine.dimension.DimensionSweep at the current temperature
+    summary: str
+    backend_used: str
+    notice: str
+    d_k: int
+    temperature: float
+    scale_factor: float
+
+    @property
+    def winner(self) -> int:
+        """Row index of the largest weight."""
+        return int(np.argmax(self.weights))
+
+
+def entropy_of(weights: np.ndarray) -> np.ndarray:
+    """Shannon entropy in nats along the last axis; zero weights contribute nothing."""
+    w = np.asarray(weights, dtype=float)
+    safe = np.where(w > 0, w, 1.0)
+    return -np.sum(np.where(w > 0, w * np.log(safe), 0.0), axis=-1)
+
+
+def describe(snap: Mapping[str, object]) -> str:
+    """One plain-language sentence about the route (also the screen-reader text)."""
+    weights = snap["weights"]
+    norms = snap["contribution_norms"]
+    labels = snap["labels"]
+    top = int(np.argmax(weights))
+    total_norm = float(np.sum(norms))
+    share = float(norms[top]) / total_norm if total_norm > 0 else 0.0
+    w = float(weights[top])
+    link = "but only" if share < w - 0.1 else ("and" if abs(share - w) <= 0.1 else "but")
+    text = (
+        f"{labels[top]} gets {_pct(w)} of the weight {link} {_pct(share)} of the contribution "
+        f"norm; entropy {snap['entropy']:.2f} nats, about {snap['effective_keys']:.1f} "
+        "effective keys"
+    )
+    masked = int(np.sum(~np.asarray(snap["legal"], dtype=bool)))
+    if masked:
+        text += f"; {masked} key{'s' if masked > 1 else ''} masked"
+    if snap["null_weight"] is not None:
+        text += f"; the null route takes {_pct(snap['null_weight'])}"
+    return text + "."
+
+
+def _pct(x: float) -> str:
+    """A share in percent that never shows a real share as 0% or 100% (thousands of keys)."""
+    p = 100 * x
+    if p <= 0 or p >= 100:
+        return f"{p:.0f}%"
+    if p < 0.1:
+        return "under 0.1%"
+    if p > 99.9:
+        return "over 99.9%"
+    return f"{p:.0f}%" if 1 <= p < 99 else f"{p:.1f}%"
