@@ -1,0 +1,185 @@
+"""A trained model's head as a lab snapshot: the second source of the views' one `LabSnapshot`.
+
+No web imports. `HeadModel` is the small interface the lab needs from "a model whose heads it can
+open" (the shipped binding model in `engine.trained`; a packaged language model later):
+tokens, a next-token distribution, and for each (layer, head) the question position's query,
+the keys, values, scores, weights and output. `head_snapshot` turns one head of one run into
+the snapshot the hand-made scenarios also produce, so every view, caption and check reads a
+trained head exactly as it reads a toy.
+
+The head lives in d_head dimensions and the planes are 2-D. Both planes are exact where it
+matters:
+
+- Address plane: spanned by the query and the part of the top-weight key orthogonal to it. The
+  query lies on the x axis, so every key's x coordinate times |q| is its true score q.k: the
+  plane keeps every dot product with the query (and the winning key's full length).
+- Payload plane: spanned by the head's output and the part of the largest contribution
+  orthogonal to it. Projection is linear, so the drawn contributions w_i v_i still add up to the
+  drawn output, and the output's length is its true length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from .core import softmax
+from .snapshot import LabSnapshot, TemperatureSweep, describe, entropy_of
+
+JACOBIAN_MAX = 64
+SWEEP_TEMPERATURES = np.geomspace(0.05, 20.0, 61)
+
+
+class HeadRecord(Protocol):
+    q: np.ndarray  # (d_head,) the question position's query
+    k: np.ndarray  # (n, d_head)
+    v: np.ndarray  # (n, d_head)
+    scores: np.ndarray  # (n,) raw q.k
+    logits: np.ndarray  # (n,) after scale and temperature; -inf where masked
+    weights: np.ndarray  # (n,)
+    output: np.ndarray  # (d_head,) weights @ v
+    legal: np.ndarray  # (n,) bool
+    scale_factor: float
+    temperature: float
+
+
+class HeadRun(Protocol):
+    tokens: tuple[str, ...]
+    answer: str
+    expected: str | None
+    probs: Mapping[str, float]
+
+    def head(self, layer: int, head: int) -> HeadRecord: ...
+
+    def intervene(self, *edits) -> HeadRun: ...
+
+
+class HeadModel(Protocol):
+    name: str
+    title: str
+    n_layers: int
+    n_heads: int
+    retrieval_head: tuple[int, int]
+    examples: Mapping[str, str]
+
+    def check(self, text: str) -> Sequence[str]: ...
+
+    def run(self, text: str, edits: Sequence = ()) -> HeadRun: ...
+
+
+def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:
+    """One label per position, unique: the token and its position ("= 3")."""
+    return tuple(f"{tok} {i}" for i, tok in enumerate(tokens))
+
+
+def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """An orthonormal pair (e1, e2): e1 along `first`, e2 along the part of row `prefer` of `rest`
+    orthogonal to e1 (else the largest such part among the rows, else any orthogonal axis)."""
+    d = first.shape[-1]
+    norm = float(np.linalg.norm(first))
+    e1 = first / norm if norm > 0 else np.eye(d)[0]
+    ortho = rest - np.outer(rest @ e1, e1)
+    lengths = np.linalg.norm(ortho, axis=-1)
+    scale = max(1.0, float(np.max(np.abs(rest)))) if rest.size else 1.0
+    tiny = 1e-9 * scale
+    if prefer is not None and lengths[prefer] > tiny:
+        e2 = ortho[prefer] / lengths[prefer]
+    elif lengths.size and float(np.max(lengths)) > tiny:
+        j = int(np.argmax(lengths))
+        e2 = ortho[j] / lengths[j]
+    else:  # every row lies along e1: any axis orthogonal to it
+        axis = np.eye(d)[int(np.argmin(np.abs(e1)))]
+        e2 = axis - (axis @ e1) * e1
+        e2 /= np.linalg.norm(e2)
+    return e1, e2
+
+
+def _frozen(a, dtype=float) -> np.ndarray:
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+def temperature_sweep(base_logits: np.ndarray, temperature: float, entropy: float):
+    """Entropy of `base_logits` (logits at temperature 1) across temperatures."""
+    temps = _frozen(SWEEP_TEMPERATURES)
+    weights = softmax(base_logits[None, :] / temps[:, None], axis=-1)
+    return TemperatureSweep(temps, _frozen(entropy_of(weights)), temperature, entropy)
+
+
+def head_snapshot(
+    run: HeadRun,
+    layer: int,
+    head: int,
+    *,
+    dimension_sweep: object = None,
+    notice: str = "",
+) -> LabSnapshot:
+    """One head of one run, at its question position, as the lab's snapshot."""
+    rec = run.head(layer, head)
+    q = np.asarray(rec.q, dtype=float)
+    k = np.asarray(rec.k, dtype=float)
+    v = np.asarray(rec.v, dtype=float)
+    weights = np.asarray(rec.weights, dtype=float)
+    legal = np.asarray(rec.legal, dtype=bool)
+    n = len(weights)
+    top = int(np.argmax(weights))
+
+    a1, a2 = plane(q, k, top)
+    query_xy = np.array([q @ a1, q @ a2])
+    keys_xy = np.stack([k @ a1, k @ a2], axis=-1)
+
+    contributions = weights[:, None] * v
+    output = np.asarray(rec.output, dtype=float)
+    biggest = int(np.argmax(np.linalg.norm(contributions, axis=-1)))
+    p1, p2 = plane(output, contributions, biggest)
+    values_xy = np.stack([v @ p1, v @ p2], axis=-1)
+
+    temperature = float(rec.temperature)
+    logits = np.asarray(rec.logits, dtype=float)
+    scores = np.asarray(rec.scores, dtype=float)
+    m = min(n, JACOBIAN_MAX)
+    w_m = weights[:m]
+    entropy = max(0.0, float(entropy_of(weights)))
+    base = np.where(legal, logits * temperature, -np.inf)
+    snap = dict(
+        labels=token_labels(run.tokens),
+        n_pairs=n,
+        query=query_xy,
+        keys=keys_xy,
+        values=values_xy,
+        legal=legal,
+        scores=scores,
+        scaled=scores * float(rec.scale_factor),
+        logits=logits,
+        weights=weights,
+        contributions=weights[:, None] * values_xy,
+        # Lengths in the head's own space, not the plane's: the shares stay true.
+        contribution_norms=np.linalg.norm(contributions, axis=-1),
+        output=np.array([output @ p1, output @ p2]),
+        entropy=entropy,
+        effective_keys=math.exp(entropy),
+        jacobian=(np.diag(w_m) - np.outer(w_m, w_m)) / temperature,
+        null_weight=None,
+        null_logit=None,
+        d_k=int(q.shape[-1]),
+        temperature=temperature,
+        scale_factor=float(rec.scale_factor),
+    )
+    for name, value in snap.items():
+        if isinstance(value, np.ndarray):
+            snap[name] = _frozen(value, bool if name == "legal" else float)
+    sentence = describe(snap)
+    p_answer = float(run.probs.get(run.answer, 0.0))
+    sentence = sentence[:-1] + f"; the model answers {run.answer} ({p_answer:.0%})."
+    return LabSnapshot(
+        **snap,
+        temperature_sweep=temperature_sweep(base, temperature, entropy),
+        dimension_sweep=dimension_sweep,
+        summary=sentence,
+        backend_used="numpy",
+        notice=notice,
+    )

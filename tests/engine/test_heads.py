@@ -1,0 +1,105 @@
+"""A head as a snapshot: the planes keep what they promise, whatever the head's numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import attention
+from engine.heads import head_snapshot, plane, token_labels
+from engine.snapshot import LabSnapshot
+
+
+@dataclass
+class Record:
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    logits: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    legal: np.ndarray
+    scale_factor: float
+    temperature: float
+
+
+@dataclass
+class Run:
+    tokens: tuple
+    record: Record
+    answer: str = "3"
+    expected: str = "3"
+
+    @property
+    def probs(self):
+        return {"3": 0.9, "5": 0.1}
+
+    def head(self, layer, head):
+        return self.record
+
+    def intervene(self, *edits):
+        return self
+
+
+def make_run(seed: int, n: int, d: int, temperature: float = 1.0, masked: int | None = None):
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    legal = np.ones(n, dtype=bool)
+    if masked is not None:
+        legal[masked] = False
+    res = attention(q, k, v, mask=legal, temperature=temperature)
+    rec = Record(
+        q, k, v, res.scores, res.logits, res.weights, res.output, legal, 1 / np.sqrt(d), temperature
+    )
+    return Run(tuple(f"t{i}" for i in range(n)), rec)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 24),
+    d=st.integers(2, 64),
+    temperature=st.floats(0.1, 5.0),
+)
+def test_planes_keep_every_score_and_the_output(seed, n, d, temperature):
+    run = make_run(seed, n, d, temperature)
+    snap = head_snapshot(run, 0, 0)
+    assert isinstance(snap, LabSnapshot)
+    rec = run.record
+    # Address plane: the drawn query and keys give the true scores.
+    np.testing.assert_allclose(snap.keys @ snap.query, rec.scores, atol=1e-9, rtol=1e-9)
+    assert snap.query[1] == pytest.approx(0.0, abs=1e-12)
+    top = int(np.argmax(rec.weights))
+    assert np.linalg.norm(snap.keys[top]) == pytest.approx(np.linalg.norm(rec.k[top]))
+    # Payload plane: drawn contributions add up to the drawn output, whose length is true.
+    np.testing.assert_allclose(snap.contributions.sum(axis=0), snap.output, atol=1e-9)
+    assert np.linalg.norm(snap.output) == pytest.approx(np.linalg.norm(rec.output))
+    np.testing.assert_allclose(
+        snap.contribution_norms, np.linalg.norm(rec.weights[:, None] * rec.v, axis=-1)
+    )
+    assert snap.weights.sum() == pytest.approx(1.0)
+    assert snap.entropy >= 0
+    assert not snap.weights.flags.writeable
+
+
+def test_masked_position_and_labels():
+    run = make_run(1, 6, 8, masked=2)
+    snap = head_snapshot(run, 0, 0)
+    assert snap.weights[2] == 0.0
+    assert not snap.legal[2]
+    assert snap.labels == token_labels(run.tokens) == tuple(f"t{i} {i}" for i in range(6))
+    assert len(set(snap.labels)) == 6
+    assert "the model answers 3 (90%)" in snap.summary
+
+
+def test_plane_when_every_row_lies_along_the_first_axis():
+    first = np.array([1.0, 0.0, 0.0])
+    rest = np.array([[2.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    e1, e2 = plane(first, rest, 0)
+    assert e1 @ e2 == pytest.approx(0.0)
+    assert np.linalg.norm(e2) == pytest.approx(1.0)
