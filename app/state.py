@@ -614,6 +614,7 @@ class LabState(param.Parameterized):
             scale=bool(s["scale"]),
             d_k=int(s["d_k"]),
             seed=int(s["seed"]),
+            labels=inp["labels"],
         )
 
     # -------------------------------------------------------------------- export / import

@@ -13,10 +13,17 @@ so `diagnose` runs the perturbations and reports what actually changed:
   uncorrected spread of the extra dimensions was sharpening the route.
 - temperature: multiply the temperature by 4. A low temperature is implicated when the route
   broadens with the ranking intact and the temperature was below 1.
+
+Keys are named by their labels (`labels=`; "key 1", "key 2"... by position without them). A
+perturbation that would change nothing (no hidden dimensions to drop, vectors already of unit
+length) is still reported, with `tested=False`, so a display can leave its row out. `ranked`
+orders the tested causes by measured effect, the ones that hand the route to another key first:
+that is the cause carrying the decision.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +49,13 @@ class Finding:
     after: float  # the same quantity after it (alignment: mean over the rotations)
     implicated: bool
     note: str
+    tested: bool = True  # False: the perturbation would change nothing on this configuration
+    decides: bool = False  # undoing this cause hands the top of the route to another key
+
+    @property
+    def effect(self) -> float:
+        """How much the measured weight fell under the perturbation (negative: it rose)."""
+        return self.before - self.after
 
 
 @dataclass(frozen=True)
@@ -51,9 +65,22 @@ class SharpnessReport:
     findings: list[Finding] = field(default_factory=list)
     entropy: float = 0.0  # nats
 
+    labels: tuple[str, ...] = ()
+
     @property
     def implicated(self) -> list[str]:
         return [f.cause for f in self.findings if f.implicated]
+
+    @property
+    def winner_label(self) -> str:
+        return _name(self.labels, self.winner)
+
+    @property
+    def ranked(self) -> list[Finding]:
+        """Tested findings, strongest first: implicated before not, then the causes whose undoing
+        changes the winner, then by the measured fall of the weight."""
+        tested = [f for f in self.findings if f.tested]
+        return sorted(tested, key=lambda f: (not f.implicated, not f.decides, -f.effect))
 
     def finding(self, cause: str) -> Finding:
         for f in self.findings:
@@ -63,8 +90,16 @@ class SharpnessReport:
 
     @property
     def summary(self) -> str:
-        causes = ", ".join(self.implicated) or "none of the four causes"
-        return f"Key {self.winner} takes {self.max_weight:.3f} of the route; implicated: {causes}."
+        causes = ", ".join(f.cause for f in self.ranked if f.implicated)
+        causes = causes or "none of the four causes"
+        return (
+            f"{self.winner_label} takes {self.max_weight:.3f} of the route; implicated, "
+            f"strongest first: {causes}."
+        )
+
+
+def _name(labels, i: int) -> str:
+    return str(labels[i]) if 0 <= i < len(labels) else f"key {i + 1}"
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:
@@ -74,7 +109,7 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
 
 
 class _Setting:
-    def __init__(self, query, keys, values, mask, temperature, scale, d_k, seed):
+    def __init__(self, query, keys, values, mask, temperature, scale, d_k, seed, labels=None):
         self.q = np.array(query, dtype=float)
         self.k = np.array(keys, dtype=float)
         self.v = np.array(values, dtype=float)
@@ -85,6 +120,10 @@ class _Setting:
             )
         self.mask, self.temperature, self.scale = mask, temperature, scale
         self.d_k, self.seed = d_k, seed
+        n = self.k.shape[0]
+        self.labels = tuple(str(x) for x in labels) if labels is not None else ()
+        if labels is not None and len(self.labels) != n:
+            raise ValueError(f"diagnose: {len(self.labels)} labels for {n} keys")
         self.visible = self.q.shape[0]
         self._lifted = lift(self.q, self.k, d_k, seed=seed)  # validates d_k and seed once
         self._hidden = (self._lifted[0][self.visible :], self._lifted[1][:, self.visible :])
@@ -112,6 +151,7 @@ class _Setting:
 
 
 def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
+    name = _name(s.labels, winner)
     q_hi, k_hi = s.lift(s.q, s.k)
     probes = np.stack([iv.rotate(q_hi, np.deg2rad(a)) for a in PROBE_ANGLES_DEG])
     w = np.asarray(
@@ -124,13 +164,13 @@ def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     implicated = kept < total / 2
     if implicated:
         note = (
-            f"Rotating the query moves the route: key {winner} stays on top in only "
+            f"Rotating the query moves the route: {name} stays on top in only "
             f"{kept} of {total} directions (its mean weight across them {mean_weight:.3f}). "
             "Direction picks the winner."
         )
     else:
         note = (
-            f"Key {winner} stays on top in {kept} of {total} unrelated query directions "
+            f"{name} stays on top in {kept} of {total} unrelated query directions "
             f"(mean weight {mean_weight:.3f}): direction is not what selects it. "
             "Inspect key norms, biases and the mask."
         )
@@ -153,18 +193,38 @@ def _key_norm(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     drop = before - after
     implicated = drop >= MEANINGFUL_DROP
     norms = np.linalg.norm(s.k, axis=1)
-    moved = f"; the top key changes from {winner} to {new_winner}" if new_winner != winner else ""
-    verdict = (
-        "length was doing part of the selecting"
-        if implicated
-        else "length is not what makes it sharp"
+    decides = new_winner != winner
+    moved = (
+        f"; the top key changes from {_name(s.labels, winner)} to {_name(s.labels, new_winner)}"
+        if decides
+        else ""
     )
+    unit = np.allclose(norms[norms > 0], 1.0, rtol=0, atol=1e-12) and math.isclose(
+        float(np.linalg.norm(s.q)), 1.0, abs_tol=1e-12
+    )
+    if implicated and decides:
+        verdict = "length decides which key wins"
+    elif implicated:
+        verdict = "length was doing part of the selecting"
+    else:
+        verdict = "length is not what makes it sharp"
     note = (
         f"At unit length the max weight goes {before:.3f} -> {after:.3f}{moved}: {verdict} "
         f"(key norms {norms.min():.2g}..{norms.max():.2g}, query norm "
         f"{np.linalg.norm(s.q):.2g})."
     )
-    return Finding("key_norm", "normalise q and k to unit length", before, after, implicated, note)
+    if unit:
+        note = "The query and every key already have unit length: normalising changes nothing."
+    return Finding(
+        "key_norm",
+        "normalise q and k to unit length",
+        before,
+        after,
+        implicated,
+        note,
+        tested=not unit,
+        decides=decides,
+    )
 
 
 def _dimension(s: _Setting, base: np.ndarray) -> Finding:
@@ -175,8 +235,10 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
             f"d_k is {s.d_k}, the visible geometry's own size: there are no hidden dimensions, "
             "so dimension cannot explain the sharpness."
         )
-        return Finding("dimension_scale", perturbation, before, before, False, note)
-    after = float(s.weights(d_k=s.visible).max())
+        return Finding("dimension_scale", perturbation, before, before, False, note, tested=False)
+    w_flat = s.weights(d_k=s.visible)
+    after = float(w_flat.max())
+    decides = int(np.argmax(w_flat)) != int(np.argmax(base))
     corrected = _scale_factor(s.scale, s.d_k) <= 1.01 / np.sqrt(s.d_k)
     sharper = before - after >= MEANINGFUL_DROP
     implicated = sharper and not corrected
@@ -189,7 +251,7 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
             if sharper
             else "the extra dimensions are not what makes it sharp."
         )
-        return Finding("dimension_scale", perturbation, before, after, False, note)
+        return Finding("dimension_scale", perturbation, before, after, False, note, decides=decides)
     q_hi, k_hi = s.lift(s.q, s.k)
     fixed = attention(q_hi, k_hi, s.v, mask=s.mask, scale=True, temperature=s.temperature)
     note += (
@@ -200,7 +262,15 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
         if implicated
         else "The extra dimensions are not what makes it sharp."
     )
-    return Finding("dimension_scale", perturbation, before, after, implicated, note)
+    if decides:
+        winner, flat_winner = int(np.argmax(base)), int(np.argmax(w_flat))
+        note += (
+            f" Without the hidden components the top key is {_name(s.labels, flat_winner)}, "
+            f"not {_name(s.labels, winner)}: they decide the winner."
+        )
+    return Finding(
+        "dimension_scale", perturbation, before, after, implicated, note, decides=decides
+    )
 
 
 def _scale_factor(scale, d_k: int) -> float:
@@ -253,13 +323,15 @@ def diagnose(
     scale: bool | float = True,
     d_k: int = 2,
     seed: int = 0,
+    labels=None,
 ) -> SharpnessReport:
     """Test each of the four causes of a sharp route on this configuration.
 
     query (D,) and keys (n, D) are the visible geometry; with d_k > D they are lifted with
-    `dimension.lift(..., seed=seed)`, as the lab does. Findings come in the order of CAUSES.
+    `dimension.lift(..., seed=seed)`, as the lab does. `labels` name the keys in the notes.
+    Findings come in the order of CAUSES; `report.ranked` orders them by effect.
     """
-    s = _Setting(query, keys, values, mask, temperature, scale, d_k, seed)
+    s = _Setting(query, keys, values, mask, temperature, scale, d_k, seed, labels)
     base = s.weights()
     winner = int(np.argmax(base))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -270,4 +342,5 @@ def diagnose(
         _dimension(s, base),
         _temperature(s, base),
     ]
-    return SharpnessReport(float(base[winner]), winner, findings, entropy)
+    labels = s.labels or tuple(f"key {i + 1}" for i in range(len(base)))
+    return SharpnessReport(float(base[winner]), winner, findings, max(entropy, 0.0), labels)

@@ -1,5 +1,7 @@
 """Diagnosis: each cause is tested by its own perturbation and the numbers are the measured ones."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,47 @@ def test_errors():
         diagnose(BASIC.query, BASIC.keys, BASIC.values, d_k=1)
     with pytest.raises(ValueError, match="temperature"):
         diagnose(BASIC.query, BASIC.keys, BASIC.values, temperature=0.0)
+
+
+def test_notes_name_keys_by_label_and_the_deciding_cause_comes_first():
+    labels = SHARP.labels
+    r = report_for(SHARP, labels=labels)
+    assert r.winner_label == "long key"
+    notes = " ".join(f.note for f in r.findings)
+    assert "from long key to aligned" in notes and "long key stays on top" in notes
+    assert not re.search(r"\bkey \d\b", notes)  # no bare index names
+    first = r.ranked[0]
+    assert first.cause == "key_norm" and first.decides and first.implicated
+    assert "length decides which key wins" in first.note
+    assert r.summary.startswith("long key takes 0.979") and "strongest first: key_norm" in r.summary
+    # The implicated causes that do not hand the route elsewhere follow by measured effect.
+    rest = [f for f in r.ranked[1:] if f.implicated]
+    assert [f.effect for f in rest] == sorted((f.effect for f in rest), reverse=True)
+
+
+def test_unlabelled_keys_are_named_from_one():
+    r = report_for(SHARP)
+    assert r.labels == ("key 1", "key 2", "key 3", "key 4") and r.winner_label == "key 2"
+    with pytest.raises(ValueError, match="2 labels for 4 keys"):
+        report_for(SHARP, labels=("a", "b"))
+
+
+def test_perturbations_that_change_nothing_are_marked_untested():
+    flat = report_for(SHARP)  # d_k 2: no hidden dimensions to drop
+    assert not flat.finding("dimension_scale").tested
+    assert "dimension_scale" not in [f.cause for f in flat.ranked]
+    unit = report_for(BASIC)  # the query and every key already have unit length
+    assert (
+        not unit.finding("key_norm").tested and "changes nothing" in unit.finding("key_norm").note
+    )
+    lifted = report_for(BASIC, d_k=64)
+    assert lifted.finding("dimension_scale").tested
+
+
+def test_dimension_that_picks_the_winner_is_said_to_decide():
+    r = report_for(BASIC, scale=False, d_k=512, labels=BASIC.labels)
+    f = r.finding("dimension_scale")
+    flat = attention(BASIC.query, BASIC.keys, BASIC.values, scale=False).weights
+    assert r.winner != int(np.argmax(flat))  # with seed 0 the hidden components pick B over A
+    assert f.decides and "they decide the winner" in f.note
+    assert r.ranked[0].cause == "dimension_scale"
