@@ -51,13 +51,14 @@ def _arrow_renderers(
     fig, source, view, colour_field, *, width, alpha_field="alpha", legend=None, dash="solid"
 ):
     kw = {"legend_label": legend} if legend else {}
+    if view is not None:
+        kw["view"] = view
     seg = fig.segment(
         "x0",
         "y0",
         "x1",
         "y1",
         source=source,
-        view=view,
         line_color=colour_field,
         line_width=width,
         line_alpha=alpha_field,
@@ -68,7 +69,7 @@ def _arrow_renderers(
         "x1",
         "y1",
         source=source,
-        view=view,
+        **({"view": view} if view is not None else {}),
         marker="triangle",
         angle="angle",
         size="size",
@@ -105,6 +106,8 @@ class GeometryView(pn.viewable.Viewer):
         self.key_tips = ColumnDataSource(name="key_tips", data={"x": [], "y": [], "index": []})
         self.value_tips = ColumnDataSource(name="value_tips", data={"x": [], "y": [], "index": []})
         self.query_tip = ColumnDataSource(name="query_tip", data={"x": [0.0], "y": [0.0]})
+        # The output "before" an action, drawn faded and dashed (empty when there is none).
+        self.ghost = ColumnDataSource(name="ghost", data=self._ghost_data(None))
 
         self.address_fig = self._build_address()
         self.payload_fig = self._build_payload()
@@ -227,6 +230,9 @@ class GeometryView(pn.viewable.Viewer):
         o_seg, _ = _arrow_renderers(
             fig, self.contributions, output, ROLE_COLOURS["output"], width=3
         )
+        _arrow_renderers(
+            fig, self.ghost, None, ROLE_COLOURS["output"], width=3, dash=[6, 5], legend=None
+        )
         add_hover(
             fig,
             [c_seg, o_seg],
@@ -270,6 +276,28 @@ class GeometryView(pn.viewable.Viewer):
         fig.legend.click_policy = "none"
 
     # -- update -------------------------------------------------------------------------------
+    @staticmethod
+    def _ghost_data(point) -> dict:
+        cols = ("x0", "y0", "x1", "y1", "angle", "size", "alpha")
+        if point is None:
+            return {c: f32([]) for c in cols}
+        x, y = float(point[0]), float(point[1])
+        return {
+            "x0": f32([0.0]),
+            "y0": f32([0.0]),
+            "x1": f32([x]),
+            "y1": f32([y]),
+            "angle": f32(_head_angle(np.array([x]), np.array([y]))),
+            "size": f32([14.0 if math.hypot(x, y) > 0 else 0.0]),
+            "alpha": f32([0.35]),
+        }
+
+    def set_ghost(self, point) -> None:
+        """Draw a faded dashed "before" output arrow at point (x, y); None removes it."""
+        if point is not None and not all(math.isfinite(float(c)) for c in point[:2]):
+            point = None
+        assign(self.ghost, self._ghost_data(point))
+
     def _tip_labels(self, fig, view, font_size: str) -> None:
         """Each arrow's label just past its tip (offsets come with the data)."""
         fig.text(
