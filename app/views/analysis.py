@@ -15,11 +15,55 @@ CAUSE_NAMES = {
 }
 
 
+STATUSES = ("pass", "fail", "n/a")
+
 TABLE_CSS = """
 table { width: 100%; border-collapse: collapse; font-size: 14px; }
 th, td { padding: 4px 6px; text-align: left !important; vertical-align: top;
          border-bottom: 1px solid #ddd; }
 """
+
+
+def audit_headline(checks) -> str:
+    """Passes, failures and checks that did not apply, each counted on its own."""
+    counts = {status: [c.name for c in checks if c.status == status] for status in STATUSES}
+    passed, failed, skipped = (len(counts[s]) for s in STATUSES)
+    verb = "fails" if failed == 1 else "fail"
+    head = f"**{passed} of {len(checks)} checks pass, {failed} {verb}"
+    head += f", {skipped} not applicable.**" if skipped else ".**"
+    if failed:
+        head += f" Failed: {html.escape(', '.join(counts['fail']))}."
+    if skipped:
+        head += f" Not applicable here: {html.escape(', '.join(counts['n/a']))}."
+    return (
+        head + " A clean audit says the arithmetic keeps its promises, not that a route is right."
+    )
+
+
+def diagnosis_text(report) -> str:
+    """The headline names the winner and the cause that carries the decision, strongest first."""
+    name = html.escape(report.winner_label)
+    head = f"**{name} holds {report.max_weight:.1%} of the weight.**"
+    implicated = [f for f in report.ranked if f.implicated]
+    if not implicated:
+        head += " None of the four causes changes it by much: the geometry itself is decisive."
+    else:
+        first = implicated[0]
+        cause = html.escape(CAUSE_NAMES.get(first.cause, first.cause).split(" (")[0])
+        if first.decides:
+            head += f" **{cause} carries the decision:** undoing it hands the route to another key."
+        else:
+            head += (
+                f" **{cause} has the largest effect:** the top weight goes {first.before:.3f} -> "
+                f"{first.after:.3f}, and no single test hands the route to another key."
+            )
+    lines = [head, "Each row changes one thing and measures the top weight again, strongest first."]
+    lines += [f"- {html.escape(f.note)}" for f in implicated if f.note]
+    untested = [f for f in report.findings if not f.tested]
+    if untested:
+        lines.append("Not tested, because the change would do nothing here:")
+        lines += [f"- {html.escape(f.note)}" for f in untested]
+    return "\n\n".join(lines)
 
 
 def _run_safely(what: str, fn):
@@ -54,20 +98,15 @@ class AuditView(pn.viewable.Viewer):
         rows = [
             {
                 "check": c.name,
-                "result": getattr(c, "status", "pass" if c.passed else "fail"),
-                "error": f"{c.error:.2e}",
+                "result": c.status,
+                "error": f"{c.error:.2e}" if c.applicable else "",
                 "detail": c.detail,
             }
             for c in checks
         ]
-        failed = [r["check"] for r in rows if r["result"] == "fail"]
         self.table.object = pd.DataFrame(rows)
         self.table.visible = True
-        self.result.object = (
-            f"**{len(rows) - len(failed)} of {len(rows)} checks pass.**"
-            if not failed
-            else f"**{len(failed)} check(s) fail:** {html.escape(', '.join(failed))}"
-        ) + " A clean audit says the arithmetic keeps its promises, not that a route is right."
+        self.result.object = audit_headline(checks)
 
     def __panel__(self):
         return pn.Column(
@@ -105,29 +144,21 @@ class DiagnosisView(pn.viewable.Viewer):
             self.result.object = html.escape(problem)
             self.table.visible = False
             return
-        labels = self._state.snapshot.labels
-        winner = int(report.winner)
-        name = labels[winner] if 0 <= winner < len(labels) else f"key {winner + 1}"
-        rows, notes = [], []
-        for f in report.findings:
-            rows.append(
-                {
-                    "cause": CAUSE_NAMES.get(f.cause, f.cause),
-                    "test": f.perturbation,
-                    "before": f"{f.before:.3f}",
-                    "after": f"{f.after:.3f}",
-                    "implicated": "yes" if f.implicated else "no",
-                }
-            )
-            if f.implicated and f.note:
-                notes.append(f"- {html.escape(f.note)}")
+        rows = [
+            {
+                "cause": CAUSE_NAMES.get(f.cause, f.cause),
+                "test": f.perturbation,
+                "before": f"{f.before:.3f}",
+                "after": f"{f.after:.3f}",
+                "implicated": ("yes, decides the winner" if f.decides else "yes")
+                if f.implicated
+                else "no",
+            }
+            for f in report.ranked
+        ]
         self.table.object = pd.DataFrame(rows)
-        self.table.visible = True
-        head = (
-            f"**{html.escape(name)} holds {report.max_weight:.1%} of the weight.** "
-            "Each row changes one thing and measures the top weight again."
-        )
-        self.result.object = head + ("\n\n" + "\n".join(notes) if notes else "")
+        self.table.visible = bool(rows)
+        self.result.object = diagnosis_text(report)
 
     def __panel__(self):
         return pn.Column(

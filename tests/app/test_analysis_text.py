@@ -1,0 +1,56 @@
+"""The audit and diagnosis panels say exactly what was measured: counts kept apart, keys by
+label, the deciding cause first, and no row for a test that changes nothing."""
+
+import re
+
+from app.state import LabState
+from app.views.analysis import AuditView, DiagnosisView, audit_headline, diagnosis_text
+from engine.audit import Check
+
+
+def test_audit_counts_passes_failures_and_not_applicable_apart():
+    checks = [
+        Check("a", True, 0.0, ""),
+        Check("b", True, 0.0, ""),
+        Check("c", False, 1.0, ""),
+        Check("masked keys get exactly 0", True, 0.0, "", applicable=False),
+    ]
+    text = audit_headline(checks)
+    assert text.startswith("**2 of 4 checks pass, 1 fails, 1 not applicable.**")
+    assert "Failed: c." in text and "Not applicable here: masked keys get exactly 0." in text
+    clean = audit_headline(checks[:2])
+    assert clean.startswith("**2 of 2 checks pass, 0 fail.**") and "applicable" not in clean
+
+
+def test_audit_panel_on_a_lab_without_a_mask_does_not_claim_every_check_passed():
+    view = AuditView(LabState())  # no key is masked, so one check cannot apply
+    view.run()
+    text = view.result.object
+    n = len(view.table.object)
+    assert f"{n} of {n} checks pass" not in text
+    assert re.search(r"\d+ of \d+ checks pass, 0 fail, \d+ not applicable", text)
+    rows = view.table.object.to_dict("records")
+    assert {r["result"] for r in rows} <= {"pass", "fail", "n/a"}
+    assert all(r["error"] == "" for r in rows if r["result"] == "n/a")
+
+
+def test_diagnosis_on_the_sharp_scenario_puts_the_deciding_cause_first():
+    state = LabState(scenario="sharp")
+    view = DiagnosisView(state)
+    view.run()
+    rows = view.table.object.to_dict("records")
+    assert rows[0]["cause"].startswith("Key norm") and rows[0]["implicated"].startswith("yes, dec")
+    assert not any("d_k 2 -> 2" in r["test"] for r in rows)  # a test that changes nothing
+    assert len(rows) == 3
+    text = view.result.object
+    assert "**long key holds 97.9% of the weight.**" in text
+    assert "**Key norm carries the decision:**" in text
+    assert "from long key to aligned" in text
+    assert not re.search(r"\bkey \d\b", text)
+    assert "no hidden dimensions" in text  # said once, as the reason it was not tested
+
+
+def test_diagnosis_without_a_deciding_cause_names_the_largest_effect():
+    text = diagnosis_text(LabState().diagnose())
+    assert text.startswith("**A holds 42.4% of the weight.** **Alignment has the largest effect:**")
+    assert "normalising changes nothing" in text
