@@ -11,17 +11,27 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.transform import dodge
 
-from .rows import row_axis, row_positions, row_range, set_rows
+from .rows import NULL_LABEL, row_axis, row_positions, row_range, set_rows
 from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26
+HIDDEN_COLOUR = "#8a8a8a"
+
+
+def visible_scores(snap) -> np.ndarray:
+    """Each key's q·k over the two drawn coordinates; the rest of its score is hidden."""
+    keys = np.asarray(snap.keys, dtype=np.float64)
+    return keys[:, :2] @ np.asarray(snap.query, dtype=np.float64)[:2]
 
 
 class LogitsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
-        cols = {c: f32([]) for c in ("index", "row", "raw", "scaled", "logit", "logit_drawn")}
+        cols = {
+            c: f32([])
+            for c in ("index", "row", "raw", "visible", "hidden", "scaled", "logit", "logit_drawn")
+        }
         cols.update(
             {c: f32([]) for c in ("hatch_left", "hatch_right")},
             label=[],
@@ -29,11 +39,15 @@ class LogitsView(pn.viewable.Viewer):
             mask_text=[],
         )
         self.source = ColumnDataSource(name="logits", data=cols)
+        # The null candidate's row (a zero key: score 0, logit threshold / temperature).
+        self.extra = ColumnDataSource(
+            name="logits_extra", data={c: f32([]) for c in ("row", "logit")} | {"label": []}
+        )
         fig = make_figure("Logits per key", height=360, y_range=row_range())
         fig.xaxis.axis_label = "logit"
         renderers = []
         for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True):
-            drawn = "logit_drawn" if column == "logit" else column
+            drawn = {"logit": "logit_drawn", "raw": "visible"}.get(column, column)
             renderers.append(
                 fig.hbar(
                     y=dodge("row", offset, range=fig.y_range),
@@ -42,9 +56,36 @@ class LogitsView(pn.viewable.Viewer):
                     height=BAR * 0.92,
                     source=self.source,
                     color=STAGE_COLOURS[column],
-                    legend_label=text,
+                    legend_label="q·k in the plane" if column == "raw" else text,
                 )
             )
+        # With d_k > 2 the raw score has a hidden part (the d_k - 2 coordinates not drawn),
+        # stacked after the visible one: from q·k in the plane to the full q·k.
+        self._hidden = fig.hbar(
+            y=dodge("row", -BAR, range=fig.y_range),
+            left="visible",
+            right="raw",
+            height=BAR * 0.92,
+            source=self.source,
+            fill_color=HIDDEN_COLOUR,
+            line_color=HIDDEN_COLOUR,
+            hatch_pattern="\\",
+            hatch_color="#ffffff",
+            hatch_alpha=0.7,
+            legend_label="+ hidden dims",
+        )
+        renderers.append(self._hidden)
+        null_bar = fig.hbar(
+            y=dodge("row", BAR, range=fig.y_range),
+            right="logit",
+            left=0,
+            height=BAR * 0.92,
+            source=self.extra,
+            color=STAGE_COLOURS["logit"],
+            hatch_pattern="x",
+            hatch_color="#ffffff",
+            hatch_alpha=0.6,
+        )
         fig.hbar(
             y=dodge("row", BAR, range=fig.y_range),
             left="hatch_left",
@@ -74,21 +115,28 @@ class LogitsView(pn.viewable.Viewer):
             renderers,
             [
                 ("key", "@label"),
-                ("raw", "@raw{0.000}"),
+                ("raw q·k", "@raw{0.000}"),
+                ("  in the plane", "@visible{0.000}"),
+                ("  hidden dims", "@hidden{0.000}"),
                 ("scaled", "@scaled{0.000}"),
                 ("after temperature", "@logit{0.000}"),
             ],
         )
+        add_hover(fig, [null_bar], [("", "@label"), ("logit", "@logit{0.000}")])
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
 
     def update(self, snap) -> None:
         raw = np.asarray(snap.scores, dtype=np.float64)
+        visible = visible_scores(snap)
         scaled = np.asarray(snap.scaled, dtype=np.float64)
         logit = np.asarray(snap.logits, dtype=np.float64)
         legal = np.asarray(snap.legal, dtype=bool) & np.isfinite(logit)
-        finite = np.concatenate([raw[np.isfinite(raw)], scaled[np.isfinite(scaled)], logit[legal]])
+        null = [] if snap.null_logit is None else [float(snap.null_logit)]
+        finite = np.concatenate(
+            [raw[np.isfinite(raw)], visible, scaled[np.isfinite(scaled)], logit[legal], null]
+        )
         low = min(0.0, float(finite.min(initial=0.0)))
         high = max(0.0, float(finite.max(initial=0.0)))
         left_edge = low - 0.3 * max(high - low, 1.0)
@@ -100,6 +148,8 @@ class LogitsView(pn.viewable.Viewer):
                 "index": f32(np.arange(n)),
                 "row": rows,
                 "raw": f32(raw),
+                "visible": f32(visible),
+                "hidden": f32(raw - visible),
                 "scaled": f32(scaled),
                 "logit": f32(logit),
                 "logit_drawn": f32(np.where(legal, logit, np.nan)),
@@ -110,10 +160,28 @@ class LogitsView(pn.viewable.Viewer):
                 "mask_text": ["" if ok else "−∞ masked" for ok in legal],
             },
         )
-        set_rows(self.figure, shown)
+        labels = [*shown, NULL_LABEL] if null else shown
+        assign(
+            self.extra,
+            {
+                "row": f32(np.arange(len(shown), len(labels))),
+                "logit": f32(null),
+                "label": [NULL_LABEL] * len(null),
+            },
+        )
+        set_rows(self.figure, labels)
+        if self._hidden.visible != (snap.d_k > 2):
+            self._hidden.visible = snap.d_k > 2
+            for item in self.figure.legend.items:
+                if self._hidden in item.renderers:
+                    item.visible = snap.d_k > 2
         title = "Logits per key"
         if len(shown) < len(rows):
             title += f" (top {len(shown)} of {len(rows)} by weight)"
+        if null:
+            title += " and the null candidate"
+        if snap.d_k > 2:
+            title += f" · d_k={snap.d_k}: grey = the {snap.d_k - 2} hidden dims' part of q·k"
         if self.figure.title.text != title:
             self.figure.title.text = title
 

@@ -11,6 +11,12 @@ from bokeh.models import FixedTicker, Range1d
 
 from .style import MAX_LABELLED_ROWS
 
+# Beyond this many keys a chart draws the heaviest MAX_ROWS - 1 keys and one "all others" row:
+# two dozen bars in 360 px were too thin to read.
+MAX_ROWS = 12
+OTHERS = "all others"
+NULL_LABEL = "null (none of these)"
+
 
 def row_axis(fig) -> None:
     """Give the figure's y axis its one, reusable ticker."""
@@ -19,18 +25,24 @@ def row_axis(fig) -> None:
 
 def row_positions(weights, labels) -> tuple[np.ndarray, list[str]]:
     """Where each key's bar goes: every key in order while they fit, else the heaviest
-    MAX_LABELLED_ROWS keys, heaviest on top, and NaN (not drawn) for the rest.
+    MAX_ROWS - 1 keys, heaviest on top, and NaN (not drawn) for the rest, which the caller
+    sums into one "all others" row (see `others_count`).
 
     The source still holds one row per key; only the drawing is selective, because thousands
     of sub-pixel bars read as a smear.
     """
     n = len(labels)
-    if n <= MAX_LABELLED_ROWS:
+    if n <= MAX_ROWS:
         return np.arange(n, dtype=np.float32), [str(lab) for lab in labels]
-    top = np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")[:MAX_LABELLED_ROWS]
+    top = np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")[: MAX_ROWS - 1]
     rows = np.full(n, np.nan, dtype=np.float32)
     rows[top] = np.arange(len(top), dtype=np.float32)
     return rows, [str(labels[i]) for i in top]
+
+
+def others_count(n: int) -> int:
+    """How many keys the "all others" row stands for (0: every key has its own row)."""
+    return 0 if n <= MAX_ROWS else n - (MAX_ROWS - 1)
 
 
 def set_rows(fig, labels) -> None:

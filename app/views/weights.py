@@ -10,11 +10,24 @@ import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
 from bokeh.transform import dodge
 
-from .rows import fit_end, row_axis, row_positions, row_range, set_rows
+from engine.snapshot import _pct
+
+from .rows import (
+    NULL_LABEL,
+    OTHERS,
+    fit_end,
+    others_count,
+    row_axis,
+    row_positions,
+    row_range,
+    set_rows,
+)
 from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
+AXIS_LABEL = "share (weights sum to 100%, and so do the |w·v| shares)"
+AXIS_LABEL_NULL = "share (weights, the null row included, sum to 100%; so do the |w·v| shares)"
 
 
 class WeightsView(pn.viewable.Viewer):
@@ -23,13 +36,16 @@ class WeightsView(pn.viewable.Viewer):
         cols = {c: f32([]) for c in ("index", "row", "weight", "contribution_norm", "norm_share")}
         cols.update(label=[], legal=np.zeros(0, dtype=bool), mask_text=[])
         self.source = ColumnDataSource(name="weights", data=cols)
+        # Rows that are not one key: "all others" (the summed weight of the keys without a row
+        # of their own) and the null candidate. `weights` keeps exactly one row per key.
+        self.extra = ColumnDataSource(name="weights_extra", data=self._extra_data([], [], []))
         fig = make_figure(
             "Weights and shares of |w·v|",
             height=360,
             y_range=row_range(),
             x_range=Range1d(0, FULL),
         )
-        fig.xaxis.axis_label = "share (weights sum to 100%, and so do the |w·v| shares)"
+        fig.xaxis.axis_label = AXIS_LABEL
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
         w = fig.hbar(
             y=dodge("row", -BAR / 2, range=fig.y_range),
@@ -52,6 +68,44 @@ class WeightsView(pn.viewable.Viewer):
             hatch_alpha=0.5,
             legend_label="share of |w·v|",
         )
+        extras = []
+        for source in (self.extra,):
+            extras.append(
+                fig.hbar(
+                    y=dodge("row", -BAR / 2, range=fig.y_range),
+                    right="weight",
+                    left=0,
+                    height=BAR * 0.92,
+                    source=source,
+                    color=STAGE_COLOURS["weight"],
+                    hatch_pattern="x",
+                    hatch_color="#ffffff",
+                    hatch_alpha=0.6,
+                )
+            )
+            extras.append(
+                fig.hbar(
+                    y=dodge("row", BAR / 2, range=fig.y_range),
+                    right="norm_share",
+                    left=0,
+                    height=BAR * 0.92,
+                    source=source,
+                    color=STAGE_COLOURS["norm_share"],
+                    hatch_pattern="dot",
+                    hatch_color="#ffffff",
+                    hatch_alpha=0.5,
+                )
+            )
+            fig.text(
+                x="weight",
+                y="row",
+                text="note",
+                source=source,
+                x_offset=6,
+                text_baseline="middle",
+                text_font_size="14px",
+                text_color="#333333",
+            )
         fig.text(
             x=0,
             y="row",
@@ -64,7 +118,7 @@ class WeightsView(pn.viewable.Viewer):
         )
         add_hover(
             fig,
-            [w, s],
+            [w, s, *extras],
             [
                 ("key", "@label"),
                 ("weight", "@weight{0.0000}"),
@@ -76,6 +130,19 @@ class WeightsView(pn.viewable.Viewer):
         row_axis(fig)
         self.figure = fig
 
+    @staticmethod
+    def _extra_data(kind, weight, share, norm=None, labels=None, rows=None) -> dict:
+        n = len(kind)
+        return {
+            "row": f32(rows if rows is not None else []),
+            "weight": f32(weight),
+            "norm_share": f32(share),
+            "contribution_norm": f32(norm if norm is not None else np.zeros(n)),
+            "label": list(labels or []),
+            "kind": list(kind),
+            "note": [_pct_note(w) for w in weight],
+        }
+
     def update(self, snap) -> None:
         weights = np.asarray(snap.weights, dtype=np.float64)
         norms = np.asarray(snap.contribution_norms, dtype=np.float64)
@@ -83,6 +150,26 @@ class WeightsView(pn.viewable.Viewer):
         share = norms / total if total > 0 else np.zeros_like(norms)
         legal = np.asarray(snap.legal, dtype=bool)
         rows, shown = row_positions(weights, snap.labels)
+        others = others_count(len(weights))
+        kind, w_extra, s_extra, n_extra, l_extra = [], [], [], [], []
+        if others:
+            hidden = np.isnan(rows)
+            kind.append("others")
+            w_extra.append(float(weights[hidden].sum()))
+            s_extra.append(float(share[hidden].sum()))
+            n_extra.append(float(norms[hidden].sum()))
+            l_extra.append(f"{OTHERS} ({others})")
+        if snap.null_weight is not None:
+            kind.append("null")
+            w_extra.append(float(snap.null_weight))
+            s_extra.append(0.0)  # a zero value: the refused share moves the output nowhere
+            n_extra.append(0.0)
+            l_extra.append(NULL_LABEL)
+        extra_rows = np.arange(len(shown), len(shown) + len(kind), dtype=np.float32)
+        assign(
+            self.extra,
+            self._extra_data(kind, w_extra, s_extra, n_extra, l_extra, extra_rows),
+        )
         assign(
             self.source,
             {
@@ -96,18 +183,26 @@ class WeightsView(pn.viewable.Viewer):
                 "mask_text": ["" if ok else "masked: weight 0" for ok in legal],
             },
         )
-        set_rows(self.figure, shown)
+        set_rows(self.figure, [*shown, *l_extra])
         x_range = self.figure.x_range
-        end = fit_end(x_range.end, float(max(weights.max(), share.max())), full=FULL)
+        peak = max(weights.max(), share.max(), max(w_extra, default=0.0), max(s_extra, default=0))
+        end = fit_end(x_range.end, float(peak), full=FULL)
         if end != x_range.end:
             x_range.end = end
         title = "Weights and shares of |w·v|"
-        if len(shown) < len(rows):
-            title += f" (top {len(shown)} of {len(rows)})"
+        if others:
+            title += f" (top {len(shown)} of {len(rows)} keys, the rest in one row)"
         if snap.null_weight is not None:
-            title += f" · null route takes {snap.null_weight:.0%}"
+            title += f" · null route takes {_pct_note(snap.null_weight)}"
         if self.figure.title.text != title:
             self.figure.title.text = title
+        label = AXIS_LABEL if snap.null_weight is None else AXIS_LABEL_NULL
+        if self.figure.xaxis[0].axis_label != label:
+            self.figure.xaxis[0].axis_label = label
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+
+
+def _pct_note(x: float) -> str:
+    return _pct(float(x))

@@ -114,9 +114,15 @@ def test_many_keys_keep_one_row_per_key_but_draw_the_heaviest():
     assert len(weights["weight"]) == 1003
     rows = np.asarray(weights["row"])
     drawn = np.flatnonzero(~np.isnan(rows))
-    assert len(drawn) == 24
-    heaviest = np.argsort(-np.asarray(weights["weight"]), kind="stable")[:24]
+    assert len(drawn) == 11
+    heaviest = np.argsort(-np.asarray(weights["weight"]), kind="stable")[:11]
     assert set(drawn) == set(heaviest)
+    # The rest are one "all others" row holding their summed weight, drawn below the top rows.
+    extra = page.lab.weights.extra.data
+    assert extra["kind"] == ["others"] and extra["label"] == ["all others (992)"]
+    rest = np.delete(np.asarray(weights["weight"], dtype=float), drawn).sum()
+    assert extra["weight"][0] == pytest.approx(rest, rel=1e-5)
+    assert extra["row"][0] == 11
     assert len(page.lab.jacobian.source.data["value"]) == 12 * 12
 
 
