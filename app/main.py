@@ -28,7 +28,7 @@ from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
 from app.views.status import StatusView
-from app.views.style import slim
+from app.views.style import LabDesign, slim
 from app.views.urlsync import UrlSync
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
@@ -216,6 +216,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         main=lab.main_area(),
         sidebar_width=360,
         header_background="#0b3d5c",
+        design=LabDesign,
         raw_css=_lab_css(),
         meta_description="An interactive laboratory for scaled dot-product attention",
         # Panel's busy flag is one per process: with a spinner in every page, each change in

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from bokeh.models import AllIndices, AllLabels, CDSView, GlyphRenderer, HoverTool, SaveTool
 from bokeh.plotting import figure
+from panel.theme import Bootstrap
+from panel.viewable import Viewable
 
 OKABE_ITO = {
     "black": "#000000",
@@ -45,6 +47,20 @@ STAGE_COLOURS = {
 }
 
 FONT = "'Atkinson Hyperlegible', 'DejaVu Sans', 'Segoe UI', Helvetica, Arial, sans-serif"
+
+# One stylesheet for every component's shadow root (page CSS never reaches inside them): type
+# size, focus ring. Relative, so it follows the page under a --prefix; one model per page.
+WIDGET_CSS = "assets/lab-widgets.css"
+
+
+class LabDesign(Bootstrap):
+    """Panel's Bootstrap design plus the lab's own stylesheet in every component."""
+
+    modifiers = {  # noqa: RUF012 - Panel reads this class attribute
+        **Bootstrap.modifiers,
+        Viewable: {"stylesheets": [*Bootstrap.modifiers[Viewable]["stylesheets"], WIDGET_CSS]},
+    }
+
 
 # Only this many labelled rows get a tick label each; beyond that the axis falls back to numbers.
 MAX_LABELLED_ROWS = 24
