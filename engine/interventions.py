@@ -11,6 +11,10 @@ import numpy as np
 
 # Inserting more candidates than this is a long-context lesson, not a lab interaction.
 MAX_DISTRACTORS = 4096
+# Distractors spread around the requested cosine (half-width, in cosine units) and length
+# (relative half-width), so a crowd shows as a cloud instead of two stacked dots.
+DISTRACTOR_SPREAD = 0.15
+DISTRACTOR_NORM_SPREAD = 0.2
 
 
 def _vectors(name: str, x, *, ndim: int | None = None) -> np.ndarray:
@@ -144,34 +148,53 @@ def _positive_count(name: str, n) -> int:
     return int(n)
 
 
-def _directions_at_cosine(query: np.ndarray, count: int, similarity: float, rng) -> np.ndarray:
-    """Unit vectors whose cosine with query is exactly `similarity`, otherwise random."""
+def _directions_around_cosine(
+    query: np.ndarray, count: int, similarity: float, rng, spread_rng
+) -> np.ndarray:
+    """Unit vectors whose cosines with query spread evenly around `similarity`.
+
+    Cosine j is similarity + w * u_j with u_j uniform in [-1, 1] and a half-width
+    w = min(DISTRACTOR_SPREAD, 1 - |similarity|), so every cosine stays in [-1, 1] and their
+    expected mean is exactly `similarity` (at +-1 there is no room: every distractor lies on
+    the query's line). In two dimensions the remaining sine component is a seeded side (+-) of
+    the query's perpendicular, so turning the query turns the whole cloud with it; in more
+    dimensions it is a random direction orthogonal to the query.
+    """
     d = query.shape[0]
     q_hat = query / np.linalg.norm(query)
     if d == 1:
         if abs(similarity) != 1.0:
             raise ValueError("in one dimension a distractor's similarity must be -1 or 1")
         return np.full((count, 1), similarity * q_hat[0])
-    # A random direction, made orthogonal to the query, carries the remaining sin component.
+    width = min(DISTRACTOR_SPREAD, 1.0 - abs(similarity))
+    cos = np.clip(similarity + width * spread_rng.uniform(-1.0, 1.0, count), -1.0, 1.0)
     raw = rng.standard_normal((count, d))
-    raw -= np.outer(raw @ q_hat, q_hat)
-    lengths = np.linalg.norm(raw, axis=1, keepdims=True)
-    # Re-draw degenerate samples deterministically by falling back to a fixed orthogonal axis.
-    fallback = np.zeros(d)
-    fallback[int(np.argmin(np.abs(q_hat)))] = 1.0
-    fallback -= (fallback @ q_hat) * q_hat
-    fallback /= np.linalg.norm(fallback)
-    ortho = np.where(lengths > 1e-12, raw / np.maximum(lengths, 1e-300), fallback)
-    sin = np.sqrt(max(0.0, 1.0 - similarity**2))
-    return similarity * q_hat + sin * ortho
+    if d == 2:
+        side = np.where(raw[:, 0] >= 0, 1.0, -1.0)
+        ortho = side[:, None] * np.array([-q_hat[1], q_hat[0]])
+    else:
+        # A random direction, made orthogonal to the query, carries the remaining sin component.
+        raw -= np.outer(raw @ q_hat, q_hat)
+        lengths = np.linalg.norm(raw, axis=1, keepdims=True)
+        # Degenerate samples fall back to a fixed orthogonal axis (deterministic).
+        fallback = np.zeros(d)
+        fallback[int(np.argmin(np.abs(q_hat)))] = 1.0
+        fallback -= (fallback @ q_hat) * q_hat
+        fallback /= np.linalg.norm(fallback)
+        ortho = np.where(lengths > 1e-12, raw / np.maximum(lengths, 1e-300), fallback)
+    sin = np.sqrt(np.maximum(0.0, 1.0 - cos**2))
+    return cos[:, None] * q_hat + sin[:, None] * ortho
 
 
 def insert_distractors(
     query, keys, values, *, count: int, norm: float, similarity: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Append `count` distractor keys of length `norm` at cosine `similarity` to the query.
+    """Append `count` distractor keys around length `norm` and cosine `similarity` to the query.
 
-    Distractor values point in random directions with the median length of the existing
+    Each distractor's cosine is spread evenly within DISTRACTOR_SPREAD of `similarity` (less
+    near +-1, see `_directions_around_cosine`) and its length within DISTRACTOR_NORM_SPREAD
+    (relative) of `norm`; both spreads are centred, so their expected means are exactly the
+    requested ones. Distractor values point in random directions with the median length of the existing
     values, so they carry content that is plausible in size but unrelated. The same seed gives
     the same first m distractors whatever the count, so raising the count only adds candidates.
     Returns (keys, values, labels of the added rows: "d1", "d2", ...).
@@ -200,7 +223,11 @@ def insert_distractors(
     # Separate streams for keys and values keep each prefix-stable as the count grows.
     key_rng = np.random.default_rng([int(seed), 1])
     value_rng = np.random.default_rng([int(seed), 2])
-    new_keys = length * _directions_at_cosine(q, int(count), cos, key_rng)
+    spread_rng = np.random.default_rng([int(seed), 3])
+    norm_rng = np.random.default_rng([int(seed), 4])
+    directions = _directions_around_cosine(q, int(count), cos, key_rng, spread_rng)
+    lengths = length * (1.0 + DISTRACTOR_NORM_SPREAD * norm_rng.uniform(-1.0, 1.0, int(count)))
+    new_keys = lengths[:, None] * directions
     value_length = float(np.median(np.linalg.norm(v, axis=1))) if v.shape[0] else 1.0
     raw = value_rng.standard_normal((int(count), v.shape[1]))
     raw_len = np.linalg.norm(raw, axis=1, keepdims=True)

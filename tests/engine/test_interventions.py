@@ -174,7 +174,9 @@ def test_shift_bias_errors():
     seed=st.integers(0, 2**31),
     dim=st.integers(2, 5),
 )
-def test_distractors_have_the_requested_norm_and_cosine(count, norm, similarity, seed, dim):
+def test_distractors_lie_within_the_spread_of_the_requested_norm_and_cosine(
+    count, norm, similarity, seed, dim
+):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal(dim) + 0.1
     keys = rng.standard_normal((3, dim))
@@ -185,10 +187,55 @@ def test_distractors_have_the_requested_norm_and_cosine(count, norm, similarity,
     added = k[3:]
     assert k.shape == (3 + count, dim) and v.shape == (3 + count, 2)
     np.testing.assert_array_equal(k[:3], keys)
-    np.testing.assert_allclose(np.linalg.norm(added, axis=1), norm, rtol=1e-9)
-    cos = added @ q / (np.linalg.norm(added, axis=1) * np.linalg.norm(q))
-    np.testing.assert_allclose(cos, similarity, atol=1e-9)
+    lengths = np.linalg.norm(added, axis=1)
+    assert np.all(np.abs(lengths / norm - 1) <= iv.DISTRACTOR_NORM_SPREAD + 1e-9)
+    cos = added @ q / (lengths * np.linalg.norm(q))
+    width = min(iv.DISTRACTOR_SPREAD, 1 - abs(similarity))
+    assert np.all(np.abs(cos - similarity) <= width + 1e-9)
     assert labels == tuple(f"d{i}" for i in range(1, count + 1))
+
+
+@pytest.mark.parametrize("similarity", [-0.9, -0.3, 0.0, 0.6, 0.95])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_crowd_of_distractors_is_a_cloud_centred_on_the_requested_cosine_and_norm(
+    similarity, dim
+):
+    q = np.array([0.6, -1.3, 0.4][:dim])
+    keys, values = np.ones((1, dim)), np.ones((1, 2))
+    count, norm = 4000, 2.5
+    k, _, _ = iv.insert_distractors(
+        q, keys, values, count=count, norm=norm, similarity=similarity, seed=11
+    )
+    added = k[1:]
+    lengths = np.linalg.norm(added, axis=1)
+    cos = added @ q / (lengths * np.linalg.norm(q))
+    width = min(iv.DISTRACTOR_SPREAD, 1 - abs(similarity))
+    # Uniform on [s - w, s + w]: mean s, standard deviation w / sqrt(3); 5 standard errors.
+    assert abs(cos.mean() - similarity) < 5 * width / np.sqrt(3 * count)
+    assert cos.std() == pytest.approx(width / np.sqrt(3), rel=0.1)
+    spread = iv.DISTRACTOR_NORM_SPREAD * norm
+    assert abs(lengths.mean() - norm) < 5 * spread / np.sqrt(3 * count)
+    assert lengths.std() == pytest.approx(spread / np.sqrt(3), rel=0.1)
+    if dim == 2:  # both sides of the query, about equally often
+        side = np.sign(q[0] * added[:, 1] - q[1] * added[:, 0])
+        assert abs(side.mean()) < 0.1
+
+
+def test_distractors_at_cosine_one_all_lie_along_the_query():
+    q = np.array([1.0, 2.0])
+    k, _, _ = iv.insert_distractors(q, KEYS, VALUES, count=50, norm=1, similarity=1.0, seed=3)
+    cos = k[3:] @ q / (np.linalg.norm(k[3:], axis=1) * np.linalg.norm(q))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-12)
+
+
+def test_in_the_plane_turning_the_query_turns_the_distractors_with_it():
+    # The lab previews a dragged query in the browser by rotating the cloud it was sent.
+    q = np.array([1.5, 0.5])
+    angle = 0.7
+    turned = iv.rotate(q, angle)
+    a, _, _ = iv.insert_distractors(q, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9)
+    b, _, _ = iv.insert_distractors(turned, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9)
+    np.testing.assert_allclose(iv.rotate(a[3:], angle), b[3:], atol=1e-12)
 
 
 def test_distractors_are_seeded_and_prefix_stable():
