@@ -5,10 +5,17 @@ on a `LabState` (the "do it for me" button and the tests use it), `measure` turn
 before and after into a sentence of measured numbers, and `confirms` says whether those numbers
 bear out the step's right answer. The four parts follow the lab's path: the address is not the
 message; how geometry becomes a route; the two controls; build it, break it.
+
+Control names in a step's text are written in **bold**, exactly as the page labels them (or the
+label without its bracketed note: **Temperature τ** for "Temperature τ (log scale)"); a test
+checks every one against the widgets of the real page. `confirms` judges what the student did,
+whatever the route (slider, drag, typed numbers, "Do it for me"), from the snapshots alone.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -68,6 +75,12 @@ class LessonStep:
 # ------------------------------------------------------------------------- measurements
 
 
+def _f(x: float, digits: int = 2) -> str:
+    """Fixed-point text that never shows a negative zero ("-0.00")."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def _max_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
 
@@ -76,14 +89,46 @@ def _moved(before: LabSnapshot, after: LabSnapshot) -> float:
     return float(np.linalg.norm(after.output - before.output))
 
 
+def _point(p: np.ndarray) -> str:
+    return f"({_f(p[0], 1)}, {_f(p[1], 1)})"
+
+
 def _top(snap: LabSnapshot) -> str:
-    return f"{snap.labels[snap.winner]} ({snap.weights[snap.winner]:.2f})"
+    return f"{snap.labels[snap.winner]} ({_f(snap.weights[snap.winner])})"
+
+
+def _winner(snap: LabSnapshot) -> str:
+    return snap.labels[snap.winner]
+
+
+def _entropy(snap: LabSnapshot) -> float:
+    return max(0.0, snap.entropy)  # a one-hot route can round to -1e-17
+
+
+def _plane_leader(snap: LabSnapshot) -> int:
+    """The legal key that scores best on the visible plane alone (q.k in two dimensions)."""
+    visible = np.where(snap.legal, snap.keys @ snap.query, -np.inf)
+    return int(np.argmax(visible))
+
+
+def _hidden_note(snap: LabSnapshot) -> str:
+    """When hidden dimensions put another key on top than the plane does, say so, measured."""
+    top, leader = snap.winner, _plane_leader(snap)
+    if snap.d_k <= 2 or top == leader:
+        return ""
+    hidden = snap.scores - snap.keys @ snap.query
+    win, lead = snap.labels[top], snap.labels[leader]
+    return (
+        f"; {win} wins, not {lead}, which lines up best in the plane: the {snap.d_k - 2} "
+        f"hidden random components add {hidden[top]:+.1f} to {win}'s score and "
+        f"{hidden[leader]:+.1f} to {lead}'s, so they decide the winner, not the geometry you see"
+    )
 
 
 def _swap_measure(b, a):
     return (
         f"weights changed by at most {_max_change(a.weights, b.weights):.4f}; "
-        f"output moved by {_moved(b, a):.2f}"
+        f"output moved by {_f(_moved(b, a))}, from {_point(b.output)} to {_point(a.output)}"
     )
 
 
@@ -91,25 +136,42 @@ def _swap_confirms(b, a):
     return _max_change(a.weights, b.weights) < 1e-12 and _moved(b, a) > 1e-6
 
 
-def _winner_measure(b, a):
-    return (
-        f"top key before: {_top(b)}; after: {_top(a)}; largest weight change "
-        f"{_max_change(a.weights, b.weights):.2f}"
-    )
+def _turn_degrees(b, a) -> float:
+    """Signed angle (degrees, anticlockwise positive) from the old query to the new one."""
+    turn = math.atan2(a.query[1], a.query[0]) - math.atan2(b.query[1], b.query[0])
+    return math.degrees((turn + math.pi) % (2 * math.pi) - math.pi)
+
+
+def _rotate_measure(b, a):
+    return f"the query turned by {_f(_turn_degrees(b, a), 0)} degrees; " + _winner_measure(b, a)
 
 
 def _rotate_confirms(b, a):
-    return b.winner == 0 and a.winner == 2
+    # A quarter turn anticlockwise by any route (slider, keys, dragging the tip), within 15
+    # degrees: a hand on a mouse is not a protractor.
+    return abs(_turn_degrees(b, a) - 90) <= 15 and _winner(a) == "C" and _winner(b) != "C"
+
+
+def _winner_measure(b, a):
+    return (
+        f"top key before: {_top(b)}; after: {_top(a)}; largest weight change "
+        f"{_f(_max_change(a.weights, b.weights))}"
+    )
 
 
 def _normalise_confirms(b, a):
-    return b.labels[b.winner] == "long key" and a.labels[a.winner] == "aligned"
+    unit = np.allclose(np.linalg.norm(a.keys, axis=1), 1, atol=0.02) and math.isclose(
+        float(np.linalg.norm(a.query)), 1, abs_tol=0.02
+    )
+    return unit and _winner(b) == "long key" and _winner(a) == "aligned"
 
 
 def _distractor_measure(b, a):
+    added = len(a.weights) - a.n_pairs
     return (
-        f"{b.labels[0]}: raw score {b.scores[0]:.2f} -> {a.scores[0]:.2f}, weight "
-        f"{b.weights[0]:.3f} -> {a.weights[0]:.3f} among {len(a.weights)} keys"
+        f"{b.labels[0]}: raw score {_f(b.scores[0])} -> {_f(a.scores[0])}, weight "
+        f"{_f(b.weights[0], 3)} -> {_f(a.weights[0], 3)} among {len(a.weights)} keys "
+        f"({added} of them distractors)"
     )
 
 
@@ -119,18 +181,31 @@ def _distractor_confirms(b, a):
 
 def _entropy_measure(b, a):
     return (
-        f"entropy {b.entropy:.2f} -> {a.entropy:.2f} nats; top weight "
-        f"{b.weights.max():.2f} -> {a.weights.max():.2f}; logit spread (max - min) "
-        f"{np.ptp(b.logits):.1f} -> {np.ptp(a.logits):.1f}"
+        f"entropy {_f(_entropy(b))} -> {_f(_entropy(a))} nats; top weight "
+        f"{_f(b.weights.max())} -> {_f(a.weights.max())}; logit spread (max - min) "
+        f"{_f(np.ptp(b.logits), 1)} -> {_f(np.ptp(a.logits), 1)}"
     )
 
 
+def _dimension_measure(b, a):
+    return f"d_k {b.d_k} -> {a.d_k}; " + _entropy_measure(b, a) + _hidden_note(a)
+
+
 def _sharper(b, a):
-    return a.entropy < b.entropy - 0.3
+    return _entropy(a) < _entropy(b) - 0.3
 
 
 def _broader(b, a):
-    return a.entropy > b.entropy + 0.3
+    return _entropy(a) > _entropy(b) + 0.3
+
+
+def _scale_measure(b, a):
+    factor = f"scale factor {_f(b.scale_factor, 3)} -> {_f(a.scale_factor, 3)}; "
+    return factor + _entropy_measure(b, a) + _hidden_note(a)
+
+
+def _scale_confirms(b, a):
+    return a.scale_factor < b.scale_factor and _broader(b, a)
 
 
 def _ranking(s: LabSnapshot) -> list[int]:
@@ -139,18 +214,25 @@ def _ranking(s: LabSnapshot) -> list[int]:
 
 def _ranking_measure(b, a):
     same = "unchanged" if _ranking(a) == _ranking(b) else "changed"
-    return f"ranking {same}; " + _entropy_measure(b, a)
+    return (
+        f"temperature {b.temperature:.3g} -> {a.temperature:.3g}; ranking {same}; "
+        + _entropy_measure(b, a)
+    )
 
 
 def _temperature_confirms(b, a):
-    return _ranking(a) == _ranking(b) and a.weights.max() > b.weights.max() + 0.1
+    return (
+        a.temperature < b.temperature
+        and _ranking(a) == _ranking(b)
+        and a.weights.max() > b.weights.max() + 0.1
+    )
 
 
 def _causal_measure(b, a):
     hidden = ~a.legal
     return (
-        f"{int(hidden.sum())} keys hidden; their weight {b.weights[hidden].sum():.2f} -> "
-        f"{a.weights[hidden].sum():.2f}; visible keys now share {a.weights[~hidden].sum():.2f}"
+        f"{int(hidden.sum())} keys hidden; their weight {_f(b.weights[hidden].sum())} -> "
+        f"{_f(a.weights[hidden].sum())}; visible keys now share {_f(a.weights[~hidden].sum())}"
     )
 
 
@@ -162,9 +244,12 @@ def _causal_confirms(b, a):
 
 
 def _null_measure(b, a):
+    if a.null_weight is None:
+        return f"the null route is off; the keys share {_f(a.weights.sum())} (top {_top(a)})"
     return (
-        f"without the null route the keys shared 1.00 (top {_top(b)}); with it the null "
-        f"candidate takes {a.null_weight:.2f} and the keys {a.weights.sum():.2f}"
+        f"without the null route the keys shared {_f(b.weights.sum())} (top {_top(b)}); with "
+        f"it the null candidate, at logit {_f(a.null_logit, 1)}, takes {_f(a.null_weight)} and "
+        f"the keys {_f(a.weights.sum())}"
     )
 
 
@@ -172,20 +257,34 @@ def _null_confirms(b, a):
     return a.null_weight is not None and a.null_weight > 0.5 and a.null_weight > a.weights.max()
 
 
+def _by_label(s: LabSnapshot) -> dict[str, float]:
+    return {label: float(w) for label, w in zip(s.labels[: s.n_pairs], s.weights, strict=False)}
+
+
+def _kept_weights(b, a) -> float:
+    """Largest change in any key's weight, matching keys by label (they moved position)."""
+    old, new = _by_label(b), _by_label(a)
+    if old.keys() != new.keys():
+        return float("inf")
+    return max(abs(old[k] - new[k]) for k in old)
+
+
 def _permute_measure(b, a):
-    reordered = _max_change(a.weights, b.weights[::-1])
     return (
-        f"output moved by {_moved(b, a):.2e}; weights differ from the old ones read backwards "
-        f"by at most {reordered:.2e}"
+        f"order {', '.join(b.labels[: b.n_pairs])} -> {', '.join(a.labels[: a.n_pairs])}; "
+        f"output moved by {_moved(b, a):.2e}; each key kept its weight to within "
+        f"{_kept_weights(b, a):.2e}"
     )
 
 
 def _permute_confirms(b, a):
-    return _moved(b, a) < 1e-9 and _max_change(a.weights, b.weights[::-1]) < 1e-12
+    # Any reordering counts, not only the reversal: the claim is about order in general.
+    reordered = a.labels[: a.n_pairs] != b.labels[: b.n_pairs]
+    return reordered and _moved(b, a) < 1e-9 and _kept_weights(b, a) < 1e-12
 
 
 def _sharp_temperature_confirms(b, a):
-    return a.winner == b.winner and a.entropy > b.entropy + 0.3
+    return a.temperature > b.temperature and a.winner == b.winner and _broader(b, a)
 
 
 def _reverse_pairs(state: LabState) -> None:
@@ -200,20 +299,26 @@ LESSONS: tuple[LessonStep, ...] = (
         slug="swap-values",
         title="Swap the payloads",
         scenario="basic",
-        settings={},
+        # A cool temperature makes A lead clearly, so swapping its value moves the output a
+        # long way across the payload plane (about 9 units; at temperature 1 it was 0.8).
+        settings={"temperature": 0.25},
         setup=(
             "One query, three keys A, B and C, each paired with a value. The keys decide who "
-            "is listened to; the values are what gets passed on."
+            "is listened to; the values are what gets passed on. **Temperature τ** is 0.25, "
+            "so A leads clearly."
         ),
-        question="If you swap the values of A and B, and leave the keys alone, what happens?",
+        question="If you swap the values of A and C, and leave the keys alone, what happens?",
         choices=(
             "The weights swap as well",
             "The weights stay exactly the same and the output moves",
             "Nothing changes at all",
         ),
         answer=1,
-        action="Swap the values of A and B.",
-        act=lambda s: s.swap_values(0, 1),
+        action=(
+            "Pick A in **Swap the value of** and C in **with the value of**, then press "
+            "**Swap values**."
+        ),
+        act=lambda s: s.swap_values(0, 2),
         measure=_swap_measure,
         confirms=_swap_confirms,
         takeaway=(
@@ -227,13 +332,18 @@ LESSONS: tuple[LessonStep, ...] = (
         title="Turn the query",
         scenario="basic",
         settings={},
-        setup="The query points right, along A. A gets the largest weight.",
-        question="Rotate the query by 90 degrees so it points straight up. Which key wins?",
+        setup="The query points right, towards A, and A gets the largest weight.",
+        question=(
+            "Turn the query a quarter turn anticlockwise, so it points straight up. Which key wins?"
+        ),
         choices=("A still wins", "C wins: it points up", "All three end up equal"),
         answer=1,
-        action="Set the query angle to 90 degrees.",
-        act=lambda s: s.param.update(angle=90.0),
-        measure=_winner_measure,
+        action=(
+            "Set **Query angle** to 90 degrees, or drag the query's tip to the top of the "
+            "address plane."
+        ),
+        act=lambda s: s.param.update(angle=s.angle + 90.0),
+        measure=_rotate_measure,
         confirms=_rotate_confirms,
         takeaway=(
             "A new query rescores every key. The route follows the dot product, so the key "
@@ -253,7 +363,7 @@ LESSONS: tuple[LessonStep, ...] = (
         question="Make the query and every key unit length. Which key wins now?",
         choices=("The long key, still", "The aligned key", "No key: the weights become equal"),
         answer=1,
-        action="Switch on 'normalise q/k'.",
+        action="Switch on **Normalise q and keys to unit length**.",
         act=lambda s: s.param.update(normalise=True),
         measure=_winner_measure,
         confirms=_normalise_confirms,
@@ -279,7 +389,7 @@ LESSONS: tuple[LessonStep, ...] = (
             "It rises",
         ),
         answer=1,
-        action="Set distractors to 64.",
+        action="Set **Distractor keys** to 64.",
         act=lambda s: s.param.update(distractors=64),
         measure=_distractor_measure,
         confirms=_distractor_confirms,
@@ -295,8 +405,8 @@ LESSONS: tuple[LessonStep, ...] = (
         scenario="basic",
         settings={"scale": False},
         setup=(
-            "Scaling is off and d_k is 2. The lab can add hidden dimensions with random "
-            "components: the plane you see stays the same."
+            "**Divide logits by √d_k** is off and **d_k** is 2. The lab can add hidden "
+            "dimensions with random components: the plane you see stays the same."
         ),
         question="Raise d_k from 2 to 512 with scaling still off. What happens to the route?",
         choices=(
@@ -305,14 +415,14 @@ LESSONS: tuple[LessonStep, ...] = (
             "It flattens: the entropy rises",
         ),
         answer=1,
-        action="Set d_k to 512.",
+        action="Set **d_k** to 512.",
         act=lambda s: s.param.update(d_k=512),
-        measure=_entropy_measure,
+        measure=_dimension_measure,
         confirms=_sharper,
         takeaway=(
             "Each hidden dimension adds a random product to every dot product, so the logits "
             "spread like sqrt(d_k). The route sharpens for statistical reasons, not because "
-            "any key became more relevant."
+            "any key became more relevant, and the random part can even pick the winner."
         ),
     ),
     LessonStep(
@@ -321,7 +431,9 @@ LESSONS: tuple[LessonStep, ...] = (
         title="Scaling brings the contest back",
         scenario="basic",
         settings={"scale": False, "d_k": 512},
-        setup="d_k is 512, scaling is off, and one key takes almost everything.",
+        setup=(
+            "**d_k** is 512, **Divide logits by √d_k** is off, and one key takes almost everything."
+        ),
         question="Switch the 1/sqrt(d_k) scale on. What happens?",
         choices=(
             "The route stays just as sharp",
@@ -329,13 +441,14 @@ LESSONS: tuple[LessonStep, ...] = (
             "The winner changes",
         ),
         answer=1,
-        action="Switch 'scale' on.",
+        action="Switch on **Divide logits by √d_k**.",
         act=lambda s: s.param.update(scale=True),
-        measure=_entropy_measure,
-        confirms=_broader,
+        measure=_scale_measure,
+        confirms=_scale_confirms,
         takeaway=(
             "Dividing by sqrt(d_k) cancels the growth that dimension alone causes, so several "
-            "keys can still compete however wide the vectors are."
+            "keys can still compete however wide the vectors are. It divides every score by "
+            "the same number, so it never reorders them."
         ),
     ),
     LessonStep(
@@ -352,7 +465,7 @@ LESSONS: tuple[LessonStep, ...] = (
             "Same order and the same weights",
         ),
         answer=1,
-        action="Set the temperature to 0.25.",
+        action="Set **Temperature τ** to 0.25.",
         act=lambda s: s.param.update(temperature=0.25),
         measure=_ranking_measure,
         confirms=_temperature_confirms,
@@ -368,8 +481,8 @@ LESSONS: tuple[LessonStep, ...] = (
         scenario="bank",
         settings={},
         setup=(
-            "'The bank approved the loan': the query sits at 'approved' (position 3). "
-            "'the (2)' and 'loan' come after it."
+            "'The bank approved the loan': the query sits at 'approved', **Query position** 2 "
+            "(positions count from 0, at the first 'the'). 'the (2)' and 'loan' come after it."
         ),
         question="Switch causal on. What weight do the two later words get?",
         choices=(
@@ -378,7 +491,7 @@ LESSONS: tuple[LessonStep, ...] = (
             "The same as before",
         ),
         answer=0,
-        action="Switch 'causal' on.",
+        action="Switch on **Causal**.",
         act=lambda s: s.param.update(causal=True),
         measure=_causal_measure,
         confirms=_causal_confirms,
@@ -398,8 +511,9 @@ LESSONS: tuple[LessonStep, ...] = (
             "softmax always hands out the whole route."
         ),
         question=(
-            "Turn on the null route (a zero key and zero value with logit 2). What takes most "
-            "of the route?"
+            "Add a null candidate: one more entry whose value is zero. It is not scored "
+            "against the query (a zero key would score 0); its logit is a fixed bar, the "
+            "**Null-route threshold**, here 2. What takes most of the route?"
         ),
         choices=(
             "north, the least bad key",
@@ -407,7 +521,7 @@ LESSONS: tuple[LessonStep, ...] = (
             "The three keys equally",
         ),
         answer=1,
-        action="Switch 'null route' on.",
+        action="Switch on **Null route**.",
         act=lambda s: s.param.update(null_route=True),
         measure=_null_measure,
         confirms=_null_confirms,
@@ -435,7 +549,10 @@ LESSONS: tuple[LessonStep, ...] = (
             "It changes, because attention reads keys in order",
         ),
         answer=0,
-        action="Reverse the pairs (or run the audit panel, which checks this and more).",
+        action=(
+            "Press **Reverse the pairs** under the key/value pairs (the Audit tab's **Run the "
+            "audit** checks this and more)."
+        ),
         act=_reverse_pairs,
         measure=_permute_measure,
         confirms=_permute_confirms,
@@ -461,16 +578,25 @@ LESSONS: tuple[LessonStep, ...] = (
             "Nothing changes",
         ),
         answer=0,
-        action="Set the temperature to 4.",
+        action="Set **Temperature τ** to 4.",
         act=lambda s: s.param.update(temperature=4.0),
         measure=_ranking_measure,
         confirms=_sharp_temperature_confirms,
         takeaway=(
             "Each cause predicts its own response: temperature softens without reordering, "
             "normalising exposes norm, scaling exposes dimension, rotating the query exposes "
-            "a key that wins whatever is asked. Run 'Why is it sharp?' to measure all four."
+            "a key that wins whatever is asked. Press **Why is it sharp?** in its tab to "
+            "measure all four."
         ),
     ),
 )
 
 LESSONS_BY_SLUG: Mapping[str, LessonStep] = MappingProxyType({s.slug: s for s in LESSONS})
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def control_names(step: LessonStep) -> list[str]:
+    """The control labels a step quotes in bold, in order (see the module docstring)."""
+    texts = (step.setup, step.question, step.action, step.takeaway)
+    return [m.group(1) for text in texts for m in _BOLD.finditer(text)]

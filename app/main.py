@@ -76,7 +76,7 @@ class Lab:
         self.audit = AuditView(state)
         self.diagnosis = DiagnosisView(state)
         self.export = ExportView(state)
-        self.lessons = LessonsView(state)
+        self.lessons = LessonsView(state, show_ghost=getattr(self.geometry, "set_ghost", None))
         slim(self.figures())
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
@@ -226,7 +226,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     location = pn.state.location
     if location is not None:
         try:
-            lab.url = UrlSync(state, location, INPUTS)
+            lab.url = UrlSync(state, location, INPUTS, lessons=lab.lessons)
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
             notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")

@@ -382,3 +382,17 @@ def check_config(data: Mapping, fields: Mapping[str, Field]) -> dict[str, object
     if unknown:
         raise ValueError(f"{str(unknown[0])[:40]}: unknown setting; known: {', '.join(fields)}")
     return {name: check_json(fields[name], data[name]) for name in fields if name in data}
+
+
+# ---------------------------------------------------------------- the lesson step
+
+LESSON_PARAM = "lesson"
+
+
+def parse_lesson(text: str, count: int) -> tuple[int, str]:
+    """A `lesson` URL value -> (step number 1..count, warning). A bad value gives step 1."""
+    field = Field(LESSON_PARAM, "int", 1, count)
+    try:
+        return parse_text(field, text), ""
+    except ValueError as exc:
+        return 1, f"{exc}; showing step 1"

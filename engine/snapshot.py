@@ -82,9 +82,11 @@ def describe(snap: Mapping[str, object]) -> str:
     share = float(norms[top]) / total_norm if total_norm > 0 else 0.0
     w = float(weights[top])
     link = "but only" if share < w - 0.1 else ("and" if abs(share - w) <= 0.1 else "but")
+    # Entropy is never negative; a one-hot route rounds to -1e-17, which printed "-0.00".
+    entropy = max(0.0, float(snap["entropy"]))
     text = (
         f"{labels[top]} gets {_pct(w)} of the weight {link} {_pct(share)} of the contribution "
-        f"norm; entropy {snap['entropy']:.2f} nats, about {snap['effective_keys']:.1f} "
+        f"norm; entropy {entropy:.2f} nats, about {snap['effective_keys']:.1f} "
         "effective keys"
     )
     masked = int(np.sum(~np.asarray(snap["legal"], dtype=bool)))

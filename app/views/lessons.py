@@ -1,6 +1,8 @@
 """The lessons stepper: load a step, predict, act (by hand or with one button), measure.
 
 The steps themselves (text, action, measurement) live in app/lessons.py; this is only their page.
+The step shown is `lesson` (1-based), which the address carries (app/views/urlsync.py), so a
+link or a reload opens the same step with its set-up.
 """
 
 from __future__ import annotations
@@ -8,14 +10,29 @@ from __future__ import annotations
 import html
 
 import panel as pn
+import param
 
 from app.lessons import LESSONS
+from app.state import LabState
+
+
+def _text(source: str) -> str:
+    """A step's text as Markdown, escaped; its **control names** stay bold (no '*' is escaped)."""
+    return html.escape(source)
 
 
 class LessonsView(pn.viewable.Viewer):
-    def __init__(self, state, **params):
+    lesson = param.Integer(
+        default=0,
+        bounds=(0, len(LESSONS)),
+        doc="the step in the address, 1-based; 0 until a step is loaded or linked",
+    )
+
+    def __init__(self, state, *, show_ghost=None, **params):
         super().__init__(**params)
         self._state = state
+        # Draws (or, given None, removes) a faded 'before' output arrow; optional.
+        self._show_ghost = show_ghost
         self._index = 0
         self._before = None
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
@@ -32,9 +49,9 @@ class LessonsView(pn.viewable.Viewer):
         self.result = pn.pane.Markdown(
             "", sizing_mode="stretch_width", css_classes=["lab-lesson-result"]
         )
-        self.previous.on_click(lambda e: self._go(self._index - 1))
-        self.next.on_click(lambda e: self._go(self._index + 1))
-        self.load.on_click(self._load)
+        self.previous.on_click(lambda e: self.open(self._index))  # 1-based: one back
+        self.next.on_click(lambda e: self.open(self._index + 2))
+        self.load.on_click(lambda e: self.open(self._index + 1))
         self.do_it.on_click(self._act)
         self.measure.on_click(self._measure)
         self._show()
@@ -43,10 +60,32 @@ class LessonsView(pn.viewable.Viewer):
     def step(self):
         return LESSONS[self._index]
 
-    def _go(self, index: int) -> None:
-        self._index = max(0, min(len(LESSONS) - 1, index))
+    @property
+    def ready(self) -> bool:
+        """Has the shown step a 'before' to measure against?"""
+        return self._before is not None
+
+    def open(self, number: int, *, load: bool = True) -> None:
+        """Show step `number` (1-based, clamped) and set the lab up for it.
+
+        With `load=False` the lab keeps its settings (a link that carries the student's own
+        settings); the 'before' is then the step's set-up, computed aside, so Measure still
+        compares against where the step starts.
+        """
+        self._index = max(0, min(len(LESSONS) - 1, int(number) - 1))
         self._before = None
-        self._show()
+        self._ghost(None)
+        with pn.io.hold():  # the new address and the new set-up leave as one message
+            self.lesson = self._index + 1
+            self._show()
+            if load:
+                self._load()
+            else:
+                self._restore()
+
+    def _ghost(self, point) -> None:
+        if self._show_ghost is not None:
+            self._show_ghost(point)
 
     def _show(self) -> None:
         step = self.step
@@ -56,12 +95,12 @@ class LessonsView(pn.viewable.Viewer):
         self.previous.disabled = self._index == 0
         self.next.disabled = self._index == len(LESSONS) - 1
         self.text.object = (
-            f"### {html.escape(step.title)}\n\n{html.escape(step.setup)}\n\n"
-            f"**Predict:** {html.escape(step.question)}"
+            f"### {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
+            f"**Predict:** {_text(step.question)}"
         )
         self.choices.options = {text: i for i, text in enumerate(step.choices)}
         self.choices.value = None
-        self.action.object = f"**Then act:** {html.escape(step.action)}"
+        self.action.object = f"**Then act:** {_text(step.action)}"
         self.result.object = "Load the step, make your prediction, act, then press Measure."
         self._set_ready(False)
 
@@ -69,13 +108,25 @@ class LessonsView(pn.viewable.Viewer):
         self.do_it.disabled = not ready
         self.measure.disabled = not ready
 
-    def _load(self, _event=None) -> None:
+    def _load(self) -> None:
         try:
             self._before = self.step.start(self._state)
         except Exception as exc:  # noqa: BLE001 - a message in the page, never a traceback
             self.result.object = html.escape(f"This step could not start: {exc}")
             return
         self.result.object = "Loaded. Predict, act, then press Measure."
+        self._set_ready(True)
+
+    def _restore(self) -> None:
+        try:
+            self._before = self.step.start(LabState(backend=self._state.backend))
+        except Exception as exc:  # noqa: BLE001
+            self.result.object = html.escape(f"This step could not start: {exc}")
+            return
+        self.result.object = (
+            "Restored from the link with its settings. Predict, act, then press Measure "
+            "(or Load this step to start it afresh)."
+        )
         self._set_ready(True)
 
     def _act(self, _event=None) -> None:
@@ -94,6 +145,8 @@ class LessonsView(pn.viewable.Viewer):
         except Exception as exc:  # noqa: BLE001
             self.result.object = html.escape(f"Could not measure: {exc}")
             return
+        # The reveal: the output before the action stays on the payload plane, faded.
+        self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.choices.value
         if choice is None:
             verdict = "You made no prediction this time."
@@ -104,11 +157,12 @@ class LessonsView(pn.viewable.Viewer):
         outcome = (
             "The measurement bears it out."
             if confirmed
-            else "The measurement does not show it yet: did you do the action exactly?"
+            else "The measurement does not show it yet: compare the numbers with the action "
+            "above, then press Measure again."
         )
         self.result.object = (
-            f"**Measured:** {html.escape(measured)}\n\n{verdict} {outcome}\n\n"
-            f"{html.escape(step.takeaway)}"
+            f"**Measured:** {html.escape(measured)}.\n\n{verdict} {outcome}\n\n"
+            f"{_text(step.takeaway)}"
         )
 
     def __panel__(self):

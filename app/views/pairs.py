@@ -51,6 +51,11 @@ class PairsEditor(pn.viewable.Viewer):
             label="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
         )
         self.swap.on_click(self._do_swap)
+        # Lesson 10's action: every pair (key, value, mask, label) in the opposite order.
+        self.reverse = pn.widgets.Button(label="Reverse the pairs", button_type="light", width=150)
+        self.reverse.on_click(
+            lambda _event: state.permute_pairs(list(range(len(state.keys)))[::-1])
+        )
         state.param.watch(self.refresh, ["keys", "values", "mask", "labels"])
         self.refresh()
 
@@ -112,6 +117,7 @@ class PairsEditor(pn.viewable.Viewer):
         return pn.Column(
             self._column,
             pn.Row(self.swap_a, self.swap_b, self.swap),
+            self.reverse,
             sizing_mode="stretch_width",
             css_classes=["lab-pairs"],
         )

@@ -4,6 +4,13 @@ Panel's `location.sync` would write every parameter as JSON; the state instead w
 settings that differ from the scenario (`state.query_params()`), and reads links back through
 `state.apply_query_params`, which validates each value, falls back to the default for a bad one
 and names it. Each warning becomes a notification; the page always loads.
+
+The lesson step travels as `lesson=N` (1-based) beside the settings. A link with the step alone
+sets the lab up for that step; a link that also carries settings restores those settings (the
+student's work in progress) and shows the step.
+
+Each address is read once. When the page connects, the browser reports the address it was
+opened with; reading it again showed every warning twice.
 """
 
 from __future__ import annotations
@@ -14,33 +21,47 @@ from .notify import notify
 
 
 class UrlSync:
-    def __init__(self, state, location, inputs, *, notify=None):
+    def __init__(self, state, location, inputs, *, notify=None, lessons=None):
         self._state = state
         self._location = location
         self._notify = notify or _notify_warning
+        self._lessons = lessons  # a LessonsView (its `lesson` and `open`), or None
         self._written: str | None = None
+        self._read: str | None = None
         self._busy = False
         location.param.watch(self._from_url, "search")
         state.param.watch(self._to_url, list(inputs))
+        if lessons is not None:
+            lessons.param.watch(self._to_url, "lesson")
         self._from_url()
 
     def _from_url(self, *events) -> None:
         if self._busy:
             return
         search = self._location.search or ""
-        if search == self._written:
-            return  # our own write coming back
+        if search == self._written or search == self._read:
+            # Our own write coming back, or the browser echoing the address already read.
+            self._to_url()
+            return
+        self._read = search
         warnings: list[str] = []
         try:
             params = urlstate.split_query_string(search)
         except ValueError as exc:
             params, warnings = {}, [str(exc)]
-        if params:
-            self._busy = True
-            try:
+        lesson = params.pop(urlstate.LESSON_PARAM, None) if self._lessons is not None else None
+        self._busy = True
+        try:
+            if params:
                 warnings += self._state.apply_query_params(params)
-            finally:
-                self._busy = False
+            if lesson is not None:
+                number, problem = urlstate.parse_lesson(
+                    lesson, self._lessons.param.lesson.bounds[1]
+                )
+                warnings += [problem] if problem else []
+                self._lessons.open(number, load=not params)
+        finally:
+            self._busy = False
         for text in warnings:
             self._notify(f"Link: {text}")
         self._to_url()
@@ -52,7 +73,10 @@ class UrlSync:
     def _to_url(self, *events) -> None:
         if self._busy:
             return
-        search = urlstate.query_string(self._state.query_params())
+        params = {}
+        if self._lessons is not None and self._lessons.lesson:
+            params[urlstate.LESSON_PARAM] = str(self._lessons.lesson)
+        search = urlstate.query_string(params | self._state.query_params())
         if search == (self._location.search or "") and search == self._written:
             return
         self._written = search

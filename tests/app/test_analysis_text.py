@@ -3,9 +3,12 @@ label, the deciding cause first, and no row for a test that changes nothing."""
 
 import re
 
+import numpy as np
+
 from app.state import LabState
 from app.views.analysis import AuditView, DiagnosisView, audit_headline, diagnosis_text
 from engine.audit import Check
+from engine.snapshot import describe
 
 
 def test_audit_counts_passes_failures_and_not_applicable_apart():
@@ -54,3 +57,24 @@ def test_diagnosis_without_a_deciding_cause_names_the_largest_effect():
     text = diagnosis_text(LabState().diagnose())
     assert text.startswith("**A holds 42.4% of the weight.** **Alignment has the largest effect:**")
     assert "normalising changes nothing" in text
+
+
+def test_the_summary_never_says_minus_zero():
+    one_hot = {
+        "weights": np.array([1.0, 0.0]),
+        "contribution_norms": np.array([2.0, 0.0]),
+        "labels": ("A", "B"),
+        "entropy": -1e-17,  # what rounding leaves of a one-hot route's entropy
+        "effective_keys": 1.0,
+        "legal": np.array([True, True]),
+        "null_weight": None,
+    }
+    text = describe(one_hot)
+    assert "entropy 0.00 nats" in text and "-0.00" not in text
+
+
+def test_lesson_numbers_never_show_minus_zero():
+    from app.lessons import _f
+
+    assert _f(-1e-17) == "0.00" and _f(-0.004, 2) == "0.00" and _f(-0.006) == "-0.01"
+    assert _f(-1e-9, 0) == "0"

@@ -1,0 +1,171 @@
+"""The lessons on the page, in-process: the controls they name exist under those labels, the step
+travels in the address and comes back with its set-up, and a bad link warns once per problem."""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+import param
+import pytest
+
+from app.lessons import LESSONS, LESSONS_BY_SLUG, control_names
+from app.state import INPUTS, LabState
+from app.views.lessons import LessonsView
+from app.views.urlsync import UrlSync
+
+
+class FakeLocation(param.Parameterized):
+    """The one part of `pn.state.location` the sync uses."""
+
+    search = param.String(default="")
+
+
+def _page_labels() -> set[str]:
+    from app.main import create_app
+
+    lab = create_app().lab
+    roots = [pn.Column(*lab.sidebar(), *lab.main_area())]
+    roots += [v.__panel__() for v in vars(lab).values() if isinstance(v, pn.viewable.Viewer)]
+    labels = set()
+    for root in roots:
+        for widget in root.select(pn.widgets.Widget):
+            for attr in ("label", "name"):
+                text = getattr(widget, attr, None)
+                if isinstance(text, str) and text.strip():
+                    labels.add(text.strip())
+    return labels
+
+
+@pytest.fixture(scope="module")
+def page_labels():
+    return _page_labels()
+
+
+def _names_a_control(name: str, labels: set[str]) -> bool:
+    # Exactly a label, or a label without its bracketed note ("Temperature τ (log scale)").
+    return any(name == label or name == label.split(" (")[0].strip() for label in labels)
+
+
+@pytest.mark.parametrize("step", LESSONS, ids=lambda s: s.slug)
+def test_every_control_a_lesson_names_is_on_the_page(step, page_labels):
+    names = control_names(step)
+    assert names  # every step names at least one control by its label
+    for name in names:
+        assert _names_a_control(name, page_labels), f"{step.slug}: no control labelled {name!r}"
+
+
+def test_the_label_check_can_fail(page_labels):
+    assert not _names_a_control("normalise q/k", page_labels)
+    assert not _names_a_control("scale", page_labels)
+    assert _names_a_control("Temperature τ", page_labels)
+
+
+def test_every_action_names_a_control_or_a_drag():
+    for step in LESSONS:
+        assert "**" in step.action or "drag" in step.action, step.slug
+
+
+# --------------------------------------------------------------- the step in the address
+
+
+def _page(search: str):
+    state = LabState()
+    lessons = LessonsView(state)
+    location = FakeLocation(search=search)
+    told: list[str] = []
+    sync = UrlSync(state, location, INPUTS, notify=told.append, lessons=lessons)
+    return state, lessons, location, told, sync
+
+
+def _settings_of(step) -> dict:
+    lab = LabState()
+    step.start(lab)
+    return lab.settings()
+
+
+@pytest.mark.parametrize("number", range(1, len(LESSONS) + 1))
+def test_a_link_to_a_step_opens_it_with_its_set_up(number):
+    state, lessons, location, told, _ = _page(f"?lesson={number}")
+    step = LESSONS[number - 1]
+    assert told == []
+    assert lessons.lesson == number and f"**Step {number} of" in lessons.position.object
+    assert state.settings() == _settings_of(step)
+    assert lessons.ready and not lessons.measure.disabled
+    assert location.search.startswith(f"?lesson={number}")
+    # Reloading that address gives the same step and the same lab.
+    state2, lessons2, location2, told2, _ = _page(location.search)
+    assert told2 == [] and lessons2.lesson == number
+    assert state2.settings() == state.settings() and location2.search == location.search
+
+
+def test_a_link_with_the_students_own_settings_keeps_them_and_can_still_measure():
+    step = LESSONS_BY_SLUG["dimension-unscaled"]
+    number = LESSONS.index(step) + 1
+    state, lessons, location, told, _ = _page(f"?lesson={number}&scale=false&d_k=512")
+    assert told == [] and lessons.lesson == number
+    assert state.d_k == 512 and state.scale is False  # the action already done, kept
+    lessons._measure()
+    assert "d_k 2 -> 512" in html.unescape(lessons.result.object)
+    assert "The measurement bears it out." in lessons.result.object
+
+
+def test_next_and_previous_load_the_step_and_update_the_address():
+    state, lessons, location, told, _ = _page("?lesson=5")
+    lessons.next.clicks += 1
+    assert lessons.lesson == 6 and "**Step 6 of" in lessons.position.object
+    assert state.settings() == _settings_of(LESSONS[5])
+    assert location.search == "?lesson=6&d_k=512&scale=false"
+    lessons.previous.clicks += 1
+    assert lessons.lesson == 5 and state.settings() == _settings_of(LESSONS[4])
+    assert location.search == "?lesson=5&scale=false"
+
+
+def test_load_this_step_puts_the_step_in_the_address():
+    state, lessons, location, told, _ = _page("")
+    assert lessons.lesson == 0 and location.search == ""  # a plain link stays plain
+    lessons.load.clicks += 1
+    assert location.search == "?lesson=1&temperature=0.25"
+
+
+@pytest.mark.parametrize("bad", ["99", "0", "two", "-3", ""])
+def test_a_bad_step_warns_once_and_shows_step_one(bad):
+    state, lessons, location, told, _ = _page(f"?lesson={bad}")
+    assert len(told) == 1 and told[0].startswith("Link: lesson: ") and "showing step 1" in told[0]
+    assert lessons.lesson == 1 and "**Step 1 of" in lessons.position.object
+    assert state.settings() == _settings_of(LESSONS[0])
+
+
+def test_each_bad_link_warning_is_shown_once_even_when_the_browser_echoes_the_address():
+    bad = "?temperature=hot&d_k=99999&scenario=bank"
+    state, lessons, location, told, _ = _page(bad)
+    assert len(told) == 2 and "temperature" in told[0] and "d_k" in told[1]
+    assert location.search == "?scenario=bank"
+    # On connecting, the browser reports the address it was opened with (what Panel's
+    # Location does): the page already read it and must not warn again.
+    location.search = bad
+    assert len(told) == 2
+    assert location.search == "?scenario=bank" and state.scenario == "bank"
+
+
+def test_measure_shows_the_before_output_as_a_ghost():
+    drawn = []
+    state = LabState()
+    lessons = LessonsView(state, show_ghost=drawn.append)
+    lessons.open(1)
+    assert drawn == [None]  # a new step clears the last reveal
+    before = state.snapshot.output
+    lessons.do_it.clicks += 1
+    lessons.measure.clicks += 1
+    assert drawn[-1] == pytest.approx((before[0], before[1]))
+    assert "The measurement bears it out." in lessons.result.object
+    lessons.next.clicks += 1
+    assert drawn[-1] is None
+
+
+def test_the_lessons_view_works_without_a_ghost():
+    lessons = LessonsView(LabState())
+    lessons.open(1)
+    lessons.do_it.clicks += 1
+    lessons.measure.clicks += 1
+    assert "**Measured:**" in lessons.result.object
