@@ -15,6 +15,8 @@ opened with; reading it again showed every warning twice.
 
 from __future__ import annotations
 
+import panel as pn
+
 from app import urlstate
 
 from .notify import notify
@@ -88,4 +90,7 @@ class UrlSync:
 
 
 def _notify_warning(text: str) -> None:
-    notify("warning", text)
+    # The link is read while the page is built; a toast raised then never reached the browser
+    # (Panel's notification area shows only what arrives after it has drawn), so it waits for
+    # the page to load. Once loaded, or outside a server, it shows at once.
+    pn.state.onload(lambda: notify("warning", text))

@@ -1,0 +1,69 @@
+"""Lessons in headless Chromium: a step link survives a reload, Next loads the next step and
+updates the address, and a bad link shows exactly one notification per problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+TOASTS = ".notyf__message"
+
+
+def _toasts(page) -> list[str]:
+    return page.page.locator(TOASTS).all_inner_texts()
+
+
+def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
+    page = open_lab("?lesson=5")
+    page.wait_until(lambda: page.shows("Step 5 of"), "step 5 in the lessons pane")
+    assert "lesson=5" in page.search() and "scale=false" in page.search()
+    logits = page.data("logits")
+    np.testing.assert_allclose(logits["scaled"], logits["raw"], rtol=1e-6)  # step 5: unscaled
+    page.page.reload()
+    page.page.wait_for_function(
+        "() => window.Bokeh && Bokeh.documents.length > 0 && "
+        "Bokeh.documents[0].get_model_by_name('weights') !== null"
+    )
+    page.wait_until(lambda: page.shows("Step 5 of"), "step 5 after the reload")
+    assert not page.shows("Step 1 of")
+    page.click_button("Next ▶")
+    page.wait_until(lambda: page.shows("Step 6 of"), "step 6 after Next")
+    page.wait_until(lambda: "lesson=6" in page.search(), "the address to name step 6")
+    # Step 6's set-up: d_k 512 with the scale off.
+    page.wait_until(lambda: page.model_attr("d_k_marker", "location") == 512, "d_k at 512")
+    assert "d_k=512" in page.search() and "scale=false" in page.search()
+    assert page.shows("Scaling brings the contest back")
+
+
+def test_a_bad_link_shows_one_notification_per_problem(open_lab):
+    page = open_lab("?temperature=hot&d_k=99999&scenario=bank")
+    page.wait_until(lambda: len(_toasts(page)) >= 2, "the two warnings")
+    page.page.wait_for_timeout(1500)  # a repeat would arrive with the page's first messages
+    toasts = _toasts(page)
+    assert len(toasts) == 2, toasts
+    assert sum("temperature" in t for t in toasts) == 1 and sum("d_k" in t for t in toasts) == 1
+
+
+def test_a_bad_step_number_warns_once_and_opens_step_one(open_lab):
+    page = open_lab("?lesson=99")
+    page.wait_until(lambda: _toasts(page), "the warning")
+    page.page.wait_for_timeout(1500)
+    toasts = _toasts(page)
+    assert len(toasts) == 1 and "lesson" in toasts[0] and "showing step 1" in toasts[0]
+    assert page.shows("Step 1 of")
+    page.wait_until(lambda: "lesson=1" in page.search(), "the address to name step 1")
+
+
+def test_reverse_the_pairs_keeps_the_output(open_lab):
+    page = open_lab()
+    weights = page.data("weights")
+    contributions = page.data("contributions")
+    page.click_button("Reverse the pairs")
+    after = page.wait_for_change("weights", weights)
+    assert after["label"] == weights["label"][::-1]
+    np.testing.assert_allclose(after["weight"], weights["weight"][::-1], atol=1e-6)
+    moved = page.data("contributions")
+    total = (sum(moved["cx"]), sum(moved["cy"]))
+    assert total == pytest.approx((sum(contributions["cx"]), sum(contributions["cy"])), abs=1e-5)
