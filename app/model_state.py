@@ -1,0 +1,296 @@
+"""The trained-model source of the lab's snapshot: a program, a head, and what was done to it.
+
+No Panel or Bokeh import (a notebook can drive it). Like `LabState`, every valid change
+recomputes `snapshot` (a `LabSnapshot` of the chosen head at the question position, built by
+`engine.heads.head_snapshot`), and a refused change sets `error` and keeps the last valid one.
+It adds what only a model has: the answer distribution before and after the current
+intervention (`prediction`), and a table of the seed's experiments run on this head
+(`experiments`).
+
+The head controls are the lab's own interventions applied inside the real model: the head's
+temperature, a rotation of its query, masked positions and ablating the head. They become
+`engine.trained` edits, so later layers see their effect and the answer can change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import param
+
+from engine import trained
+from engine.heads import head_snapshot
+
+MAX_TEXT_CHARS = 400
+TEMPERATURE_BOUNDS = (0.05, 20.0)
+ROTATE_BOUNDS = (-180.0, 180.0)
+URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablate")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The answer distribution without and with the current intervention."""
+
+    tokens: tuple[str, ...]  # the answer vocabulary, in the model's order
+    before: tuple[float, ...]
+    after: tuple[float, ...]
+    expected: str | None
+    answer_before: str
+    answer_after: str
+
+
+def model_choices() -> list[tuple[str, str, bool, str]]:
+    """(name, title, installed, reason) for every model the lab knows."""
+    return [tuple(entry) for entry in trained.available()]
+
+
+class ModelState(param.Parameterized):
+    """One session's trained-model source. Set parameters; read `snapshot`, `prediction`."""
+
+    model = param.String(default="binding")
+    text = param.String(default="")
+    layer = param.Integer(default=0, bounds=(0, None))
+    head = param.Integer(default=0, bounds=(0, None))
+    head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_BOUNDS)
+    rotate = param.Number(default=0.0, bounds=ROTATE_BOUNDS, doc="degrees, in the drawn plane")
+    masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
+    ablate = param.Boolean(default=False, doc="zero this head's output")
+
+    snapshot = param.Parameter(default=None, constant=True)
+    prediction = param.Parameter(default=None, constant=True)
+    run = param.Parameter(default=None, constant=True, doc="the run with the intervention")
+    experiments = param.List(default=[], constant=True, doc="ExperimentResult rows, newest last")
+    error = param.String(default="", constant=True)
+
+    INPUTS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablate")
+
+    def __init__(self, **params):
+        name = params.get("model", "binding")
+        model = trained.load(name)
+        base = {
+            "model": name,
+            "text": next(iter(model.examples.values())),
+            "layer": model.retrieval_head[0],
+            "head": model.retrieval_head[1],
+        }
+        super().__init__(**(base | params))
+        self._busy = False
+        self.param.watch(self._on_change, list(self.INPUTS))
+        if not self._recompute():
+            raise ValueError(f"ModelState: the starting configuration is invalid: {self.error}")
+
+    @property
+    def loaded(self):
+        return trained.load(self.model)
+
+    # ---------------------------------------------------------------- changes
+
+    def _on_change(self, *events):
+        if not self._busy:
+            self._recompute()
+
+    def try_update(self, **settings) -> bool:
+        """Set settings as one change; a refused value sets `error` instead of raising."""
+        try:
+            for name, value in settings.items():
+                if name not in self.INPUTS:
+                    raise ValueError(f"{name}: unknown model setting")
+                self.param[name]._validate(value)
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
+        if "model" in settings and settings["model"] != self.model:
+            # A new model: its own example and retrieval head unless the caller says otherwise.
+            model = trained.load(settings["model"])
+            base = {
+                "text": next(iter(model.examples.values())),
+                "layer": model.retrieval_head[0],
+                "head": model.retrieval_head[1],
+            }
+            settings = self.fresh() | base | dict(settings)
+        if "text" in settings and settings["text"] != self.text:
+            settings.setdefault("masked", [])  # positions refer to the old program
+        previous = {name: getattr(self, name) for name in settings}
+        self._set(settings)
+        if self._recompute():
+            return True
+        error = self.error
+        self._set(previous)  # the last valid settings stay, with the reason shown
+        self._set_error(error)
+        return False
+
+    def _set(self, settings: Mapping[str, object]) -> None:
+        self._busy = True
+        try:
+            self.param.update(**settings)
+        finally:
+            self._busy = False
+
+    @staticmethod
+    def fresh() -> dict[str, object]:
+        """The head controls with no intervention."""
+        return {"head_temperature": 1.0, "rotate": 0.0, "masked": [], "ablate": False}
+
+    def clear_intervention(self) -> None:
+        self.try_update(**self.fresh())
+
+    def edits(self) -> list:
+        """The head controls as edits on the chosen head."""
+        layer, head = self.layer, self.head
+        out = [trained.MaskPosition(layer, head, p) for p in self.masked]
+        if not math.isclose(self.head_temperature, 1.0):
+            out.append(trained.HeadTemperature(layer, head, float(self.head_temperature)))
+        if self.rotate:
+            out.append(trained.RotateQuery(layer, head, float(self.rotate)))
+        if self.ablate:
+            out.append(trained.AblateHead(layer, head))
+        return out
+
+    def _check(self):
+        model = self.loaded
+        if len(self.text) > MAX_TEXT_CHARS:
+            raise ValueError(
+                f"text: {len(self.text)} characters; the lab takes at most {MAX_TEXT_CHARS}"
+            )
+        if not 0 <= self.layer < model.n_layers:
+            raise ValueError(f"layer: {self.layer} is out of range 0..{model.n_layers - 1}")
+        if not 0 <= self.head < model.n_heads:
+            raise ValueError(f"head: {self.head} is out of range 0..{model.n_heads - 1}")
+        return model
+
+    def _recompute(self) -> bool:
+        try:
+            model = self._check()
+            plain = model.run(self.text)
+            n = len(plain.tokens)
+            bad = [p for p in self.masked if not 0 <= p < n]
+            if bad:
+                raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
+            edited = plain.intervene(*self.edits()) if self.edits() else plain
+            snap = head_snapshot(edited, self.layer, self.head)
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
+        vocab = tuple(plain.probs)
+        prediction = Prediction(
+            tokens=vocab,
+            before=tuple(float(plain.probs[t]) for t in vocab),
+            after=tuple(float(edited.probs.get(t, 0.0)) for t in vocab),
+            expected=plain.expected,
+            answer_before=plain.answer,
+            answer_after=edited.answer,
+        )
+        with param.edit_constant(self):
+            self.param.update(snapshot=snap, prediction=prediction, run=edited, error="")
+        return True
+
+    def _set_error(self, message: str) -> None:
+        with param.edit_constant(self):
+            self.error = message
+
+    # ---------------------------------------------------------------- experiments
+
+    def run_experiment(self, name: str):
+        """Run one of the seed's experiments on this program and head; record its row."""
+        from engine.trained import experiments as ex
+
+        try:
+            result = ex.run_experiment(self.loaded, self.text, name, self.layer, self.head)
+        except ValueError as exc:
+            self._set_error(f"{name}: {exc}")
+            return None
+        with param.edit_constant(self):
+            self.experiments = [*self.experiments, result]
+            self.error = ""
+        return result
+
+    def clear_experiments(self) -> None:
+        with param.edit_constant(self):
+            self.experiments = []
+
+    def experiments_csv(self) -> str:
+        import csv
+        import io
+
+        rows = [r.as_row() for r in self.experiments]
+        out = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        return out.getvalue()
+
+    # ---------------------------------------------------------------- URL
+
+    def query_params(self) -> dict[str, str]:
+        """The model settings as URL text (the head controls only when they intervene)."""
+        out = {"model": self.model, "text": self.text, "layer": str(self.layer)}
+        out["head"] = str(self.head)
+        if not math.isclose(self.head_temperature, 1.0):
+            out["head_temperature"] = f"{self.head_temperature:g}"
+        if self.rotate:
+            out["rotate"] = f"{self.rotate:g}"
+        if self.masked:
+            out["masked"] = ",".join(str(p) for p in self.masked)
+        if self.ablate:
+            out["ablate"] = "true"
+        return out
+
+    def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
+        """Restore from URL values; a bad value is named and left at its default."""
+        warnings = [
+            f"unknown model setting {str(key)[:40]!r} ignored"
+            for key in params
+            if key not in URL_KEYS
+        ]
+        given: dict[str, object] = {}
+        name = params.get("model", self.model)
+        known = {entry[0]: entry for entry in model_choices()}
+        if name not in known:
+            warnings.append(f"model: {name[:40]!r} is not one of {', '.join(known)}")
+            name = self.model
+        elif not known[name][2]:
+            warnings.append(f"model: {name} is not installed ({known[name][3]})")
+            name = self.model
+        given["model"] = name
+        for key in ("layer", "head"):
+            if key in params:
+                try:
+                    given[key] = int(params[key])
+                except ValueError:
+                    warnings.append(f"{key}: {params[key][:20]!r} is not a whole number")
+        for key in ("head_temperature", "rotate"):
+            if key in params:
+                try:
+                    value = float(params[key])
+                    self.param[key]._validate(value)
+                    given[key] = value
+                except ValueError:
+                    warnings.append(f"{key}: {params[key][:20]!r} is not a number in range")
+        if params.get("masked"):
+            try:
+                given["masked"] = [int(p) for p in params["masked"].split(",")]
+            except ValueError:
+                warnings.append(f"masked: {params['masked'][:40]!r} is not a list of positions")
+        if "ablate" in params:
+            given["ablate"] = params["ablate"].lower() in ("1", "true", "yes")
+        if "text" in params:
+            given["text"] = params["text"]
+        model = trained.load(name)
+        start = {
+            "model": name,
+            "text": next(iter(model.examples.values())),
+            "layer": model.retrieval_head[0],
+            "head": model.retrieval_head[1],
+        } | self.fresh()
+        self.try_update(**start)
+        # The program first (positions and heads refer to it), then each setting on its own, so
+        # one bad value is named and dropped while the others still apply.
+        for key in ("text", "layer", "head", "masked", "head_temperature", "rotate", "ablate"):
+            if key in given and not self.try_update(**{key: given[key]}):
+                error = self.error if self.error.startswith(key) else f"{key}: {self.error}"
+                warnings.append(f"{error}; using the default")
+        self._set_error("")
+        return warnings

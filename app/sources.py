@@ -1,0 +1,66 @@
+"""Which source draws the lab: the hand-made scenarios or a trained model's head.
+
+No Panel or Bokeh import. Both sources produce the same `LabSnapshot`; this switch holds one of
+each (the model's only once it is first asked for, so a page that never opens a model pays
+nothing for it) and presents the active one's snapshot and URL text to the page. A link that
+names `model=` opens the model source; any other link is the scenarios' own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import param
+
+from app.state import LabState
+
+SCENARIOS = "scenarios"
+MODEL = "model"
+
+
+class SourceSwitch(param.Parameterized):
+    source = param.Selector(default=SCENARIOS, objects=[SCENARIOS, MODEL])
+    snapshot = param.Parameter(default=None, constant=True, doc="the active source's snapshot")
+    error = param.String(default="", constant=True, doc="the active source's refusal, if any")
+
+    def __init__(self, lab: LabState, **params):
+        super().__init__(**params)
+        self.lab = lab
+        self._model = None
+        lab.param.watch(self._follow, ["snapshot", "error"])
+        self.param.watch(self._follow, "source")
+        self._follow()
+
+    @property
+    def model(self):
+        """The trained-model source, created on first use."""
+        if self._model is None:
+            from app.model_state import ModelState
+
+            self._model = ModelState()
+            self._model.param.watch(self._follow, ["snapshot", "error"])
+        return self._model
+
+    @property
+    def model_ready(self) -> bool:
+        return self._model is not None
+
+    @property
+    def active(self):
+        return self.model if self.source == MODEL else self.lab
+
+    def _follow(self, *events) -> None:
+        active = self.active
+        with param.edit_constant(self):
+            self.param.update(snapshot=active.snapshot, error=active.error)
+
+    def query_params(self) -> dict[str, str]:
+        return self.active.query_params()
+
+    def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
+        if "model" in params:
+            warnings = self.model.apply_query_params(params)
+            self.source = MODEL
+            return warnings
+        self.source = SCENARIOS
+        return self.lab.apply_query_params(params)

@@ -1,0 +1,248 @@
+"""The trained-model controls: program, layer and head, the head's interventions, experiments.
+
+Built only when a page first opens the trained-model source, so a page that never does carries
+none of these widgets.
+"""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+
+from app.model_state import ROTATE_BOUNDS, TEMPERATURE_BOUNDS, model_choices
+from engine.trained import experiments as ex
+
+from .live import respond_at_once, widgets_of
+from .notify import notify
+from .prediction import PredictionView
+
+
+class ModelPanel(pn.viewable.Viewer):
+    """Sidebar controls of the trained-model source, kept in step with a `ModelState`."""
+
+    def __init__(self, mstate, **params):
+        super().__init__(**params)
+        self._m = mstate
+        self._busy = False
+        model = mstate.loaded
+        choices = model_choices()
+        self.model = pn.widgets.Select(
+            name="Model",
+            options={title: name for name, title, ok, _ in choices if ok},
+            value=mstate.model,
+            sizing_mode="stretch_width",
+        )
+        missing = [f"{title}: {reason}" for _, title, ok, reason in choices if not ok]
+        self.missing = pn.pane.Markdown(
+            "\n".join(f"- not installed: {html.escape(m)}" for m in missing),
+            visible=bool(missing),
+            margin=(0, 10),
+        )
+        self.example = pn.widgets.Select(
+            name="Ready-made programs",
+            options={"(choose one)": ""} | dict(model.examples),
+            sizing_mode="stretch_width",
+        )
+        self.text = pn.widgets.TextInput(
+            name="Program (press Enter to run)",
+            value=mstate.text,
+            sizing_mode="stretch_width",
+        )
+        self.layer = pn.widgets.Select(name="Layer", sizing_mode="stretch_width")
+        self.head = pn.widgets.Select(name="Head", sizing_mode="stretch_width")
+        self.retrieval = pn.widgets.Button(
+            label="Open the retrieval head", button_type="primary", sizing_mode="stretch_width"
+        )
+        self.head_note = pn.pane.Markdown(margin=(0, 10))
+        self.temperature = pn.widgets.FloatSlider(
+            name="This head's temperature",
+            start=0.25,
+            end=8.0,
+            step=0.05,
+            value=1.0,
+            sizing_mode="stretch_width",
+        )
+        self.rotate = pn.widgets.FloatSlider(
+            name="Rotate this head's query (degrees)",
+            start=ROTATE_BOUNDS[0],
+            end=ROTATE_BOUNDS[1],
+            step=5.0,
+            value=0.0,
+            sizing_mode="stretch_width",
+        )
+        self.masked = pn.widgets.MultiChoice(
+            name="Hide positions from this head", options=[], sizing_mode="stretch_width"
+        )
+        self.ablate = pn.widgets.Checkbox(name="Ablate this head (zero its output)")
+        self.clear = pn.widgets.Button(
+            label="Clear the intervention", button_type="light", sizing_mode="stretch_width"
+        )
+        assert TEMPERATURE_BOUNDS[0] <= self.temperature.start  # the state accepts every value
+        self._bind()
+        self._from_state()
+        respond_at_once(*widgets_of(self))
+
+    def _bind(self) -> None:
+        m = self._m
+        self.model.param.watch(lambda e: self._send(model=e.new), "value")
+        self.example.param.watch(self._pick_example, "value")
+        self.text.param.watch(lambda e: self._send(text=e.new.strip()), "value")
+        self.layer.param.watch(lambda e: self._send(layer=int(e.new)), "value")
+        self.head.param.watch(lambda e: self._send(head=int(e.new)), "value")
+        self.retrieval.on_click(lambda _e: self._send(**self._retrieval_head()))
+        self.temperature.param.watch(lambda e: self._send(head_temperature=e.new), "value")
+        self.rotate.param.watch(lambda e: self._send(rotate=e.new), "value")
+        self.masked.param.watch(lambda e: self._send(masked=sorted(e.new)), "value")
+        self.ablate.param.watch(lambda e: self._send(ablate=bool(e.new)), "value")
+        self.clear.on_click(lambda _e: m.clear_intervention())
+        m.param.watch(lambda _e: self._from_state(), ["snapshot", "error"])
+
+    def _retrieval_head(self) -> dict[str, int]:
+        layer, head = self._m.loaded.retrieval_head
+        return {"layer": layer, "head": head} | self._m.fresh()
+
+    def _pick_example(self, event) -> None:
+        if event.new:
+            self._send(text=event.new)
+
+    def _send(self, **settings) -> None:
+        if self._busy:
+            return
+        with pn.io.hold():
+            self._m.try_update(**settings)
+        if self._m.error:
+            self._from_state()  # the widgets show the last valid settings again
+
+    def _from_state(self) -> None:
+        m, model = self._m, self._m.loaded
+        self._busy = True
+        try:
+            self.model.value = m.model
+            self.text.value = m.text
+            self.example.options = {"(choose one)": ""} | dict(model.examples)
+            self.example.value = m.text if m.text in model.examples.values() else ""
+            self.layer.options = {f"layer {i}": i for i in range(model.n_layers)}
+            self.head.options = {f"head {i}": i for i in range(model.n_heads)}
+            self.layer.value, self.head.value = m.layer, m.head
+            self.temperature.value = min(max(m.head_temperature, 0.25), 8.0)
+            self.rotate.value = m.rotate
+            labels = list(m.snapshot.labels) if m.snapshot is not None else []
+            self.masked.options = {lab: i for i, lab in enumerate(labels)}
+            self.masked.value = [p for p in m.masked if p < len(labels)]
+            self.ablate.value = m.ablate
+            layer, head = model.retrieval_head
+            which = "the retrieval head" if (m.layer, m.head) == (layer, head) else "not it"
+            self.head_note.object = (
+                f"Retrieval head: layer {layer}, head {head}, found by measuring the shipped "
+                f"weights when the model loads. This is {which}."
+            )
+        finally:
+            self._busy = False
+
+    def __panel__(self):
+        return pn.Column(
+            self.model,
+            self.missing,
+            self.example,
+            self.text,
+            pn.Row(self.layer, self.head, sizing_mode="stretch_width"),
+            self.retrieval,
+            self.head_note,
+            pn.pane.Markdown("#### Intervene inside this head", margin=(8, 10, 0, 10)),
+            self.temperature,
+            self.rotate,
+            self.masked,
+            self.ablate,
+            self.clear,
+            sizing_mode="stretch_width",
+        )
+
+
+def experiments_table(results) -> str:
+    """The recorded experiments as an escaped HTML table (newest first)."""
+    if not results:
+        return "<p>No experiment run yet: pick one and press <b>Run</b>.</p>"
+    rows = [r.as_row() for r in reversed(results)]
+    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row.values()) + "</tr>"
+        for row in rows
+    )
+    return f'<table class="lab-experiments"><tr>{head}</tr>{body}</table>'
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+class ModelMainView(pn.viewable.Viewer):
+    """The model's answer and the experiments table, in the main area."""
+
+    def __init__(self, mstate, **params):
+        super().__init__(**params)
+        self._m = mstate
+        self.prediction = PredictionView()
+        self.experiment = pn.widgets.Select(
+            name="Experiment on this head",
+            options={spec_title(spec): name for name, spec in ex.EXPERIMENTS.items()},
+            sizing_mode="stretch_width",
+        )
+        self.run = pn.widgets.Button(label="Run", button_type="primary", width=90, align="end")
+        self.describe = pn.pane.Markdown(margin=(0, 10))
+        self.table = pn.pane.HTML(experiments_table([]), sizing_mode="stretch_width")
+        self.download = pn.widgets.FileDownload(
+            callback=lambda: _csv_file(mstate),
+            filename="experiments.csv",
+            label="Download the table (CSV)",
+            button_type="light",
+        )
+        self.clear = pn.widgets.Button(label="Clear the table", button_type="light")
+        self.run.on_click(lambda _e: self._run())
+        self.clear.on_click(lambda _e: mstate.clear_experiments())
+        self.experiment.param.watch(lambda _e: self._describe(), "value")
+        mstate.param.watch(lambda _e: self._table(), "experiments")
+        self._describe()
+        respond_at_once(*widgets_of(self))
+
+    def _describe(self) -> None:
+        spec = ex.EXPERIMENTS[self.experiment.value]
+        self.describe.object = html.escape(spec_description(spec))
+
+    def _run(self) -> None:
+        result = self._m.run_experiment(self.experiment.value)
+        if result is None:
+            notify("warning", self._m.error)
+
+    def _table(self) -> None:
+        self.table.object = experiments_table(self._m.experiments)
+
+    def update(self) -> None:
+        if self._m.prediction is not None:
+            self.prediction.update(self._m.prediction)
+
+    def __panel__(self):
+        return pn.Column(
+            self.prediction,
+            pn.Row(self.experiment, self.run, sizing_mode="stretch_width"),
+            self.describe,
+            pn.Column(self.table, scroll=True, max_height=320, sizing_mode="stretch_width"),
+            pn.Row(self.download, self.clear),
+            sizing_mode="stretch_width",
+        )
+
+
+def spec_title(spec) -> str:
+    return spec.title if hasattr(spec, "title") else str(spec[0])
+
+
+def spec_description(spec) -> str:
+    return spec.description if hasattr(spec, "description") else str(spec[1])
+
+
+def _csv_file(mstate):
+    import io
+
+    return io.StringIO(mstate.experiments_csv())

@@ -1,0 +1,118 @@
+"""The trained model's answer: its distribution over the answer vocabulary, before and after the
+current intervention, with the correct answer marked.
+
+A head's route is local; this is the final task. Drawing both keeps the seed's rule in sight:
+a change in a head's weights is not yet a change in what the model says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
+from bokeh.transform import dodge
+
+from .rows import row_axis, row_range, set_rows
+from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
+
+BAR = 0.4
+SHOWN = 8  # the most likely answers; the rest are one "all others" row
+
+
+def top_rows(prediction, shown: int = SHOWN) -> list[int]:
+    """Indices of the answers to draw: the expected one and the likeliest before or after."""
+    before, after = np.asarray(prediction.before), np.asarray(prediction.after)
+    order = np.argsort(-np.maximum(before, after), kind="stable")
+    keep = [int(i) for i in order[:shown]]
+    if prediction.expected in prediction.tokens:
+        expected = prediction.tokens.index(prediction.expected)
+        if expected not in keep:
+            keep[-1] = expected
+    return keep
+
+
+class PredictionView(pn.viewable.Viewer):
+    def __init__(self, **params):
+        super().__init__(**params)
+        cols = {c: f32([]) for c in ("row", "probability", "before")}
+        cols.update(token=[], correct=[], mark=[])
+        self.source = ColumnDataSource(name="prediction", data=cols)
+        fig = make_figure(
+            "The model's answer", height=330, y_range=row_range(), x_range=Range1d(0, 1.15)
+        )
+        fig.name = "prediction_plot"
+        fig.xaxis.axis_label = "probability of each answer (the whole vocabulary sums to 100%)"
+        fig.xaxis.formatter = NumeralTickFormatter(format="0%")
+        before = fig.hbar(
+            y=dodge("row", -BAR / 2, range=fig.y_range),
+            right="before",
+            left=0,
+            height=BAR * 0.92,
+            source=self.source,
+            fill_color="#ffffff",
+            line_color="#555555",
+            line_dash="dashed",
+            legend_label="before the intervention",
+        )
+        after = fig.hbar(
+            y=dodge("row", BAR / 2, range=fig.y_range),
+            right="probability",
+            left=0,
+            height=BAR * 0.92,
+            source=self.source,
+            color=OKABE_ITO["purple"],
+            legend_label="with it (now)",
+        )
+        fig.text(
+            x="probability",
+            y="row",
+            text="mark",
+            source=self.source,
+            x_offset=8,
+            text_baseline="middle",
+            text_font_size="15px",
+            text_font_style="bold",
+            text_color="#006b4f",
+        )
+        add_hover(
+            fig,
+            [before, after],
+            [("answer", "@token"), ("now", "@probability{0.000}"), ("before", "@before{0.000}")],
+        )
+        style_legend(fig, below=True)
+        row_axis(fig)
+        self.figure = fig
+
+    def update(self, prediction) -> None:
+        keep = top_rows(prediction)
+        before, after = np.asarray(prediction.before), np.asarray(prediction.after)
+        tokens = [prediction.tokens[i] for i in keep]
+        b, a = [float(before[i]) for i in keep], [float(after[i]) for i in keep]
+        rest = [i for i in range(len(prediction.tokens)) if i not in keep]
+        if rest:
+            tokens.append(f"all {len(rest)} others")
+            b.append(float(before[rest].sum()))
+            a.append(float(after[rest].sum()))
+        correct = [t == prediction.expected for t in tokens]
+        assign(
+            self.source,
+            {
+                "row": f32(np.arange(len(tokens))),
+                "probability": f32(a),
+                "before": f32(b),
+                "token": tokens,
+                "correct": correct,
+                "mark": ["✓ correct" if ok else "" for ok in correct],
+            },
+        )
+        set_rows(self.figure, tokens)
+        title = f"The model's answer: {prediction.answer_after}"
+        if prediction.answer_after != prediction.answer_before:
+            title += f" (was {prediction.answer_before})"
+        if prediction.expected is not None:
+            title += f" · correct: {prediction.expected}"
+        if self.figure.title.text != title:
+            self.figure.title.text = title
+
+    def __panel__(self):
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

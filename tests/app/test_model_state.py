@@ -1,0 +1,104 @@
+"""The trained-model source: same snapshot as the scenarios, refusals keep the last valid state,
+and links restore it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.model_state import ModelState
+from app.sources import MODEL, SCENARIOS, SourceSwitch
+from app.state import LabState
+from engine import trained
+from engine.snapshot import LabSnapshot
+
+SEED_EXAMPLE = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
+
+
+@pytest.fixture
+def m():
+    return ModelState()
+
+
+def test_opens_the_retrieval_head_on_the_first_example(m):
+    model = trained.load("binding")
+    assert (m.layer, m.head) == model.retrieval_head
+    snap = m.snapshot
+    assert isinstance(snap, LabSnapshot)
+    run = model.run(m.text)
+    np.testing.assert_allclose(snap.weights, run.attention(m.layer, m.head))
+    assert snap.labels[0].startswith(run.tokens[0])
+    assert m.prediction.answer_after == run.answer == run.expected
+    assert sum(m.prediction.after) == pytest.approx(1.0)
+
+
+def test_head_controls_are_real_edits_inside_the_model(m):
+    before = m.snapshot.weights.copy()
+    top = int(np.argmax(before))
+    assert m.try_update(masked=[top])
+    assert m.snapshot.weights[top] == 0.0
+    edited = trained.load("binding").run(m.text, edits=[trained.MaskPosition(m.layer, m.head, top)])
+    assert m.prediction.after == pytest.approx([edited.probs[t] for t in m.prediction.tokens])
+    assert m.prediction.before != m.prediction.after
+    assert m.try_update(head_temperature=4.0)
+    assert m.snapshot.temperature == 4.0
+    m.clear_intervention()
+    np.testing.assert_allclose(m.snapshot.weights, before)
+    assert m.prediction.before == m.prediction.after
+
+
+def test_a_bad_program_is_named_and_the_last_valid_state_stays(m):
+    text, snap = m.text, m.snapshot
+    assert not m.try_update(text="a=5; zz=3; ?a")
+    assert "zz" in m.error
+    assert m.text == text and m.snapshot is snap
+    assert not m.try_update(layer=7)
+    assert "layer" in m.error and m.layer != 7
+    assert not m.try_update(masked=[99])
+    assert "99" in m.error and m.masked == []
+
+
+def test_experiments_are_recorded_and_exported(m):
+    result = m.run_experiment("swap_values")
+    assert result is not None and result.max_weight_change == pytest.approx(0.0, abs=1e-12)
+    m.run_experiment("mask_winner")
+    assert [r.name for r in m.experiments] == ["swap_values", "mask_winner"]
+    csv = m.experiments_csv().splitlines()
+    assert csv[0].startswith("name,") and len(csv) == 3
+    assert m.run_experiment("no_such_experiment") is None and "no_such_experiment" in m.error
+
+
+def test_url_round_trip_and_named_warnings(m):
+    m.try_update(text="a=5; b=7; a=3; ?a", layer=0, head=1, masked=[1], rotate=45.0)
+    params = m.query_params()
+    fresh = ModelState()
+    assert fresh.apply_query_params(params) == []
+    assert (fresh.text, fresh.layer, fresh.head, fresh.masked, fresh.rotate) == (
+        "a=5; b=7; a=3; ?a",
+        0,
+        1,
+        [1],
+        45.0,
+    )
+    np.testing.assert_allclose(fresh.snapshot.weights, m.snapshot.weights)
+    warnings = fresh.apply_query_params(
+        {"model": "binding", "text": "a=5;;?", "layer": "9", "head": "x", "d_k": "4"}
+    )
+    joined = " | ".join(warnings)
+    assert "d_k" in joined and "layer" in joined and "head" in joined and "text" in joined
+    assert fresh.text == SEED_EXAMPLE and fresh.error == ""
+    assert "not one of" in fresh.apply_query_params({"model": "gpt-9"})[0]
+
+
+def test_switch_routes_links_and_snapshots():
+    lab = LabState()
+    switch = SourceSwitch(lab)
+    assert switch.source == SCENARIOS and switch.snapshot is lab.snapshot
+    assert not switch.model_ready  # nothing loaded for a page that never opens a model
+    assert switch.apply_query_params({"model": "binding", "layer": "0"}) == []
+    assert switch.source == MODEL and switch.snapshot is switch.model.snapshot
+    assert switch.query_params()["model"] == "binding"
+    switch.model.try_update(head=0)
+    assert switch.snapshot is switch.model.snapshot
+    switch.apply_query_params({"d_k": "64"})
+    assert switch.source == SCENARIOS and lab.d_k == 64 and switch.snapshot is lab.snapshot
