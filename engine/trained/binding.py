@@ -1,0 +1,385 @@
+"""The shipped binding model in NumPy: load it, run a program, intervene on any head.
+
+Every head's attention goes through ``engine.attention`` (one call per head and layer, batched
+over programs of equal length), with an explicit bool mask: the causal triangle plus whatever
+the edits hide. The forward works in float64 on the float32 weights.
+
+>>> from engine import trained
+>>> model = trained.load("binding")
+>>> model.run("a=5; b=7; a=3; ?a").answer
+'3'
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core import attention
+from . import binding_task as task
+from .edits import Edit, rotate_towards
+
+PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
+PROBE_SIZE = 96
+HELDOUT_SEED = 20_261_201  # the card's held-out set
+HELDOUT_SIZE = 4000
+LN_EPS = 1e-5
+
+
+def models_dir() -> Path:
+    """assets/models of a source checkout, else the installed data files."""
+    here = Path(__file__).resolve()
+    candidates = [here.parents[2] / "assets" / "models"]
+    candidates.append(Path(sys.prefix) / "share" / "attention-lab" / "assets" / "models")
+    for c in candidates:
+        if (c / "binding.npz").is_file():
+            return c
+    raise FileNotFoundError("binding.npz not found in " + " or ".join(str(c) for c in candidates))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + LN_EPS) * weight + bias
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class HeadRecord:
+    """One head at the question position (batched forward: a leading batch axis)."""
+
+    layer: int
+    head: int
+    q: np.ndarray  # (d_head,) the question row's query (after any rotation)
+    k: np.ndarray  # (n, d_head) keys after edits
+    v: np.ndarray  # (n, d_head) values after edits
+    scores: np.ndarray  # (n,) raw q.k
+    logits: np.ndarray  # (n,) scores * scale_factor / temperature, -inf where illegal
+    weights: np.ndarray  # (n,)
+    output: np.ndarray  # (d_head,) weights @ v (zero if the head is ablated)
+    legal: np.ndarray  # (n,) bool
+    scale_factor: float
+    temperature: float
+    contribution: np.ndarray  # (d_model,) output @ W_O's rows for this head
+    all_weights: np.ndarray  # (n, n) every query row's weights
+    ablated: bool
+
+
+@dataclass
+class _Pass:
+    """One forward: the residual stream before each layer and after the last, head records."""
+
+    resid: list[np.ndarray]  # n_layers + 1 arrays (B, n, d_model)
+    heads: dict[tuple[int, int], HeadRecord]
+    logits: np.ndarray  # (B, len(ANSWERS)) at the question position
+
+
+class BindingModel:
+    """The NumPy binding model. Weights are read-only float64 arrays."""
+
+    name = "binding"
+    title = "Variable binding (2-layer attention-only transformer)"
+
+    def __init__(self, arrays: dict[str, np.ndarray], card: dict[str, Any] | None = None):
+        self.w = {}
+        for key, value in arrays.items():
+            a = np.array(value, dtype=np.float64)
+            a.setflags(write=False)
+            self.w[key] = a
+        self.card = card or {}
+        self.n_layers = sum(1 for k in self.w if k.startswith("wq"))
+        self.d_model = self.w["embed"].shape[1]
+        arch = self.card.get("architecture", {})
+        self.d_head = int(arch.get("d_head", 32))
+        self.n_heads = self.w["wq0"].shape[1] // self.d_head
+        self.names: tuple[str, ...] = task.NAMES
+        self.values: tuple[str, ...] = task.VALUES
+        self.answers: tuple[str, ...] = task.ANSWERS
+        self.max_len = self.w["pos"].shape[0]
+        self.examples: dict[str, str] = dict(EXAMPLES)
+        # Measured, not read from the card: the head whose top weight lands on the answer's
+        # value most often on a small fixed probe set (the card's rule, see card.py).
+        self.probe_stats = self._probe_heads()
+        self.retrieval_head: tuple[int, int] = choose_retrieval_head(self.probe_stats)
+
+    # ------------------------------------------------------------------------------ forward
+    def _forward(
+        self,
+        ids: np.ndarray,
+        edits: tuple[Edit, ...] = (),
+        start: int = 0,
+        resid: list[np.ndarray] | None = None,
+        heads: dict | None = None,
+    ) -> _Pass:
+        """Forward for ids (B, n) of one length; the question is the last position.
+
+        With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused."""
+        b, n = ids.shape
+        qpos = n - 1
+        if start == 0:
+            x = self.w["embed"][ids] + self.w["pos"][:n]
+            resid = [x]
+            heads = {}
+        else:
+            resid = list(resid[: start + 1])
+            heads = {lh: r for lh, r in heads.items() if lh[0] < start}
+            x = resid[start]
+        causal = np.tril(np.ones((n, n), dtype=bool))
+        dh = self.d_head
+        for layer in range(start, self.n_layers):
+            h = _layer_norm(x, self.w[f"ln{layer}.weight"], self.w[f"ln{layer}.bias"])
+            q_all = (h @ self.w[f"wq{layer}"]).reshape(b, n, self.n_heads, dh)
+            k_all = (h @ self.w[f"wk{layer}"]).reshape(b, n, self.n_heads, dh)
+            v_all = (h @ self.w[f"wv{layer}"]).reshape(b, n, self.n_heads, dh)
+            wo = self.w[f"wo{layer}"]
+            delta = np.zeros_like(x)
+            for hd in range(self.n_heads):
+                mine = [e for e in edits if e.targets(layer, hd)]
+                q = q_all[:, :, hd].copy()
+                k = k_all[:, :, hd].copy()
+                v = v_all[:, :, hd].copy()
+                legal = causal.copy()
+                temp = 1.0
+                degrees = 0.0
+                ablated = False
+                for e in mine:
+                    e.edit_kv(k, v)
+                    e.edit_legal(legal)
+                    temp *= e.temperature_factor()
+                    degrees += e.rotation()
+                    ablated = ablated or e.ablates()
+                if not legal[qpos].any():
+                    raise ValueError(
+                        f"the edits leave the question position {qpos} no key to attend to in "
+                        f"layer {layer} head {hd}: at least one position must stay visible"
+                    )
+
+                # Rows other than the question may lose every key (a masked first token):
+                # they output zero rather than failing, which is torch's safe softmax.
+                opts = {"mask": legal, "temperature": temp, "fully_masked": "zero"}
+                res = attention(q, k, v, **opts)
+                if degrees:
+                    top = np.argmax(res.weights[:, qpos], axis=-1)
+                    for i in range(b):
+                        q[i, qpos] = rotate_towards(q[i, qpos], k[i, top[i]], degrees)
+                    res = attention(q, k, v, **opts)
+                out = np.array(res.output)
+                if ablated:
+                    out[:] = 0.0
+                wo_h = wo[hd * dh : (hd + 1) * dh]
+                contrib = out @ wo_h
+                delta += contrib
+                heads[(layer, hd)] = HeadRecord(
+                    layer=layer,
+                    head=hd,
+                    q=q[:, qpos],
+                    k=k,
+                    v=v,
+                    scores=res.scores[:, qpos],
+                    logits=res.logits[:, qpos],
+                    weights=res.weights[:, qpos],
+                    output=out[:, qpos],
+                    legal=np.broadcast_to(legal[qpos], (b, n)),
+                    scale_factor=float(res.scale),
+                    temperature=float(res.temperature),
+                    contribution=contrib[:, qpos],
+                    all_weights=res.weights,
+                    ablated=ablated,
+                )
+            x = x + delta
+            resid.append(x)
+        hf = _layer_norm(x[:, qpos], self.w["ln_f.weight"], self.w["ln_f.bias"])
+        logits = hf @ self.w["unembed.weight"] + self.w["unembed.bias"]
+        return _Pass(resid, heads, logits)
+
+    def forward_batch(self, programs, edits=()) -> tuple[np.ndarray, dict]:
+        """(probabilities (B, answers), {(layer, head): question-row weights list}) for many
+        programs, grouped by length so each group is one batched pass."""
+        edits = tuple(edits)
+        probs = np.zeros((len(programs), len(self.answers)))
+        by_len: dict[int, list[int]] = {}
+        for i, p in enumerate(programs):
+            by_len.setdefault(len(p.tokens), []).append(i)
+        rows: dict[tuple[int, int], list] = {
+            (lay, hd): [None] * len(programs)
+            for lay in range(self.n_layers)
+            for hd in range(self.n_heads)
+        }
+        for n, idx in by_len.items():
+            for e in edits:
+                e.check(self.n_layers, self.n_heads, n)
+            ids = np.stack([programs[i].ids for i in idx])
+            ps = self._forward(ids, edits)
+            probs[idx] = _softmax(ps.logits)
+            for lh, rec in ps.heads.items():
+                for j, i in enumerate(idx):
+                    rows[lh][i] = rec.weights[j]
+        return probs, rows
+
+    def _probe_heads(self) -> dict[tuple[int, int], dict]:
+        probe = [p for p in task.dataset(PROBE_SEED, PROBE_SIZE) if p.kind != "undefined"]
+        _, rows = self.forward_batch(probe)
+        return head_stats(probe, rows)
+
+    # ------------------------------------------------------------------------------ API
+    def check(self, text: str) -> list[str]:
+        """The tokens the model would see (with <bos>), or ValueError naming the problem."""
+        return list(task.parse(text).tokens)
+
+    def run(self, text: str, edits=()) -> Run:
+        program = task.parse(text)
+        edits = tuple(edits)
+        for e in edits:
+            if not isinstance(e, Edit):
+                raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
+            e.check(self.n_layers, self.n_heads, len(program.tokens))
+        ps = self._forward(program.ids[None], edits)
+        return Run(self, program, edits, ps)
+
+    def __repr__(self):
+        return (
+            f"BindingModel(layers={self.n_layers}, heads={self.n_heads}, d_head={self.d_head}, "
+            f"retrieval_head={self.retrieval_head})"
+        )
+
+
+def span_hit(program: task.Program, weights: np.ndarray) -> bool:
+    """Does the top weight at the question land on the answering definition (name, "=",
+    value or ";")? Undefined questions never hit."""
+    d = program.answer_definition
+    return d is not None and int(np.argmax(weights)) in task.definition_span(d)
+
+
+def value_hit(program: task.Program, weights: np.ndarray) -> bool:
+    d = program.answer_definition
+    return d is not None and int(np.argmax(weights)) == task.value_position(d)
+
+
+def choose_retrieval_head(stats: dict) -> tuple[int, int]:
+    """The rule above, over {(layer, head): {"value_hits": int, "mean_value_weight": float}}."""
+    return max(
+        stats,
+        key=lambda lh: (stats[lh]["value_hits"], stats[lh]["mean_value_weight"], -lh[0], -lh[1]),
+    )
+
+
+def head_stats(programs, rows) -> dict:
+    """Value/span hits and mean answer-value weight per head, over the defined programs."""
+    defined = [i for i, p in enumerate(programs) if p.kind != "undefined"]
+    out = {}
+    for lh, ws in rows.items():
+        vh = sum(value_hit(programs[i], ws[i]) for i in defined)
+        sh = 0
+        mw = 0.0
+        for i in defined:
+            p = programs[i]
+            top = int(np.argmax(ws[i]))
+            sh += top in task.definition_span(p.answer_definition)
+            mw += float(ws[i][task.value_position(p.answer_definition)])
+        out[lh] = {
+            "value_hits": int(vh),
+            "span_hits": int(sh),
+            "defined": len(defined),
+            "mean_value_weight": mw / max(len(defined), 1),
+        }
+    return out
+
+
+class Run:
+    """One program through the model, with the edits applied."""
+
+    def __init__(self, model: BindingModel, program: task.Program, edits, ps: _Pass):
+        self.model = model
+        self.program = program
+        self.edits: tuple[Edit, ...] = tuple(edits)
+        self._pass = ps
+        self.text = program.text
+        self.tokens: tuple[str, ...] = program.tokens
+        self.query_position = program.query_position
+        self.expected: str = program.answer
+        p = _softmax(ps.logits[0])
+        self.probs: dict[str, float] = {t: float(x) for t, x in zip(model.answers, p, strict=True)}
+        self.answer: str = model.answers[int(np.argmax(p))]
+        self.logits = ps.logits[0].copy()
+
+    def head(self, layer: int, head: int) -> HeadRecord:
+        if (layer, head) not in self._pass.heads:
+            raise ValueError(
+                f"no head ({layer}, {head}): layers 0..{self.model.n_layers - 1}, "
+                f"heads 0..{self.model.n_heads - 1}"
+            )
+        r = self._pass.heads[(layer, head)]
+        return HeadRecord(
+            layer=r.layer,
+            head=r.head,
+            q=r.q[0],
+            k=r.k[0],
+            v=r.v[0],
+            scores=r.scores[0],
+            logits=r.logits[0],
+            weights=r.weights[0],
+            output=r.output[0],
+            legal=r.legal[0],
+            scale_factor=r.scale_factor,
+            temperature=r.temperature,
+            contribution=r.contribution[0],
+            all_weights=r.all_weights[0],
+            ablated=r.ablated,
+        )
+
+    def attention(self, layer: int, head: int) -> np.ndarray:
+        return self.head(layer, head).weights
+
+    def residual(self, layer: int) -> np.ndarray:
+        """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
+        return self._pass.resid[layer][0]
+
+    def intervene(self, *edits: Edit) -> Run:
+        """A new run with these edits added; layers below the first edited one are reused."""
+        if len(edits) == 1 and isinstance(edits[0], list | tuple):
+            edits = tuple(edits[0])
+        for e in edits:
+            if not isinstance(e, Edit):
+                raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
+            e.check(self.model.n_layers, self.model.n_heads, len(self.tokens))
+        if not edits:
+            return Run(self.model, self.program, self.edits, self._pass)
+        start = min(e.first_layer() for e in edits)
+        ps = self.model._forward(
+            self.program.ids[None],
+            self.edits + tuple(edits),
+            start=start,
+            resid=self._pass.resid,
+            heads=self._pass.heads,
+        )
+        return Run(self.model, self.program, self.edits + tuple(edits), ps)
+
+    def __repr__(self):
+        return f"Run({self.text!r} -> {self.answer!r}, expected {self.expected!r})"
+
+
+EXAMPLES: dict[str, str] = {
+    "Two limits (the seed's example)": (
+        "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
+    ),
+    "Two limits and a charge": (
+        "approved_limit=5000; temporary_limit=7000; charge=250; ?temporary_limit"
+    ),
+    "A rebound name": "a=5; b=7; a=3; ?a",
+    "A name never defined": "rate=12; x=4; y=9; ?charge",
+    "Distractors around the answer": "rate=7; charge=100; total=42; limit=5; ?charge",
+}
+
+
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}

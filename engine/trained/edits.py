@@ -1,0 +1,302 @@
+"""Interventions on the trained model's heads, as small frozen records.
+
+Each edit names a layer and a head (``None`` = every one, where the class allows it) and acts on
+that head's keys, values, mask, query, temperature or output. Keys, values, masks, windows and
+ablation act on every query row, so later layers see one consistent change; ``RotateQuery``
+acts on the question row only, ``HeadTemperature`` on every row of its head.
+
+Edits only describe themselves and validate; ``binding.py`` applies them in the order given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+
+
+def _int(name: str, value, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+
+
+def _finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Edit:
+    layer: int | None
+    head: int | None
+
+    _every_allowed = False  # may layer/head be None (every layer / head)?
+
+    def __post_init__(self):
+        _int("layer", self.layer, allow_none=self._every_allowed)
+        _int("head", self.head, allow_none=self._every_allowed)
+
+    # --- validation against a model and a program length
+    def positions(self) -> dict[str, int]:
+        return {}
+
+    def check(self, n_layers: int, n_heads: int, n_positions: int) -> None:
+        kind = type(self).__name__
+        if self.layer is not None and not 0 <= self.layer < n_layers:
+            raise ValueError(f"{kind}: layer {self.layer} is out of range 0..{n_layers - 1}")
+        if self.head is not None and not 0 <= self.head < n_heads:
+            raise ValueError(f"{kind}: head {self.head} is out of range 0..{n_heads - 1}")
+        for name, pos in self.positions().items():
+            if not 0 <= pos < n_positions:
+                raise ValueError(
+                    f"{kind}: {name} {pos} is out of range 0..{n_positions - 1} "
+                    f"(the program has {n_positions} tokens)"
+                )
+
+    def targets(self, layer: int, head: int) -> bool:
+        return (self.layer is None or self.layer == layer) and (
+            self.head is None or self.head == head
+        )
+
+    def first_layer(self) -> int:
+        return 0 if self.layer is None else self.layer
+
+    def _where(self) -> str:
+        lay = "every layer" if self.layer is None else f"L{self.layer}"
+        head = "every head" if self.head is None else f"H{self.head}"
+        return f"{lay} {head}"
+
+    # --- hooks, each a no-op unless the edit is of that kind
+    def edit_kv(self, k: np.ndarray, v: np.ndarray) -> None:
+        """Change keys/values (..., n, d_head) in place."""
+
+    def edit_legal(self, legal: np.ndarray) -> None:
+        """Change the (n, n) bool mask of legal keys in place."""
+
+    def temperature_factor(self) -> float:
+        return 1.0
+
+    def rotation(self) -> float:
+        return 0.0
+
+    def ablates(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SwapValues(Edit):
+    """Swap the value vectors of positions i and j (keys untouched)."""
+
+    i: int
+    j: int
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("i", self.i)
+        _int("j", self.j)
+
+    def positions(self):
+        return {"i": self.i, "j": self.j}
+
+    def edit_kv(self, k, v):
+        v[..., [self.i, self.j], :] = v[..., [self.j, self.i], :]
+
+    def describe(self):
+        return f"swap values of positions {self.i} and {self.j} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class ReplaceKey(Edit):
+    """Position's key := the source position's key."""
+
+    position: int
+    source: int
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("position", self.position)
+        _int("source", self.source)
+
+    def positions(self):
+        return {"position": self.position, "source": self.source}
+
+    def edit_kv(self, k, v):
+        k[..., self.position, :] = k[..., self.source, :]
+
+    def describe(self):
+        return f"key of position {self.position} := key of {self.source} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class ScaleKey(Edit):
+    position: int
+    factor: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("position", self.position)
+        _finite("factor", self.factor)
+
+    def positions(self):
+        return {"position": self.position}
+
+    def edit_kv(self, k, v):
+        k[..., self.position, :] *= self.factor
+
+    def describe(self):
+        return f"key of position {self.position} x{self.factor:g} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class ScaleValue(Edit):
+    position: int
+    factor: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("position", self.position)
+        _finite("factor", self.factor)
+
+    def positions(self):
+        return {"position": self.position}
+
+    def edit_kv(self, k, v):
+        v[..., self.position, :] *= self.factor
+
+    def describe(self):
+        return f"value of position {self.position} x{self.factor:g} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class MaskPosition(Edit):
+    """No query may attend to ``position`` (its weight becomes exactly 0)."""
+
+    position: int
+
+    _every_allowed = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("position", self.position)
+
+    def positions(self):
+        return {"position": self.position}
+
+    def edit_legal(self, legal):
+        legal[..., self.position] = False
+
+    def describe(self):
+        return f"mask position {self.position} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class Window(Edit):
+    """A causal window: each query sees only itself and the ``size - 1`` positions before it."""
+
+    size: int
+
+    _every_allowed = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        _int("size", self.size)
+        if self.size < 1:
+            raise ValueError(f"Window: size must be >= 1, got {self.size}")
+
+    def edit_legal(self, legal):
+        n = legal.shape[-1]
+        rows = np.arange(n)[:, None]
+        cols = np.arange(n)[None, :]
+        legal &= cols > rows - self.size
+
+    def describe(self):
+        return f"causal window of {self.size} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class HeadTemperature(Edit):
+    """Divide the head's scaled logits by ``temperature`` (every row of the head)."""
+
+    temperature: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        t = _finite("temperature", self.temperature)
+        if t <= 0:
+            raise ValueError(f"HeadTemperature: temperature must be > 0, got {self.temperature!r}")
+
+    def temperature_factor(self):
+        return float(self.temperature)
+
+    def describe(self):
+        return f"temperature x{self.temperature:g} ({self._where()})"
+
+
+@dataclass(frozen=True)
+class RotateQuery(Edit):
+    """Rotate the question row's query by ``degrees`` within its head space, in the plane of q
+    and the part of the top-weight key orthogonal to q (positive turns q towards that key)."""
+
+    degrees: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        _finite("degrees", self.degrees)
+
+    def rotation(self):
+        return float(self.degrees)
+
+    def describe(self):
+        return f"rotate the question's query {self.degrees:g} degrees ({self._where()})"
+
+
+@dataclass(frozen=True)
+class AblateHead(Edit):
+    """Zero the head's output at every position."""
+
+    def ablates(self):
+        return True
+
+    def describe(self):
+        return f"ablate {self._where()}"
+
+
+def rotate_towards(q: np.ndarray, key: np.ndarray, degrees: float) -> np.ndarray:
+    """q turned by ``degrees`` in the plane of q and key's component orthogonal to q."""
+    norm = float(np.linalg.norm(q))
+    if norm == 0.0 or degrees == 0.0:
+        return q.copy()
+    qhat = q / norm
+    u = key - (key @ qhat) * qhat
+    if np.linalg.norm(u) < 1e-12 * max(1.0, float(np.linalg.norm(key))):
+        # The key is parallel to q (or zero): any orthogonal direction will do; take the first
+        # basis vector made orthogonal to q, so the choice is reproducible.
+        for e in np.eye(len(q)):
+            u = e - (e @ qhat) * qhat
+            if np.linalg.norm(u) > 1e-6:
+                break
+    u = u / np.linalg.norm(u)
+    theta = math.radians(degrees)
+    return norm * (math.cos(theta) * qhat + math.sin(theta) * u)
+
+
+__all__ = [
+    "AblateHead",
+    "Edit",
+    "HeadTemperature",
+    "MaskPosition",
+    "ReplaceKey",
+    "RotateQuery",
+    "ScaleKey",
+    "ScaleValue",
+    "SwapValues",
+    "Window",
+]

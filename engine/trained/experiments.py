@@ -1,0 +1,285 @@
+"""The audit on a trained head, one experiment per click: change one causal object, then record
+the local change (that head's weights and output at the question) and the final change (the
+answer and the probability of the right answer).
+
+Experiments name their positions from the program: the *winner* is the definition holding the
+head's top weight at the question (for the retrieval head on a defined name, the answering
+definition), the *rival* is the latest other definition, preferring one with a different value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import binding_task as task
+from .binding import BindingModel, Run
+from .card import refusal
+from .edits import (
+    AblateHead,
+    HeadTemperature,
+    MaskPosition,
+    ReplaceKey,
+    RotateQuery,
+    ScaleKey,
+    ScaleValue,
+    SwapValues,
+    Window,
+)
+
+
+class ExperimentInfo(NamedTuple):
+    title: str
+    description: str
+
+
+EXPERIMENTS: dict[str, ExperimentInfo] = {
+    "swap_values": ExperimentInfo(
+        "Swap the payloads",
+        "Exchange the value vectors of the winning definition and a rival; keys stay put.",
+    ),
+    "replace_key": ExperimentInfo(
+        "Copy a rival's address",
+        "The winner's value-token key becomes the rival's key, so the two addresses collide.",
+    ),
+    "insert_distractor": ExperimentInfo(
+        "Insert a distractor definition",
+        "Add a definition of another name just before the question (a new, later fact).",
+    ),
+    "distractor_key_norm": ExperimentInfo(
+        "Lengthen a distractor's key",
+        "Multiply the rival's value-token key by 4: a dot product grows with length.",
+    ),
+    "window": ExperimentInfo(
+        "Move the answer outside the window",
+        "A causal window that ends just after the winner's value: it is no longer a candidate.",
+    ),
+    "mask_winner": ExperimentInfo(
+        "Mask the winning key",
+        "Hide the top-weight position from every query of this head.",
+    ),
+    "temperature_x4": ExperimentInfo(
+        "Temperature x4", "Divide this head's logits by 4: the route spreads out."
+    ),
+    "temperature_div4": ExperimentInfo(
+        "Temperature /4", "Multiply this head's logits by 4: the route sharpens."
+    ),
+    "rotate_query": ExperimentInfo(
+        "Turn the query a quarter turn",
+        "Rotate the question's query 90 degrees in the plane of q and the top key.",
+    ),
+    "ablate_head": ExperimentInfo("Ablate this head", "Zero this head's output at every position."),
+    "ablate_layer0": ExperimentInfo(
+        "Ablate a layer-0 head",
+        "Zero the layer-0 head that matters most here; layer 1 then sees a different stream.",
+    ),
+    "weight_vs_responsibility": ExperimentInfo(
+        "Weight is not responsibility",
+        "Zero the value of the top-weight position: its weight cannot move, its effect can.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    name: str
+    title: str
+    edit: str
+    layer: int
+    head: int
+    text_before: str
+    text_after: str
+    tokens_after: tuple[str, ...]
+    weights_before: np.ndarray  # aligned with tokens_after (zeros where a token is new)
+    weights_after: np.ndarray
+    max_weight_change: float
+    output_change: float  # |delta output| in head space
+    residual_change: float  # |delta contribution| in the residual stream
+    answer_before: str
+    answer_after: str
+    expected: str
+    p_expected_before: float
+    p_expected_after: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer_changed(self) -> bool:
+        return self.answer_before != self.answer_after
+
+    def as_row(self) -> dict[str, Any]:
+        """Scalars only, for a table or a CSV."""
+        row = {
+            k: v
+            for k, v in asdict(self).items()
+            if k not in ("weights_before", "weights_after", "tokens_after", "details")
+        }
+        row["answer_changed"] = self.answer_changed
+        for k, v in self.details.items():
+            if isinstance(v, str | int | float | bool):
+                row[k] = v
+        return row
+
+
+def _definition_of(position: int, program: task.Program) -> int | None:
+    d = (position - 1) // 4
+    return d if position >= 1 and 0 <= d < len(program.definitions) else None
+
+
+def _winner(run: Run, layer: int, head: int) -> int:
+    d = run.program.answer_definition
+    if d is not None:
+        return d
+    top = int(np.argmax(run.attention(layer, head)))
+    d = _definition_of(top, run.program)
+    if d is None:
+        # Undefined name and a top weight outside every definition: take the last one.
+        return len(run.program.definitions) - 1
+    return d
+
+
+def _rival(program: task.Program, winner: int) -> int:
+    defs = program.definitions
+    others = [i for i in range(len(defs)) if i != winner]
+    if not others:
+        raise ValueError("this experiment needs a second definition to compare against")
+    differing = [i for i in others if defs[i][1] != defs[winner][1]]
+    return (differing or others)[-1]
+
+
+def _distractor_text(program: task.Program) -> str:
+    if len(program.definitions) >= task.MAX_DEFS:
+        raise ValueError(
+            f"the program already has {task.MAX_DEFS} definitions: no room for a distractor"
+        )
+    used = {n for n, _ in program.definitions} | {program.question}
+    name = next(n for n in task.NAMES if n not in used)
+    answer = program.answer
+    value = next(v for v in reversed(task.VALUES) if v != answer)
+    defs = (*program.definitions, (name, value))
+    return task.render(defs, program.question)
+
+
+def _layer0_head(model: BindingModel, run: Run) -> int:
+    """The layer-0 head whose ablation moves the expected answer's probability most."""
+    base = run.probs[run.expected]
+    effects = [
+        abs(run.intervene(AblateHead(0, h)).probs[run.expected] - base)
+        for h in range(model.n_heads)
+    ]
+    return int(np.argmax(effects))
+
+
+def run_experiment(
+    model: BindingModel, text: str, name: str, layer: int | None = None, head: int | None = None
+) -> ExperimentResult:
+    """Run one experiment on ``(layer, head)`` (default: the model's retrieval head)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    if layer is None or head is None:
+        layer, head = model.retrieval_head
+    if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
+        raise ValueError(f"no head ({layer}, {head}) in this model")
+    before = model.run(text)
+    program = before.program
+    qpos = before.query_position
+    w0 = before.attention(layer, head)
+    top = int(np.argmax(w0))
+    win = _winner(before, layer, head)
+    details: dict[str, Any] = {"top_weight_position": top}
+    after_text = text
+
+    def rival():
+        return _rival(program, win)
+
+    if name == "swap_values":
+        r = rival()
+        edit = SwapValues(layer, head, task.value_position(win), task.value_position(r))
+    elif name == "replace_key":
+        r = rival()
+        edit = ReplaceKey(layer, head, task.value_position(win), task.value_position(r))
+    elif name == "insert_distractor":
+        edit = None
+        after_text = _distractor_text(program)
+    elif name == "distractor_key_norm":
+        edit = ScaleKey(layer, head, task.value_position(rival()), 4.0)
+    elif name == "window":
+        # The question sees positions > qpos - size; ending just after the winner's value.
+        edit = Window(layer, head, qpos - task.value_position(win))
+    elif name == "mask_winner":
+        edit = MaskPosition(layer, head, top)
+    elif name == "temperature_x4":
+        edit = HeadTemperature(layer, head, 4.0)
+    elif name == "temperature_div4":
+        edit = HeadTemperature(layer, head, 0.25)
+    elif name == "rotate_query":
+        edit = RotateQuery(layer, head, 90.0)
+    elif name == "ablate_head":
+        edit = AblateHead(layer, head)
+    elif name == "ablate_layer0":
+        edit = AblateHead(0, _layer0_head(model, before))
+    else:  # weight_vs_responsibility
+        edit = ScaleValue(layer, head, top, 0.0)
+        rec = before.head(layer, head)
+        wo = model.w[f"wo{layer}"][head * model.d_head : (head + 1) * model.d_head]
+        shares = np.linalg.norm((rec.weights[:, None] * rec.v) @ wo, axis=1)
+        details["top_contribution_position"] = int(np.argmax(shares))
+        details["top_weight"] = float(w0[top])
+        details["top_weight_contribution_norm"] = float(shares[top])
+        details["max_contribution_norm"] = float(shares.max())
+
+    if edit is None:
+        after = model.run(after_text)
+        desc = f"insert '{after_text.split(';')[-2].strip()};' before the question"
+        extra = len(after.tokens) - len(before.tokens)
+        # New tokens sit before "?": align the old weights around them.
+        w_before = np.concatenate([w0[:-2], np.zeros(extra), w0[-2:]])
+    else:
+        after = before.intervene(edit)
+        desc = edit.describe()
+        w_before = w0
+    w1 = after.attention(layer, head)
+    rb, ra = before.head(layer, head), after.head(layer, head)
+    if name == "weight_vs_responsibility":
+        details["top_weight_after"] = float(w1[top])
+    return ExperimentResult(
+        name=name,
+        title=EXPERIMENTS[name].title,
+        edit=desc,
+        layer=layer,
+        head=head,
+        text_before=text,
+        text_after=after_text,
+        tokens_after=after.tokens,
+        weights_before=w_before,
+        weights_after=w1,
+        max_weight_change=float(np.max(np.abs(w1 - w_before))),
+        output_change=float(np.linalg.norm(ra.output - rb.output)),
+        residual_change=float(np.linalg.norm(ra.contribution - rb.contribution)),
+        answer_before=before.answer,
+        answer_after=after.answer,
+        expected=before.expected,
+        p_expected_before=before.probs[before.expected],
+        p_expected_after=after.probs[before.expected],
+        details=details,
+    )
+
+
+def run_all(model: BindingModel, text: str, layer=None, head=None) -> list[ExperimentResult]:
+    """Every experiment that applies to ``text`` (those needing a rival or room are skipped)."""
+    out = []
+    for name in EXPERIMENTS:
+        try:
+            out.append(run_experiment(model, text, name, layer, head))
+        except ValueError:
+            continue
+    return out
+
+
+def refusal_profile(model: BindingModel, n: int = 400, seed: int = 7, head=None) -> dict:
+    """Where the retrieval head (or ``head``) puts its weight, by token kind, on undefined-name
+    programs against defined ones: mean weight per kind and the share of top weights."""
+    programs = task.dataset(seed, n)
+    _, rows = model.forward_batch(programs)
+    return refusal(programs, rows, tuple(head) if head else model.retrieval_head)
