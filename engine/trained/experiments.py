@@ -109,17 +109,29 @@ class ExperimentResult:
         return self.answer_before != self.answer_after
 
     def as_row(self) -> dict[str, Any]:
-        """Scalars only, for a table or a CSV."""
+        """Scalars only, with the same keys for every experiment (a table or CSV row)."""
         row = {
             k: v
             for k, v in asdict(self).items()
             if k not in ("weights_before", "weights_after", "tokens_after", "details")
         }
         row["answer_changed"] = self.answer_changed
-        for k, v in self.details.items():
-            if isinstance(v, str | int | float | bool):
-                row[k] = v
+        row["top_weight_position"] = self.details.get("top_weight_position")
+        row["note"] = self.note
         return row
+
+    @property
+    def note(self) -> str:
+        """The experiment's own measurements, as one line."""
+        d = self.details
+        if self.name != "weight_vs_responsibility":
+            return ""
+        return (
+            f"top weight {d['top_weight']:.3f} at position {d['top_weight_position']} "
+            f"(after: {d['top_weight_after']:.3f}); largest contribution at position "
+            f"{d['top_contribution_position']} (norm {d['max_contribution_norm']:.3g}, "
+            f"top-weight position's {d['top_weight_contribution_norm']:.3g})"
+        )
 
 
 def _definition_of(position: int, program: task.Program) -> int | None:

@@ -401,3 +401,9 @@ def test_refusal_profile_shape(model):
         assert sum(weights.values()) == pytest.approx(1.0)
     # On defined names the retrieval head sits on values.
     assert prof["defined"]["mean_weight"]["value"] > 0.9
+
+
+def test_rows_share_their_keys(model):
+    rows = [r.as_row() for r in ex.run_all(model, "a=5; b=7; a=3; ?a")]
+    assert len(rows) == len(ex.EXPERIMENTS)
+    assert all(list(r) == list(rows[0]) for r in rows)
