@@ -26,7 +26,7 @@ from engine.heads import head_snapshot
 MAX_TEXT_CHARS = 400
 TEMPERATURE_BOUNDS = (0.05, 20.0)
 ROTATE_BOUNDS = (-180.0, 180.0)
-URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablate")
+URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablated")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ class ModelState(param.Parameterized):
     head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_BOUNDS)
     rotate = param.Number(default=0.0, bounds=ROTATE_BOUNDS, doc="degrees, in the drawn plane")
     masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
-    ablate = param.Boolean(default=False, doc="zero this head's output")
+    ablated = param.List(default=[], item_type=str, doc='heads whose output is zeroed, "L.H"')
+    extra = param.List(default=[], doc="edits set by a lesson or an experiment, applied last")
 
     snapshot = param.Parameter(default=None, constant=True)
     prediction = param.Parameter(default=None, constant=True)
@@ -64,7 +65,17 @@ class ModelState(param.Parameterized):
     experiments = param.List(default=[], constant=True, doc="ExperimentResult rows, newest last")
     error = param.String(default="", constant=True)
 
-    INPUTS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablate")
+    INPUTS = (
+        "model",
+        "text",
+        "layer",
+        "head",
+        "head_temperature",
+        "rotate",
+        "masked",
+        "ablated",
+        "extra",
+    )
 
     def __init__(self, **params):
         name = params.get("model", "binding")
@@ -111,7 +122,8 @@ class ModelState(param.Parameterized):
             }
             settings = self.fresh() | base | dict(settings)
         if "text" in settings and settings["text"] != self.text:
-            settings.setdefault("masked", [])  # positions refer to the old program
+            # Positions refer to the old program.
+            settings = {"masked": [], "extra": []} | dict(settings)
         previous = {name: getattr(self, name) for name in settings}
         self._set(settings)
         if self._recompute():
@@ -131,7 +143,7 @@ class ModelState(param.Parameterized):
     @staticmethod
     def fresh() -> dict[str, object]:
         """The head controls with no intervention."""
-        return {"head_temperature": 1.0, "rotate": 0.0, "masked": [], "ablate": False}
+        return {"head_temperature": 1.0, "rotate": 0.0, "masked": [], "ablated": [], "extra": []}
 
     def clear_intervention(self) -> None:
         self.try_update(**self.fresh())
@@ -144,9 +156,9 @@ class ModelState(param.Parameterized):
             out.append(trained.HeadTemperature(layer, head, float(self.head_temperature)))
         if self.rotate:
             out.append(trained.RotateQuery(layer, head, float(self.rotate)))
-        if self.ablate:
-            out.append(trained.AblateHead(layer, head))
-        return out
+        for tag in self.ablated:
+            out.append(trained.AblateHead(*(int(x) for x in tag.split("."))))
+        return out + list(self.extra)
 
     def _check(self):
         model = self.loaded
@@ -158,6 +170,11 @@ class ModelState(param.Parameterized):
             raise ValueError(f"layer: {self.layer} is out of range 0..{model.n_layers - 1}")
         if not 0 <= self.head < model.n_heads:
             raise ValueError(f"head: {self.head} is out of range 0..{model.n_heads - 1}")
+        for tag in self.ablated:
+            parts = tag.split(".")
+            ok = len(parts) == 2 and all(p.isdigit() for p in parts)
+            if not ok or not (int(parts[0]) < model.n_layers and int(parts[1]) < model.n_heads):
+                raise ValueError(f"ablated: {tag[:20]!r} is not a head of this model (layer.head)")
         return model
 
     def _recompute(self) -> bool:
@@ -234,8 +251,8 @@ class ModelState(param.Parameterized):
             out["rotate"] = f"{self.rotate:g}"
         if self.masked:
             out["masked"] = ",".join(str(p) for p in self.masked)
-        if self.ablate:
-            out["ablate"] = "true"
+        if self.ablated:
+            out["ablated"] = ",".join(self.ablated)
         return out
 
     def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
@@ -274,8 +291,8 @@ class ModelState(param.Parameterized):
                 given["masked"] = [int(p) for p in params["masked"].split(",")]
             except ValueError:
                 warnings.append(f"masked: {params['masked'][:40]!r} is not a list of positions")
-        if "ablate" in params:
-            given["ablate"] = params["ablate"].lower() in ("1", "true", "yes")
+        if params.get("ablated"):
+            given["ablated"] = params["ablated"].split(",")
         if "text" in params:
             given["text"] = params["text"]
         model = trained.load(name)
@@ -288,7 +305,7 @@ class ModelState(param.Parameterized):
         self.try_update(**start)
         # The program first (positions and heads refer to it), then each setting on its own, so
         # one bad value is named and dropped while the others still apply.
-        for key in ("text", "layer", "head", "masked", "head_temperature", "rotate", "ablate"):
+        for key in ("text", "layer", "head", "masked", "head_temperature", "rotate", "ablated"):
             if key in given and not self.try_update(**{key: given[key]}):
                 error = self.error if self.error.startswith(key) else f"{key}: {self.error}"
                 warnings.append(f"{error}; using the default")

@@ -74,7 +74,15 @@ class ModelPanel(pn.viewable.Viewer):
         self.masked = pn.widgets.MultiChoice(
             name="Hide positions from this head", options=[], sizing_mode="stretch_width"
         )
-        self.ablate = pn.widgets.Checkbox(name="Ablate this head (zero its output)")
+        self.ablated = pn.widgets.MultiChoice(
+            name="Ablate heads (zero their output)",
+            options={
+                f"layer {layer} head {head}": f"{layer}.{head}"
+                for layer in range(model.n_layers)
+                for head in range(model.n_heads)
+            },
+            sizing_mode="stretch_width",
+        )
         self.clear = pn.widgets.Button(
             label="Clear the intervention", button_type="light", sizing_mode="stretch_width"
         )
@@ -94,7 +102,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.temperature.param.watch(lambda e: self._send(head_temperature=e.new), "value")
         self.rotate.param.watch(lambda e: self._send(rotate=e.new), "value")
         self.masked.param.watch(lambda e: self._send(masked=sorted(e.new)), "value")
-        self.ablate.param.watch(lambda e: self._send(ablate=bool(e.new)), "value")
+        self.ablated.param.watch(lambda e: self._send(ablated=sorted(e.new)), "value")
         self.clear.on_click(lambda _e: m.clear_intervention())
         m.param.watch(lambda _e: self._from_state(), ["snapshot", "error"])
 
@@ -130,7 +138,7 @@ class ModelPanel(pn.viewable.Viewer):
             labels = list(m.snapshot.labels) if m.snapshot is not None else []
             self.masked.options = {lab: i for i, lab in enumerate(labels)}
             self.masked.value = [p for p in m.masked if p < len(labels)]
-            self.ablate.value = m.ablate
+            self.ablated.value = list(m.ablated)
             layer, head = model.retrieval_head
             which = "the retrieval head" if (m.layer, m.head) == (layer, head) else "not it"
             self.head_note.object = (
@@ -153,7 +161,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.temperature,
             self.rotate,
             self.masked,
-            self.ablate,
+            self.ablated,
             self.clear,
             sizing_mode="stretch_width",
         )

@@ -1,0 +1,363 @@
+"""Lessons on the trained head: the audit sequence carried out inside the shipped binding model.
+
+No Panel import. Each step opens a program on a head of the model (`ModelState`), asks for a
+prediction, performs one intervention (the "do it for me" button and the tests use `act`), and
+measures both the local change (this head's weights and output) and the final one (the model's
+answer and the probability of the correct answer). Every claim a step makes is read from the
+real model at measurement time; the tests check that each step's right answer is what the
+shipped weights actually do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.model_state import ModelState, Prediction
+from engine import trained
+from engine.snapshot import LabSnapshot
+from engine.trained import binding_task as task
+
+PART = "A trained head"
+SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
+UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a step measures against: the head's snapshot and the model's answer."""
+
+    snapshot: LabSnapshot
+    prediction: Prediction
+
+    @property
+    def output(self) -> np.ndarray:  # the lessons view draws the old output as a ghost
+        return self.snapshot.output
+
+
+def reading(m: ModelState) -> Reading:
+    return Reading(m.snapshot, m.prediction)
+
+
+@dataclass(frozen=True)
+class ModelLessonStep:
+    title: str
+    text: str  # the program the step opens
+    setup: str
+    question: str
+    choices: tuple[str, ...]
+    answer: int
+    action: str
+    act: Callable[[ModelState], None]
+    measure: Callable[[Reading, Reading], str]
+    confirms: Callable[[Reading, Reading], bool]
+    takeaway: str
+    part: str = PART
+    source: str = "model"
+
+    def start(self, m: ModelState) -> Reading:
+        layer, head = m.loaded.retrieval_head
+        if not m.try_update(text=self.text, layer=layer, head=head, **m.fresh()):
+            raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
+        return reading(m)
+
+    def run(self, m: ModelState) -> tuple[Reading, Reading, str]:
+        before = self.start(m)
+        self.act(m)
+        after = reading(m)
+        return before, after, self.measure(before, after)
+
+    def is_right(self, choice: int) -> bool:
+        return choice == self.answer
+
+
+# ------------------------------------------------------------------------- measurements
+
+
+def _p(r: Reading, token: str) -> float:
+    pred = r.prediction
+    return pred.after[pred.tokens.index(token)] if token in pred.tokens else 0.0
+
+
+def _expected(r: Reading) -> str:
+    return r.prediction.expected or r.prediction.answer_after
+
+
+def _top(r: Reading) -> tuple[str, float]:
+    i = int(np.argmax(r.snapshot.weights))
+    return r.snapshot.labels[i], float(r.snapshot.weights[i])
+
+
+def _final(before: Reading, after: Reading) -> str:
+    right = _expected(before)
+    return (
+        f"the model answers {after.prediction.answer_after} "
+        f"(it answered {before.prediction.answer_before}); P({right}) "
+        f"{_p(before, right):.1%} -> {_p(after, right):.1%}"
+    )
+
+
+def _local(before: Reading, after: Reading) -> str:
+    dw = float(np.max(np.abs(after.snapshot.weights - before.snapshot.weights)))
+    do = float(np.linalg.norm(after.snapshot.output - before.snapshot.output))
+    return f"largest change of a weight in this head {dw:.3f}; its output moved by {do:.2f}"
+
+
+def _value_position(m: ModelState, name: str) -> int:
+    """Token position of the value in the latest definition of `name` in the open program."""
+    program = task.parse(m.text)
+    last = max(i for i, (n, _) in enumerate(program.definitions) if n == name)
+    return task.value_position(last)
+
+
+def _swap_limits(m: ModelState) -> None:
+    i, j = _value_position(m, "approved_limit"), _value_position(m, "temporary_limit")
+    m.try_update(extra=[trained.SwapValues(m.layer, m.head, i, j)])
+
+
+def _mask_winner(m: ModelState) -> None:
+    top = int(np.argmax(m.snapshot.weights))
+    m.try_update(masked=[top])
+
+
+def _ablate(*heads: tuple[int, int]) -> Callable[[ModelState], None]:
+    def act(m: ModelState) -> None:
+        m.try_update(ablated=[f"{layer}.{head}" for layer, head in heads])
+
+    return act
+
+
+def _other_retriever(m: ModelState) -> tuple[int, int]:
+    layer, head = m.loaded.retrieval_head
+    return layer, 1 - head if m.loaded.n_heads == 2 else head
+
+
+def _ablate_retrieval(m: ModelState) -> None:
+    _ablate(m.loaded.retrieval_head)(m)
+
+
+def _ablate_both(m: ModelState) -> None:
+    _ablate(m.loaded.retrieval_head, _other_retriever(m))(m)
+
+
+def _layer0_head(m: ModelState) -> tuple[int, int]:
+    """The layer-0 head whose ablation costs the right answer most (measured on this program)."""
+    model = m.loaded
+    right = model.run(m.text).expected
+    drop = [
+        model.run(m.text, edits=[trained.AblateHead(0, h)]).probs[right]
+        for h in range(model.n_heads)
+    ]
+    return 0, int(np.argmin(drop))
+
+
+def _ablate_layer0(m: ModelState) -> None:
+    _ablate(_layer0_head(m))(m)
+
+
+def _mentions(label: str, token: str) -> bool:
+    return label.rsplit(" ", 1)[0] == token
+
+
+# ------------------------------------------------------------------------- the steps
+
+MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
+    ModelLessonStep(
+        title="Open a trained head",
+        text=SEED_PROGRAM,
+        setup=(
+            "This is a small transformer the project trained to answer questions about "
+            "definitions. The program defines two limits and asks for approved_limit. The "
+            "planes show the retrieval head (measured when the model loads) at the question "
+            "token: its query, and every earlier token's key and value, projected so that each "
+            "drawn score is the true one."
+        ),
+        question="Where does this head put most of its weight?",
+        choices=(
+            "On 5000, the value that answers the question",
+            "On 7000, the other value",
+            "On the name approved_limit where it is defined",
+            "Evenly over all tokens",
+        ),
+        answer=0,
+        action="Nothing to change: read the **Weights** chart, then press Measure.",
+        act=lambda m: None,
+        measure=lambda b, a: (
+            f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model answers "
+            f"{a.prediction.answer_after} with {_p(a, _expected(a)):.1%}"
+        ),
+        confirms=lambda b, a: _mentions(_top(a)[0], "5000") and _top(a)[1] > 0.5,
+        takeaway=(
+            "A trained head can route almost all of its weight to the one token that answers "
+            "the question. That is a fact about this head's route, not yet about the answer."
+        ),
+    ),
+    ModelLessonStep(
+        title="Swap the payloads inside the model",
+        text=SEED_PROGRAM,
+        setup=(
+            "Exchange the value vectors of 5000 and 7000 in this head only. The keys stay, so the "
+            "route should stay; what travels along it changes."
+        ),
+        question="What happens to this head's weights?",
+        choices=(
+            "They do not move; the head now delivers 7000's value",
+            "They move to 7000",
+            "They spread out evenly",
+        ),
+        answer=0,
+        action="Press **Do it for me** (it swaps the two values in this head), then Measure.",
+        act=_swap_limits,
+        measure=lambda b, a: f"{_local(b, a)}; {_final(b, a)}",
+        confirms=lambda b, a: (
+            float(np.max(np.abs(a.snapshot.weights - b.snapshot.weights))) < 1e-9
+            and float(np.linalg.norm(a.snapshot.output - b.snapshot.output)) > 1.0
+        ),
+        takeaway=(
+            "Same route, different payload, exactly as with hand-made vectors. Look at the "
+            "answer too: it moves less than this head's output, because another head still "
+            "carries the original value. The next steps measure that."
+        ),
+    ),
+    ModelLessonStep(
+        title="Ablate the retrieval head",
+        text=SEED_PROGRAM,
+        setup=(
+            "This head gives 5000 nearly all its weight. Zero its output everywhere and watch "
+            "the model's answer."
+        ),
+        question="What does the model answer without this head?",
+        choices=(
+            "Still 5000, about as confidently",
+            "7000",
+            "none",
+        ),
+        answer=0,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_retrieval,
+        measure=lambda b, a: _final(b, a),
+        confirms=lambda b, a: (
+            float(np.linalg.norm(a.snapshot.output)) < 1e-9  # the head's output is gone
+            and a.prediction.answer_after == _expected(b)
+            and _p(a, _expected(b)) > 0.9
+        ),
+        takeaway=(
+            "Nearly all of a head's weight, and almost none of the responsibility: the other "
+            "head of the same layer retrieves the same value, so the answer survives."
+        ),
+    ),
+    ModelLessonStep(
+        title="Ablate both retrieving heads",
+        text=SEED_PROGRAM,
+        setup="Now zero both heads of the last layer at once.",
+        question="And now?",
+        choices=(
+            "Still 5000",
+            "The answer is lost: 5000 falls far below half",
+        ),
+        answer=1,
+        action=(
+            "Pick both layer-1 heads in **Ablate heads (zero their output)**, or press Do it "
+            "for me; then Measure."
+        ),
+        act=_ablate_both,
+        measure=lambda b, a: _final(b, a),
+        confirms=lambda b, a: _p(a, _expected(b)) < 0.5,
+        takeaway=(
+            "Two heads share the job. Removing one showed nothing; removing both shows that "
+            "retrieval happens here. Freeze one causal object at a time, and then try pairs."
+        ),
+    ),
+    ModelLessonStep(
+        title="Hide the winning token",
+        text=SEED_PROGRAM,
+        setup="Mask 5000 from this head, so it is no candidate at all for this head's route.",
+        question="Where does this head's weight go?",
+        choices=(
+            "To 7000, the other value",
+            "Mostly to a token that is not a value",
+            "Nowhere: the weights stay at zero",
+        ),
+        answer=1,
+        action="Pick 5000 in **Hide positions from this head**, or press Do it for me.",
+        act=_mask_winner,
+        measure=lambda b, a: (
+            f"the masked token now has weight {float(a.snapshot.weights[_winner(b)]):.3f}; "
+            f"{_top(a)[0]} takes {_top(a)[1]:.1%}; {_final(b, a)}"
+        ),
+        confirms=lambda b, a: (
+            float(a.snapshot.weights[_winner(b)]) == 0.0
+            and task.token_kind(_tokens(a), _index(a)) != "value"
+        ),
+        takeaway=(
+            "Softmax always hands out the whole route: with the answer gone, the weight lands "
+            "on whatever scores next, here not a value. The answer barely moves, since the "
+            "other head still fetches 5000."
+        ),
+    ),
+    ModelLessonStep(
+        title="A question the program cannot answer",
+        text=UNDEFINED_PROGRAM,
+        setup=(
+            "charge is never defined, so the right answer is none: a refusal the model learned. "
+            "There is no right value for the head to fetch."
+        ),
+        question="Where does the retrieval head look?",
+        choices=(
+            "On one of the values, at random",
+            "Mostly on a separator (';' or '='), a place to park weight",
+            "On the first token",
+        ),
+        answer=1,
+        action="Nothing to change: read the Weights chart, then press Measure.",
+        act=lambda m: None,
+        measure=lambda b, a: (
+            f"{_top(a)[0]} holds {_top(a)[1]:.1%}; the model answers "
+            f"{a.prediction.answer_after} ({_p(a, 'none'):.1%} for none)"
+        ),
+        confirms=lambda b, a: task.token_kind(_tokens(a), _index(a)) in ("=", ";"),
+        takeaway=(
+            "With nothing to retrieve, the head parks its weight on a separator: an attention "
+            "sink. It behaves like the null route of the hand-made lessons, found by training."
+        ),
+    ),
+    ModelLessonStep(
+        title="The layer below decides too",
+        text=SEED_PROGRAM,
+        setup=(
+            "The retrieval head can only find 5000 if the layer below has marked which value "
+            "belongs to which name. Ablate the layer-0 head this program needs most."
+        ),
+        question="What happens to the answer?",
+        choices=(
+            "Nothing: layer 0 only passes tokens along",
+            "The answer is lost, although no layer-1 weight was touched",
+        ),
+        answer=1,
+        action="Press **Do it for me** (it picks the layer-0 head), then Measure.",
+        act=_ablate_layer0,
+        measure=lambda b, a: f"{_local(b, a)}; {_final(b, a)}",
+        confirms=lambda b, a: _p(a, _expected(b)) < 0.5,
+        takeaway=(
+            "The retrieval head's route was built from upstream features: remove them and the "
+            "same head looks elsewhere. A local explanation of one head is not the whole model's."
+        ),
+    ),
+)
+
+
+def _winner(r: Reading) -> int:
+    return int(np.argmax(r.snapshot.weights))
+
+
+def _index(r: Reading) -> int:
+    return _winner(r)
+
+
+def _tokens(r: Reading) -> tuple[str, ...]:
+    return tuple(label.rsplit(" ", 1)[0] for label in r.snapshot.labels)
