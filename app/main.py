@@ -15,7 +15,7 @@ from pathlib import Path
 import panel as pn
 
 from app.state import INPUTS, LabState, listed_backends
-from app.views.a11y import ControlNames
+from app.views.a11y import ControlNames, PageTools
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import ControlsPanel
 from app.views.dimension import DimensionView
@@ -35,7 +35,62 @@ from engine.scenarios import SCENARIOS
 
 TITLE = "Attention Lab"
 CSS_FILE = "lab.css"
-TEACHING_HEIGHT = 415
+
+# The main area is a size container (assets/lab.css), so 100cqw/100cqh below are its width
+# and height. Wide: question, planes and bars on the left, the teaching tabs in a column
+# beside them, all inside the first screen; the planes are as large as both the width and the
+# height allow. Narrower: the logits go below the fold. Phone: one column, lesson first.
+STAGE_CSS = """
+:host {
+  --gap: 10px;
+  --teach-w: clamp(340px, 31cqw, 640px);
+  --plane: min(calc((100cqw - var(--teach-w) - 3 * var(--gap)) / 2), calc(100cqh - 330px));
+  display: grid !important;
+  grid-template-columns: minmax(0, 1fr) minmax(0, 1fr) var(--teach-w);
+  grid-template-rows: auto var(--plane) minmax(220px, 1fr);
+  grid-template-areas: "status status teach" "planes planes teach" "weights logits teach";
+  gap: 0 var(--gap);
+  height: calc(100cqh - 4px) !important;
+}
+.lab-status { grid-area: status; }
+.lab-planes { grid-area: planes; }
+.lab-weights { grid-area: weights; }
+.lab-logits { grid-area: logits; }
+.lab-teaching { grid-area: teach; contain: size; height: auto !important; }
+.lab-weights, .lab-logits { height: auto !important; min-height: 0; }
+@container labmain (max-width: 1399px) {
+  :host {
+    grid-template-columns: minmax(0, 1fr) var(--teach-w);
+    grid-template-rows: auto var(--plane) minmax(220px, 1fr) 380px;
+    grid-template-areas: "status teach" "planes teach" "weights teach" "logits logits";
+    height: calc(100cqh + 380px) !important;
+  }
+}
+@container labmain (max-width: 879px) {
+  :host {
+    --plane: min(100cqw, calc(100cqh - 40px));
+    display: flex !important;
+    flex-direction: column;
+    height: auto !important;
+  }
+  :host > * { flex: none !important; max-height: none !important; }
+  .lab-teaching { order: 1; contain: none; height: auto !important; }
+  .lab-planes { order: 2; }
+  .lab-weights { order: 3; height: 340px !important; }
+  .lab-logits { order: 4; height: 360px !important; }
+}
+"""
+# Rows of plots under the first screen: two side by side when there is room, else stacked.
+FLOW_CSS = """
+:host { flex-wrap: wrap !important; gap: 10px 0; }
+:host > * { flex: 1 1 440px !important; min-width: min(100%, 300px) !important; }
+"""
+# Each plane is a square of side --plane (set by the stage); side by side when both fit.
+PLANES_CSS = """
+:host { display: flex !important; flex-wrap: wrap; gap: 0 var(--gap, 10px);
+  justify-content: center; width: 100% !important; }
+.lab-plane { width: var(--plane) !important; height: var(--plane) !important; flex: none !important; }
+"""
 
 
 def _assets_dir() -> Path | None:
@@ -73,6 +128,7 @@ class Lab:
             unchecked=tuple(b.name for b in backends if not b.checked),
         )
         self.pairs = PairsEditor(state)
+        self.tools = PageTools(margin=(0, 10))
         self.audit = AuditView(state)
         self.diagnosis = DiagnosisView(state)
         self.export = ExportView(state)
@@ -128,8 +184,8 @@ class Lab:
 
     def main_area(self):
         def panel(view):
-            # As tall as the planes beside it; longer content scrolls inside its tab.
-            return pn.Column(view, scroll=True, height=TEACHING_HEIGHT, sizing_mode="stretch_width")
+            # Fills the teaching column; longer content scrolls inside its tab.
+            return pn.Column(view, scroll=True, sizing_mode="stretch_both", min_height=0)
 
         teaching = pn.Tabs(
             ("Lessons", panel(self.lessons)),
@@ -138,27 +194,33 @@ class Lab:
             ("Share & export", panel(self.export)),
             # Only the open tab's widgets exist in the page; the others are built when opened.
             dynamic=True,
-            sizing_mode="stretch_width",
-            min_width=320,
-            # Beside the planes when there is room for 340 px, else on its own line.
-            styles={"flex": "1 1 340px", "width": "auto"},
+            sizing_mode="stretch_both",
             css_classes=["lab-teaching"],
         )
-        return [
+        planes = self.geometry.__panel__()
+        grow(planes, "lab-plane")
+        planes.param.update(
+            css_classes=[*planes.css_classes, "lab-planes"], stylesheets=[PLANES_CSS]
+        )
+        weights, logits = self.weights.__panel__(), self.logits.__panel__()
+        grow(weights, "lab-weights")
+        grow(logits, "lab-logits")
+        # One grid: the question, both planes and the weights fit the first screen (the
+        # stylesheet places them by the width of the main area; see STAGE_CSS).
+        stage = pn.Column(
             self.status,
-            # Wraps on a laptop: the teaching tabs move under the planes instead of off-screen.
-            pn.FlexBox(
-                self.geometry,
-                teaching,
-                flex_wrap="wrap",
-                align_items="flex-start",
-                sizing_mode="stretch_width",
-                css_classes=["lab-top"],
-            ),
-            pn.Row(self.weights, self.logits, sizing_mode="stretch_width"),
-            pn.Row(self.entropy, self.jacobian, sizing_mode="stretch_width"),
-            self.dimension,
-        ]
+            planes,
+            weights,
+            logits,
+            teaching,
+            sizing_mode="stretch_width",
+            css_classes=["lab-stage"],
+            stylesheets=[STAGE_CSS],
+        )
+        below = [pn.Row(self.entropy, self.jacobian), self.dimension.__panel__()]
+        for row in below:
+            row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
+        return [stage, *below]
 
     def sidebar(self):
         return [
@@ -167,6 +229,17 @@ class Lab:
             pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10)),
             self.pairs,
         ]
+
+
+def grow(view, css_class: str) -> None:
+    """Let the Bokeh figures in a view fill the box the stage's stylesheet gives them."""
+    for pane in view.select(pn.pane.Bokeh):
+        pane.param.update(
+            width=None, height=None, sizing_mode="stretch_both", css_classes=[css_class]
+        )
+        pane.object.update(
+            width=None, height=None, frame_width=None, frame_height=None, sizing_mode="stretch_both"
+        )
 
 
 def _serve_resources_locally() -> None:
@@ -214,6 +287,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         title=TITLE,
         sidebar=lab.sidebar(),
         main=lab.main_area(),
+        header=[lab.tools],
         sidebar_width=360,
         header_background="#0b3d5c",
         design=LabDesign,

@@ -35,8 +35,10 @@ class LiveSummary(ReactiveHTML):
     }
 
     _stylesheets = [  # noqa: RUF012
-        ":host { width: 100%; }"
-        ".lab-summary { font-size: 1.35rem; line-height: 1.4; margin: 4px 0; font-weight: 600;"
+        ":host { width: calc(100% - 20px); }"  # its margin is 10 px each side
+        # One line on a projector, two on a laptop: the first screen has no height to spare.
+        ".lab-summary { font-size: calc(var(--lab-text, 16px) * 1.2); line-height: 1.35;"
+        " margin: 4px 0; font-weight: 600;"
         " color: #111; }"
     ]
 
@@ -102,4 +104,10 @@ class StatusView(pn.viewable.Viewer):
             self.error.visible = False
 
     def __panel__(self):
-        return pn.Column(self.summary, self.error, self.notice, sizing_mode="stretch_width")
+        return pn.Column(
+            self.summary,
+            self.error,
+            self.notice,
+            sizing_mode="stretch_width",
+            css_classes=["lab-status"],
+        )

@@ -106,6 +106,8 @@ def style_legend(fig: figure, location: str = "top_right", *, below: bool = Fals
         fig.center = [item for item in fig.center if item is not legend]
         fig.add_layout(legend, "below")
         legend.orientation = "horizontal"
+        # Two to a row: a row of four labels is wider than a phone and spills off the plot.
+        legend.ncols = 2
         location = "center"
     fig.legend.location = location
     fig.legend.label_text_font = FONT
