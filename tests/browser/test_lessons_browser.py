@@ -67,3 +67,22 @@ def test_reverse_the_pairs_keeps_the_output(open_lab):
     moved = page.data("contributions")
     total = (sum(moved["cx"]), sum(moved["cy"]))
     assert total == pytest.approx((sum(contributions["cx"]), sum(contributions["cy"])), abs=1e-5)
+
+
+def test_turning_the_query_by_dragging_is_judged_fairly(open_lab):
+    page = open_lab("?lesson=2")
+    page.wait_until(lambda: page.shows("Step 2 of"), "step 2")
+    page.page.get_by_text("C wins: it points up").first.click()
+    tip = page.data("query_tip")
+    x, y = tip["x"][0], tip["y"][0]
+    weights = page.data("weights")
+    page.drag("address_plot", (x, y), (-y, x))  # a quarter turn anticlockwise, by hand
+    page.wait_for_change("weights", weights)
+    page.wait_until(lambda: "angle=" in page.search(), "the turn to reach the address")
+    page.click_button("Measure")
+    page.wait_until(lambda: page.shows("Your prediction was right."), "the verdict")
+    assert page.shows("The measurement bears it out.")
+
+
+def test_no_console_errors_on_the_lesson_pages(problems):
+    assert problems == []
