@@ -99,7 +99,7 @@ def describe(snap: Mapping[str, object]) -> str:
 
 def _pct(x: float) -> str:
     """A share in percent that never shows a real share as 0% or 100% (thousands of keys)."""
-    p = 100 * x
+    p = max(0.0, 100 * x)  # never "-0%"
     if p <= 0 or p >= 100:
         return f"{p:.0f}%"
     if p < 0.1:

@@ -28,6 +28,7 @@ class UrlSync:
         self._location = location
         self._notify = notify or _notify_warning
         self._lessons = lessons  # a LessonsView (its `lesson` and `open`), or None
+        self._inputs = frozenset(inputs)
         self._written: str | None = None
         self._read: str | None = None
         self._busy = False
@@ -61,7 +62,8 @@ class UrlSync:
                     lesson, self._lessons.param.lesson.bounds[1]
                 )
                 warnings += [problem] if problem else []
-                self._lessons.open(number, load=not params)
+                # Only the lab's own settings count: a display flag must not stop the set-up.
+                self._lessons.open(number, load=not self._inputs.intersection(params))
         finally:
             self._busy = False
         for text in warnings:

@@ -78,3 +78,9 @@ def test_lesson_numbers_never_show_minus_zero():
 
     assert _f(-1e-17) == "0.00" and _f(-0.004, 2) == "0.00" and _f(-0.006) == "-0.01"
     assert _f(-1e-9, 0) == "0"
+
+
+def test_a_zero_share_is_never_minus_zero_percent():
+    from engine.snapshot import _pct
+
+    assert _pct(-0.0) == "0%" and _pct(-1e-19) == "0%" and _pct(0.0) == "0%"

@@ -169,3 +169,9 @@ def test_the_lessons_view_works_without_a_ghost():
     lessons.do_it.clicks += 1
     lessons.measure.clicks += 1
     assert "**Measured:**" in lessons.result.object
+
+
+def test_a_step_link_with_a_flag_that_is_not_a_setting_still_sets_the_step_up():
+    state, lessons, location, told, _ = _page("?lesson=6&colour=blue")
+    assert len(told) == 1 and "colour" in told[0]  # named once, the step still set up
+    assert lessons.lesson == 6 and state.settings() == _settings_of(LESSONS[5])
