@@ -179,3 +179,22 @@ def test_no_negative_zero_in_any_measurement():
     for step in LESSONS:
         _, _, text = step.run(lab)
         assert not re.search(r"-0\.0+\b(?!\d)", text), (step.slug, text)
+
+
+def test_more_quoted_numbers_match_the_lab():
+    lab = LabState()
+    sharp = LESSONS_BY_SLUG["why-sharp"]
+    snap = sharp.start(lab)
+    assert f"about {snap.weights.max():.2f} of the route at temperature {lab.temperature:g}" in (
+        sharp.setup
+    )
+    scale = LESSONS_BY_SLUG["scale-on"]
+    scale.start(lab)
+    assert f"sqrt({lab.d_k}), about {lab.d_k**0.5:.1f}" in scale.choices[scale.answer]
+    assert f"**d_k** is {lab.d_k}," in scale.setup
+    temp = LESSONS_BY_SLUG["temperature"]
+    temp.start(lab)
+    assert f"at temperature {lab.temperature:g}." in temp.setup
+    unscaled = LESSONS_BY_SLUG["dimension-unscaled"]
+    unscaled.start(lab)
+    assert f"**d_k** is {lab.d_k}." in unscaled.setup and not lab.scale
