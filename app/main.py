@@ -27,6 +27,7 @@ from app.views.lessons import LessonsView
 from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
+from app.views.preview import attach_preview
 from app.views.status import StatusView
 from app.views.style import LabDesign, slim
 from app.views.urlsync import UrlSync
@@ -134,6 +135,7 @@ class Lab:
         self.export = ExportView(state)
         self.lessons = LessonsView(state, show_ghost=getattr(self.geometry, "set_ghost", None))
         slim(self.figures())
+        attach_preview(self.geometry, self.weights, self.logits)  # live drag in the browser
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0

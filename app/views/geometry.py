@@ -13,11 +13,22 @@ import numpy as np
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, GroupFilter, PointDrawTool, Range1d, Span
 
+from app.urlstate import COORD_LIMIT
+from engine.scenarios import SCENARIOS
+
 from .style import ROLE_COLOURS, add_hover, assign, f32, make_figure, style_legend
 
 # Arrowheads and text are drawn only while the picture stays readable.
 MAX_HEADS = 32
 DRAG_FLUSH_MS = 50
+# A dragged tip reaches the state rounded to 4 decimals: a tip within this of the drawn point
+# is the same point, and is not written back (that would pull a handle under the pointer).
+TIP_TOLERANCE = 1e-4
+# Where the query's handle may sit on its ray, as a fraction of its length, in order of
+# preference: on the tip unless a key's handle is there (in the default scenario q lies on A).
+QUERY_HANDLE_AT = (1.0, 0.7, 1.25, 0.5, 0.85, 1.15, 0.35)
+HANDLE_GAP_PX = 26  # centre to centre: the handles are 18-20 px circles
+PREVIEW_ROWS = ("kx", "ky", "vx", "vy", "hidden", "legal")
 # Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
 FRAME = 300
 FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
@@ -108,6 +119,12 @@ class GeometryView(pn.viewable.Viewer):
         self.query_tip = ColumnDataSource(name="query_tip", data={"x": [0.0], "y": [0.0]})
         # The output "before" an action, drawn faded and dashed (empty when there is none).
         self.ghost = ColumnDataSource(name="ghost", data=self._ghost_data(None))
+        # What the browser needs to preview a drag exactly (app/views/preview.py): float64,
+        # one row per candidate, and one row of settings.
+        self.preview = ColumnDataSource(name="preview", data={c: np.zeros(0) for c in PREVIEW_ROWS})
+        self.preview_params = ColumnDataSource(name="preview_params", data={"enabled": [0.0]})
+        self._version = 0
+        self._query_handle = 1.0
 
         self.address_fig = self._build_address()
         self.payload_fig = self._build_payload()
@@ -362,14 +379,74 @@ class GeometryView(pn.viewable.Viewer):
             )
             self._set_tips("key", self.key_tips, keys[:m])
             self._set_tips("value", self.value_tips, vals[:m])
-            if not np.allclose(
-                [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], q[:2], atol=1e-6
-            ):
-                assign(self.query_tip, {"x": [float(q[0])], "y": [float(q[1])]})
         finally:
             self._writing = False
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals, m)
+        self._query_handle = _query_handle_at(q[:2], keys[:m, :2], self._px(self.address_fig))
+        handle = self._query_handle * q[:2]
+        self._writing = True
+        try:
+            if not np.allclose(
+                [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], handle, atol=1e-6
+            ):
+                assign(self.query_tip, {"x": [float(handle[0])], "y": [float(handle[1])]})
+        finally:
+            self._writing = False
+        self._update_preview(snap, q, keys, vals, m)
+
+    @staticmethod
+    def _px(fig) -> float:
+        """Data units per screen pixel in a square plane."""
+        width = fig.frame_width or FRAME
+        return float(fig.x_range.end - fig.x_range.start) / max(1, width)
+
+    def _update_preview(self, snap, q, keys, vals, m) -> None:
+        q2, k2 = q[:2], keys[:, :2]
+        visible = k2 @ q2
+        hidden = np.asarray(snap.scores, dtype=np.float64) - visible
+        assign(
+            self.preview,
+            {
+                "kx": np.array(k2[:, 0], dtype=np.float64),
+                "ky": np.array(k2[:, 1], dtype=np.float64),
+                "vx": np.array(vals[:, 0], dtype=np.float64),
+                "vy": np.array(vals[:, 1], dtype=np.float64),
+                "hidden": hidden,
+                "legal": np.asarray(snap.legal, dtype=np.float64),
+            },
+        )
+        self._version += 1
+        params = {
+            "enabled": 0.0,
+            "version": float(self._version),
+            "n_pairs": float(m),
+            "qx": float(q2[0]),
+            "qy": float(q2[1]),
+            "qhandle": float(self._query_handle),
+            "scale": float(snap.scale_factor),
+            "temperature": float(snap.temperature),
+            "null_on": float(snap.null_weight is not None),
+            "null_logit": float(snap.null_logit or 0.0),
+            "coord_limit": COORD_LIMIT,
+        }
+        state = self._state
+        scenario = SCENARIOS.get(getattr(state, "scenario", None))
+        # Only the lab's own state is previewed (its pipeline is what preview.js mirrors).
+        if scenario is not None and hasattr(state, "angle") and len(snap.query) == 2:
+            lo, hi = state.param.angle.bounds or (-180.0, 180.0)
+            base = np.asarray(scenario.query, dtype=np.float64)
+            params.update(
+                enabled=1.0,
+                angle=float(state.angle),
+                angle_lo=float(lo),
+                angle_hi=float(hi),
+                base_qx=float(base[0]),
+                base_qy=float(base[1]),
+                normalise=float(bool(state.normalise)),
+            )
+        # A whole new data (not a column patch), so the browser's change hook always runs.
+        self.preview_params.data = {k: [v] for k, v in params.items()}
 
     def _show_distractors(self, shown: bool) -> None:
         for fig, renderer in (
@@ -418,8 +495,8 @@ class GeometryView(pn.viewable.Viewer):
         old_x, old_y = source.data.get("x", []), source.data.get("y", [])
         if (
             len(old_x) == len(x)
-            and np.allclose(old_x, x, atol=1e-9)
-            and np.allclose(old_y, y, atol=1e-9)
+            and np.allclose(old_x, x, rtol=0, atol=TIP_TOLERANCE)
+            and np.allclose(old_y, y, rtol=0, atol=TIP_TOLERANCE)
         ):
             return  # unchanged: do not fight a drag in progress
         source.data = {"x": x, "y": y, "index": list(range(len(x)))}
@@ -486,6 +563,22 @@ class GeometryView(pn.viewable.Viewer):
             pn.pane.Bokeh(self.payload_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
             css_classes=["lab-geometry"],
         )
+
+
+def _query_handle_at(q: np.ndarray, key_tips: np.ndarray, px: float) -> float:
+    """Where on its ray the query's handle goes: the first place in QUERY_HANDLE_AT at least
+    HANDLE_GAP_PX from every key's handle (else the one farthest from them)."""
+    if not np.any(q) or len(key_tips) == 0:
+        return 1.0
+    gap = HANDLE_GAP_PX * px
+    best, best_dist = 1.0, -1.0
+    for factor in QUERY_HANDLE_AT:
+        dist = float(np.min(np.hypot(*(key_tips - factor * q).T)))
+        if dist >= gap:
+            return factor
+        if dist > best_dist:
+            best, best_dist = factor, dist
+    return best
 
 
 def _wrap_angle(angle: float, bounds) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, Span
+from bokeh.models import ColumnDataSource, Range1d, Span
 from bokeh.transform import dodge
 
 from .rows import NULL_LABEL, row_axis, row_positions, row_range, set_rows
@@ -43,7 +43,11 @@ class LogitsView(pn.viewable.Viewer):
         self.extra = ColumnDataSource(
             name="logits_extra", data={c: f32([]) for c in ("row", "logit")} | {"label": []}
         )
-        fig = make_figure("Logits per key", height=360, y_range=row_range())
+        # A range the server sets: an auto range would follow the live drag preview in the
+        # browser and send its new bounds to the server on every frame.
+        fig = make_figure(
+            "Logits per key", height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
+        )
         fig.xaxis.axis_label = "logit"
         renderers = []
         for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True):
@@ -140,6 +144,8 @@ class LogitsView(pn.viewable.Viewer):
         low = min(0.0, float(finite.min(initial=0.0)))
         high = max(0.0, float(finite.max(initial=0.0)))
         left_edge = low - 0.3 * max(high - low, 1.0)
+        masked = not bool(np.all(legal))
+        self._fit_x(left_edge if masked else low, high)
         n = len(logit)
         rows, shown = row_positions(snap.weights, snap.labels)
         assign(
@@ -184,6 +190,16 @@ class LogitsView(pn.viewable.Viewer):
             title += f" · d_k={snap.d_k}: grey = the {snap.d_k - 2} hidden dims' part of q·k"
         if self.figure.title.text != title:
             self.figure.title.text = title
+
+    def _fit_x(self, low: float, high: float) -> None:
+        """Show low..high with a margin; keep the axis still while the bars fit and fill it."""
+        pad = 0.08 * max(high - low, 1e-6)
+        start, end = low - pad, high + pad
+        x_range = self.figure.x_range
+        fits = x_range.start <= low and high <= x_range.end
+        if fits and (end - start) > 0.6 * (x_range.end - x_range.start):
+            return
+        x_range.update(start=float(start), end=float(end))
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

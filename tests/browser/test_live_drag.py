@@ -1,0 +1,261 @@
+"""Live drag in headless Chromium: the page's own preview function against the NumPy engine,
+and a real mouse drag that updates the charts before release with few server messages."""
+
+from __future__ import annotations
+
+import json
+import math
+from urllib.parse import parse_qs, urlencode
+
+import numpy as np
+import pytest
+
+from app.main import create_app
+from app.state import LabState
+from app.views.preview import THROTTLE_MS
+from engine.scenarios import SCENARIOS
+
+from .labpage import LOADED, SCREEN_POINT, LabPage
+
+pytestmark = pytest.mark.browser
+
+# Runs the page's own preview (the CustomJS the pan events run) on one moved tip.
+COMPUTE = """async (move) => {
+  const cb = Bokeh.documents[0].get_model_by_name('lab_preview');
+  return await cb.execute({event_name: 'lab_compute', move});
+}"""
+# Records the document patches the page sends to the server: for each, what it changes
+# (a Bokeh message is a JSON header, metadata and content; the content lists the events).
+COUNT_MESSAGES = """() => {
+  window.__labSent = [];
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (typeof data === 'string' && data.startsWith('{"events"')) {
+      try {
+        const attrs = JSON.parse(data).events.map(e => e.attr || e.kind).join(',');
+        window.__labSent.push([performance.now(), attrs]);
+      } catch (e) {}
+    }
+    return send.call(this, data);
+  };
+}"""
+
+
+def _random_settings(rng) -> dict:
+    """A valid random configuration: d_k > 2, masks, causal, null route, distractors..."""
+    while True:
+        scenario = str(rng.choice(list(SCENARIOS)))
+        lab = LabState(scenario=scenario)
+        n = len(lab.keys)
+        settings = {
+            "scenario": scenario,
+            "d_k": int(rng.choice([3, 16, 256, 4096])),
+            "scale": bool(rng.integers(2)),
+            "normalise": bool(rng.integers(2)),
+            "temperature": float(np.round(np.exp(rng.uniform(np.log(0.1), np.log(5))), 3)),
+            "angle": float(np.round(rng.uniform(-180, 180), 2)),
+            "seed": int(rng.integers(0, 50)),
+            "causal": bool(rng.integers(2)),
+            "query_position": int(rng.integers(0, n)),
+            "null_route": bool(rng.integers(2)),
+            "null_threshold": float(np.round(rng.uniform(-3, 3), 2)),
+            "distractors": int(rng.choice([0, 0, 7, 40])),
+            "distractor_similarity": float(np.round(rng.uniform(-1, 1), 2)),
+            "distractor_norm": float(np.round(rng.uniform(0.3, 3), 2)),
+            "mask": [bool(b) for b in rng.random(n) < 0.8],
+        }
+        if settings["d_k"] * (n + settings["distractors"] + 1) > 1_000_000:
+            settings["distractors"] = 0
+        if lab.try_update(**settings):
+            return lab.query_params()
+
+
+def _moves(rng, n_pairs: int) -> list[dict]:
+    i = int(rng.integers(0, n_pairs))
+    j = int(rng.integers(0, n_pairs))
+    turn = rng.uniform(-np.pi, np.pi)
+    return [
+        {"kind": "key", "index": i, "x": float(rng.uniform(-2, 2)), "y": float(rng.uniform(-2, 2))},
+        {
+            "kind": "value",
+            "index": j,
+            "x": float(rng.uniform(-9, 9)),
+            "y": float(rng.uniform(-9, 9)),
+        },
+        {"kind": "query", "index": 0, "x": 1.7 * math.cos(turn), "y": 1.7 * math.sin(turn)},
+    ]
+
+
+def _engine_after(params: dict, move: dict):
+    """The server's own path for the same move: a fresh session's views, fed the tip the
+    browser would send (GeometryView._flush rounds it and sets the state)."""
+    state = LabState()
+    assert state.apply_query_params(params) == []
+    geometry = create_app(state).lab.geometry
+    if move["kind"] == "query":
+        geometry.query_tip.data = {"x": [move["x"]], "y": [move["y"]]}
+    else:
+        source = geometry.key_tips if move["kind"] == "key" else geometry.value_tips
+        data = {k: list(v) for k, v in source.data.items()}
+        data["x"][move["index"]] = move["x"]
+        data["y"][move["index"]] = move["y"]
+        source.data = data
+    assert state.error == ""
+    return state.snapshot
+
+
+def _close(a, b, what):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), b, rtol=1e-9, atol=1e-6, err_msg=what)
+
+
+def test_the_pages_preview_matches_the_engine_on_random_configurations(open_lab):
+    rng = np.random.default_rng(2026)
+    compared = 0
+    for _ in range(6):
+        params = _random_settings(rng)
+        page = open_lab("?" + urlencode(params))
+        n_pairs = len(LabState(scenario=params.get("scenario", "basic")).keys)
+        for move in _moves(rng, n_pairs):
+            got = page.page.evaluate(COMPUTE, move)
+            assert got is not None, (params, move)
+            snap = _engine_after(params, move)
+            what = f"{params} {move}"
+            legal = snap.legal
+            _close(got["weights"], snap.weights, what)
+            if snap.null_weight is None:
+                assert got["null_weight"] is None
+            else:
+                _close(got["null_weight"], snap.null_weight, what)
+            _close(got["scores"], snap.scores, what)
+            _close(np.asarray(got["logits"], dtype=float)[legal], snap.logits[legal], what)
+            _close(got["contributions_x"], snap.contributions[:, 0], what)
+            _close(got["contributions_y"], snap.contributions[:, 1], what)
+            _close(got["output"], snap.output, what)
+            _close(got["entropy"], snap.entropy, what)
+            _close(got["effective_keys"], snap.effective_keys, what)
+            _close(got["query"], snap.query, what)
+            _close(got["keys_x"], snap.keys[:, 0], what)
+            _close(got["keys_y"], snap.keys[:, 1], what)
+            compared += 1
+        page.close()
+    assert compared == 18
+
+
+def _counting_page(chromium, url: str):
+    page = chromium.new_page(viewport={"width": 1600, "height": 1000})
+    page.add_init_script(f"({COUNT_MESSAGES})()")
+    page.goto(url)
+    page.wait_for_function(LOADED, timeout=30000)
+    return page
+
+
+def _data(page, name):
+    return LabPage.data(type("P", (), {"page": page})(), name)
+
+
+def _sent_since(page, t0: float) -> list[str]:
+    return page.evaluate("t0 => window.__labSent.filter(m => m[0] >= t0).map(m => m[1])", t0)
+
+
+def _url_params(page) -> dict:
+    return {k: v[0] for k, v in parse_qs(page.evaluate("() => location.search")[1:]).items()}
+
+
+def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages(
+    chromium, lab_server
+):
+    page = _counting_page(chromium, lab_server.url)
+    try:
+        before = _data(page, "weights")["weight"]
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.2, 0.9])
+        page.mouse.move(x0, y0)
+        t0 = page.evaluate("() => performance.now()")
+        frames0 = page.evaluate("() => window.__attentionLabFrames ?? 0")
+        page.mouse.down()
+        steps = 24
+        for step in range(1, steps + 1):
+            page.mouse.move(x0 + (x1 - x0) * step / steps, y0 + (y1 - y0) * step / steps)
+            page.wait_for_timeout(20)
+        during = _data(page, "weights")["weight"]
+        t1 = page.evaluate("() => performance.now()")
+        sent = _sent_since(page, t0)
+        frames = page.evaluate("() => window.__attentionLabFrames ?? 0") - frames0
+        preview = page.evaluate(
+            COMPUTE, {"kind": "key", "index": 2, "x": 1.2, "y": 0.9}
+        )  # what the preview draws for the final pointer position (before release)
+        # The weights chart follows the pointer before the mouse is released...
+        assert not np.allclose(during, before, atol=1e-4)
+        assert frames >= steps // 2
+        # ...and the server heard of it at most once per throttle period: the tip ("data"),
+        # the address bar the server then rewrites ("href"), and once the handle's selection.
+        seconds = (t1 - t0) / 1000
+        periods = math.ceil(seconds / THROTTLE_MS * 1000) + 1
+        assert set(sent) <= {"data", "href", "indices"}, sent
+        assert sent.count("data") <= periods, sent
+        assert sent.count("href") <= periods and sent.count("indices") <= 2, sent
+        page.mouse.up()
+        page.wait_for_function(
+            "() => location.search.includes('keys=')", timeout=10000
+        )  # the server's state has the dragged key (its URL is written from the state)
+        page.wait_for_timeout(500)
+        keys = [[float(c) for c in p.split(",")] for p in _url_params(page)["keys"].split(";")]
+        tips = _data(page, "key_tips")
+        assert keys[2] == pytest.approx([tips["x"][2], tips["y"][2]], abs=1e-9)
+        assert keys[2] == pytest.approx([1.2, 0.9], abs=0.03)
+        assert keys[:2] == [[1.0, 0.0], [0.8, 0.6]]  # the other keys did not move
+        # The engine's snapshot, now drawn, agrees with the preview at the release point.
+        after = np.array(_data(page, "weights")["weight"])
+        state = LabState()
+        state.set_key(2, *keys[2])
+        np.testing.assert_allclose(after, state.snapshot.weights, atol=1e-6)
+        near = abs(keys[2][0] - 1.2) < 1e-3 and abs(keys[2][1] - 0.9) < 1e-3
+        if near:
+            np.testing.assert_allclose(preview["weights"], state.snapshot.weights, atol=1e-3)
+    finally:
+        page.close()
+
+
+def test_dragging_the_query_turns_the_query_alone(chromium, lab_server):
+    page = _counting_page(chromium, lab_server.url)
+    try:
+        tip = _data(page, "query_tip")
+        keys = _data(page, "key_tips")
+        # In the default scenario q lies on key A; their handles are apart all the same.
+        gap = math.hypot(tip["x"][0] - keys["x"][0], tip["y"][0] - keys["y"][0])
+        assert gap > 0.1
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", tip["x"][0], tip["y"][0]])
+        r = math.hypot(tip["x"][0], tip["y"][0])
+        end = (r * math.cos(math.radians(60)), r * math.sin(math.radians(60)))
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", *end])
+        page.mouse.move(x0, y0)
+        page.mouse.down()
+        for step in range(1, 13):
+            page.mouse.move(x0 + (x1 - x0) * step / 12, y0 + (y1 - y0) * step / 12)
+            page.wait_for_timeout(20)
+        moving = _data(page, "geometry")
+        assert moving["kind"][0] == "query"
+        assert math.degrees(math.atan2(moving["y1"][0], moving["x1"][0])) == pytest.approx(
+            60, abs=3
+        )
+        page.mouse.up()
+        page.wait_for_function("() => location.search.includes('angle=')", timeout=10000)
+        page.wait_for_timeout(500)
+        params = _url_params(page)
+        assert float(params["angle"]) == pytest.approx(60, abs=3)
+        assert "keys" not in params  # key A stayed where it was
+        after = _data(page, "key_tips")
+        assert after["x"] == keys["x"] and after["y"] == keys["y"]
+    finally:
+        page.close()
+
+
+def test_the_preview_settings_reach_the_page(open_lab):
+    page = open_lab("?d_k=64&null_route=true&null_threshold=1.5&temperature=0.5")
+    params = page.data("preview_params")
+    assert params["enabled"] == [1.0] and params["null_on"] == [1.0]
+    assert params["null_logit"][0] == pytest.approx(3.0)
+    assert params["scale"][0] == pytest.approx(1 / 8)
+    hidden = page.data("preview")["hidden"]
+    assert len(hidden) == 3 and any(abs(h) > 1e-3 for h in hidden)
+    json.dumps(params)
