@@ -35,6 +35,8 @@ class PairRow:
             self.legal,
             pn.Row(self.kx, self.ky, self.vx, self.vy, margin=0),
             margin=(0, 0, 6, 0),
+            # app/views/a11y.py names each box after this row's pair ("A key x").
+            css_classes=["lab-pair"],
         )
 
 
