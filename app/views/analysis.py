@@ -46,7 +46,7 @@ def diagnosis_text(report) -> str:
     head = f"**{name} holds {report.max_weight:.1%} of the weight.**"
     implicated = [f for f in report.ranked if f.implicated]
     if not implicated:
-        head += " None of the four causes changes it by much: the geometry itself is decisive."
+        head += " None of the tests below moves that weight by much."
     else:
         first = implicated[0]
         cause = html.escape(CAUSE_NAMES.get(first.cause, first.cause).split(" (")[0])
@@ -54,8 +54,8 @@ def diagnosis_text(report) -> str:
             head += f" **{cause} carries the decision:** undoing it hands the route to another key."
         else:
             head += (
-                f" **{cause} has the largest effect:** the top weight goes {first.before:.3f} -> "
-                f"{first.after:.3f}, and no single test hands the route to another key."
+                f" **{cause} has the largest effect:** {name}'s weight goes {first.before:.3f} "
+                f"-> {first.after:.3f} (no test hands this query's route to another key)."
             )
     lines = [head, "Each row changes one thing and measures the top weight again, strongest first."]
     lines += [f"- {html.escape(f.note)}" for f in implicated if f.note]

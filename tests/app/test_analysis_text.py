@@ -56,6 +56,7 @@ def test_diagnosis_on_the_sharp_scenario_puts_the_deciding_cause_first():
 def test_diagnosis_without_a_deciding_cause_names_the_largest_effect():
     text = diagnosis_text(LabState().diagnose())
     assert text.startswith("**A holds 42.4% of the weight.** **Alignment has the largest effect:**")
+    assert "A's weight goes 0.424 -> 0.325" in text
     assert "normalising changes nothing" in text
 
 
