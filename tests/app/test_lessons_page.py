@@ -175,3 +175,12 @@ def test_a_step_link_with_a_flag_that_is_not_a_setting_still_sets_the_step_up():
     state, lessons, location, told, _ = _page("?lesson=6&colour=blue")
     assert len(told) == 1 and "colour" in told[0]  # named once, the step still set up
     assert lessons.lesson == 6 and state.settings() == _settings_of(LESSONS[5])
+
+
+def test_link_warnings_outside_a_server_are_shown_at_once(monkeypatch):
+    from app.views import urlsync
+
+    shown = []
+    monkeypatch.setattr(urlsync, "notify", lambda kind, text: shown.append((kind, text)))
+    UrlSync(LabState(), FakeLocation(search="?lesson=x"), INPUTS, lessons=LessonsView(LabState()))
+    assert len(shown) == 1 and shown[0][0] == "warning" and "lesson" in shown[0][1]
