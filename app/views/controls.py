@@ -119,7 +119,9 @@ class ControlsPanel(pn.viewable.Viewer):
                 state,
                 "d_k",
                 self.d_k,
-                event="value_throttled",
+                # Live while the handle moves: Panel merges the changes that arrive while the
+                # server computes, so a busy server skips to the latest d_k, never queues.
+                event="value",
                 to_widget=math.log2,
                 to_state=lambda v: int(round(2**v)),
             )
@@ -145,7 +147,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=1,
             fixed_start=0,
             fixed_end=4096,
-            throttled=True,
+            throttled=False,  # live while dragging (see d_k above: changes merge, never queue)
             sizing_mode="stretch_width",
         )
         self.distractor_norm = pn.widgets.EditableFloatSlider.from_param(
@@ -156,7 +158,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=0.05,
             fixed_start=0.0,
             fixed_end=100.0,
-            throttled=True,
+            throttled=False,
             sizing_mode="stretch_width",
         )
         self.distractor_similarity = pn.widgets.EditableFloatSlider.from_param(
@@ -167,7 +169,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=0.05,
             fixed_start=-1.0,
             fixed_end=1.0,
-            throttled=True,
+            throttled=False,
             sizing_mode="stretch_width",
         )
         self.null_route = pn.widgets.Checkbox.from_param(

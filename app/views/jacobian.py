@@ -11,6 +11,7 @@ from bokeh.models import (
     ColumnDataSource,
     FixedTicker,
     Grid,
+    Label,
     LinearColorMapper,
     Range1d,
 )
@@ -21,6 +22,8 @@ from .style import add_hover, assign, f32, make_figure
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
 MAX_SIDE = 12
+# Below this every cell draws as the palette's middle: the map would look blank, so say why.
+VANISHED = 1e-3
 
 
 class JacobianView(pn.viewable.Viewer):
@@ -49,7 +52,7 @@ class JacobianView(pn.viewable.Viewer):
             ColorBar(
                 color_mapper=self.mapper,
                 ticker=BasicTicker(desired_num_ticks=5),
-                major_label_text_font_size="13px",
+                major_label_text_font_size="14px",
                 width=14,
             ),
             "right",
@@ -62,6 +65,23 @@ class JacobianView(pn.viewable.Viewer):
         )
         for axis in (fig.xaxis[0], fig.yaxis[0]):
             axis.ticker = FixedTicker(ticks=[])
+        # One Label (one model): the words that replace a blank map when the gradients vanish.
+        self.note = Label(
+            x=0,
+            y=0,
+            text="",
+            visible=False,
+            text_align="center",
+            text_baseline="middle",
+            text_font_size="16px",
+            text_font_style="bold",
+            text_color="#222222",
+            background_fill_color="#ffffff",
+            background_fill_alpha=0.9,
+            border_line_color="#888888",
+            padding=8,
+        )
+        fig.add_layout(self.note)
         self.figure = fig
         self._shown: tuple = ()
 
@@ -88,8 +108,10 @@ class JacobianView(pn.viewable.Viewer):
                 "column_label": [shown[j] for j in xx.ravel()],
             },
         )
-        bound = max(float(np.max(np.abs(sub), initial=0.0)), 1e-3)
+        largest = float(np.max(np.abs(sub), initial=0.0))
+        bound = max(largest, VANISHED)
         self.mapper.update(low=-bound, high=bound)
+        self._say_if_vanished(largest, weights, labels, k)
         if tuple(shown) != self._shown:
             self._shown = tuple(shown)
             self.figure.x_range.update(start=-0.5, end=k - 0.5)
@@ -101,6 +123,22 @@ class JacobianView(pn.viewable.Viewer):
                 if len(labels) <= MAX_SIDE
                 else f"Softmax Jacobian ∂w_i/∂z_j ({k} heaviest of {len(labels)} keys)"
             )
+
+    def _say_if_vanished(self, largest: float, weights, labels, k: int) -> None:
+        vanished = k > 0 and largest < VANISHED
+        if vanished:
+            top = int(np.argmax(weights[: len(labels)]))
+            share = 100 * float(weights[top])
+            held = "more than 99.9%" if share >= 99.95 else f"{share:.1f}%"
+            text = (
+                "The gradients vanished: every ∂w_i/∂z_j is below 0.001,\n"
+                f"because {labels[top]} holds {held} of the route.\n"
+                "Nudging a logit moves no weight (softmax is saturated)."
+            )
+            centre = (k - 1) / 2
+            self.note.update(x=centre, y=centre, text=text, visible=True)
+        elif self.note.visible:
+            self.note.visible = False
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
