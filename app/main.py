@@ -29,7 +29,7 @@ from app.views.notify import notify
 from app.views.pairs import PairsEditor
 from app.views.preview import attach_preview
 from app.views.status import StatusView
-from app.views.style import LabDesign, slim
+from app.views.style import LabDesign, TextScale, floor_text, slim
 from app.views.urlsync import UrlSync
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
@@ -81,6 +81,8 @@ STAGE_CSS = """
   .lab-logits { order: 4; height: 360px !important; }
 }
 """
+# Presenter mode: page text goes from 16 to 20 px (assets/lab.css), plot text likewise.
+PRESENTER_TEXT_SCALE = 1.25
 # Rows of plots under the first screen: two side by side when there is room, else stacked.
 FLOW_CSS = """
 :host { flex-wrap: wrap !important; gap: 10px 0; }
@@ -135,6 +137,9 @@ class Lab:
         self.export = ExportView(state)
         self.lessons = LessonsView(state, show_ghost=getattr(self.geometry, "set_ghost", None))
         slim(self.figures())
+        floor_text(self.figures())
+        self._text_scale = TextScale(self.figures())
+        self.tools.param.watch(self._presenter_changed, "presenter")
         attach_preview(self.geometry, self.weights, self.logits)  # live drag in the browser
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
@@ -149,6 +154,10 @@ class Lab:
     def session_ended(self, session_context) -> None:
         """Bokeh's hook for a discarded session (the signature it requires)."""
         self.release()
+
+    def _presenter_changed(self, event) -> None:
+        # Plot text is drawn on canvases, out of CSS's reach: presenter mode scales it here.
+        self._text_scale.apply(PRESENTER_TEXT_SCALE if event.new else 1.0)
 
     def figures(self) -> list:
         return [
@@ -215,7 +224,7 @@ class Lab:
             weights,
             logits,
             teaching,
-            sizing_mode="stretch_width",
+            sizing_mode="stretch_both",  # its height comes from STAGE_CSS
             css_classes=["lab-stage"],
             stylesheets=[STAGE_CSS],
         )
@@ -302,7 +311,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     location = pn.state.location
     if location is not None:
         try:
-            lab.url = UrlSync(state, location, INPUTS, lessons=lab.lessons)
+            lab.url = UrlSync(state, location, INPUTS, lessons=lab.lessons, tools=lab.tools)
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
             notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")

@@ -156,6 +156,53 @@ def _same_column(old, new) -> bool:
     return list(old) == list(new)
 
 
+MIN_PLOT_TEXT_PX = 14
+
+
+def _font_sizes(figures):
+    """(model, property, size in px) for every fixed font size in these figures."""
+    seen = set()
+    for fig in figures:
+        for model in fig.references():
+            if model.id in seen:
+                continue
+            seen.add(model.id)
+            for name in model.properties():
+                if not name.endswith("font_size"):
+                    continue
+                value = getattr(model, name)
+                if isinstance(value, dict):
+                    value = value.get("value")
+                if isinstance(value, str) and value.endswith("px"):
+                    try:
+                        yield model, name, float(value[:-2])
+                    except ValueError:
+                        continue
+
+
+def floor_text(figures, minimum: float = MIN_PLOT_TEXT_PX) -> None:
+    """No plot text below `minimum` px, whichever view set it (legible on a projector)."""
+    for model, name, size in list(_font_sizes(figures)):
+        if size < minimum:
+            setattr(model, name, f"{minimum:g}px")
+
+
+class TextScale:
+    """Scale every plot text of some figures by one factor (presenter mode), from the sizes
+    they had when first seen, so switching back restores them exactly."""
+
+    def __init__(self, figures):
+        self._figures = list(figures)
+        self._base: dict[tuple[str, str], float] = {}
+
+    def apply(self, factor: float) -> None:
+        for model, name, size in list(_font_sizes(self._figures)):
+            base = self._base.setdefault((model.id, name), size)
+            new = f"{round(base * factor):g}px"
+            if getattr(model, name) != new:
+                setattr(model, name, new)
+
+
 def slim(figures) -> None:
     """Remove per-renderer models that a lab page never uses, before the page is served.
 

@@ -9,6 +9,9 @@ The lesson step travels as `lesson=N` (1-based) beside the settings. A link with
 sets the lab up for that step; a link that also carries settings restores those settings (the
 student's work in progress) and shows the step.
 
+`presenter=1` is a display flag (large type, sidebar folded: app/views/a11y.py's PageTools);
+it is kept in the address while presenter mode is on and never reaches the state.
+
 Each address is read once. When the page connects, the browser reports the address it was
 opened with; reading it again showed every warning twice.
 """
@@ -21,13 +24,16 @@ from app import urlstate
 
 from .notify import notify
 
+PRESENTER_PARAM = "presenter"
+
 
 class UrlSync:
-    def __init__(self, state, location, inputs, *, notify=None, lessons=None):
+    def __init__(self, state, location, inputs, *, notify=None, lessons=None, tools=None):
         self._state = state
         self._location = location
         self._notify = notify or _notify_warning
         self._lessons = lessons  # a LessonsView (its `lesson` and `open`), or None
+        self._tools = tools  # a PageTools (its `presenter`), or None
         self._inputs = frozenset(inputs)
         self._written: str | None = None
         self._read: str | None = None
@@ -36,6 +42,8 @@ class UrlSync:
         state.param.watch(self._to_url, list(inputs))
         if lessons is not None:
             lessons.param.watch(self._to_url, "lesson")
+        if tools is not None:
+            tools.param.watch(self._to_url, "presenter")
         self._from_url()
 
     def _from_url(self, *events) -> None:
@@ -53,8 +61,11 @@ class UrlSync:
         except ValueError as exc:
             params, warnings = {}, [str(exc)]
         lesson = params.pop(urlstate.LESSON_PARAM, None) if self._lessons is not None else None
+        presenter = params.pop(PRESENTER_PARAM, None) if self._tools is not None else None
         self._busy = True
         try:
+            if presenter is not None:
+                self._tools.presenter = presenter.strip().lower() not in ("", "0", "false", "no")
             if params:
                 warnings += self._state.apply_query_params(params)
             if lesson is not None:
@@ -80,6 +91,8 @@ class UrlSync:
         params = {}
         if self._lessons is not None and self._lessons.lesson:
             params[urlstate.LESSON_PARAM] = str(self._lessons.lesson)
+        if self._tools is not None and self._tools.presenter:
+            params[PRESENTER_PARAM] = "1"
         search = urlstate.query_string(params | self._state.query_params())
         if search == (self._location.search or "") and search == self._written:
             return
