@@ -188,6 +188,20 @@ def render_markdown(card: dict) -> str:
         f"Seed {t['seed']}, {t['steps']} steps of batch {t['batch']}, {t['optimizer']}, "
         f"{t['schedule']}, torch {t['torch']} on CPU ({t['threads']} threads): {t['seconds']} s.",
         "",
+    ]
+    if "acceptance" in t:
+        lines += [f"A seed is accepted when {t['acceptance']}. Seeds tried:", ""]
+        for s in t.get("seeds_tried", []):
+            lines.append(
+                f"- seed {s['seed']}: validation {_pct(s['validation_accuracy'])}, retrieval "
+                f"head L{s['retrieval_head'][0]}H{s['retrieval_head'][1]}, one-head ablation "
+                f"drop {_pct(s['retrieval_ablation_drop'])}, {s['seconds']} s: {s['verdict']}"
+            )
+        lines.append("")
+    for key in ("seconds_note", "heldout_overlap"):
+        if key in t:
+            lines += [f"Note: {t[key]}.", ""]
+    lines += [
         f"## Held-out accuracy (seed {f['heldout']['seed']}, {f['heldout']['size']} programs)",
         "",
         "| split | programs | accuracy |",
