@@ -318,21 +318,27 @@ class Run:
                 f"heads 0..{self.model.n_heads - 1}"
             )
         r = self._pass.heads[(layer, head)]
+
+        def ro(a):
+            view = a[0]
+            view.setflags(write=False)  # read-only views: a caller cannot alter the run
+            return view
+
         return HeadRecord(
             layer=r.layer,
             head=r.head,
-            q=r.q[0],
-            k=r.k[0],
-            v=r.v[0],
-            scores=r.scores[0],
-            logits=r.logits[0],
-            weights=r.weights[0],
-            output=r.output[0],
-            legal=r.legal[0],
+            q=ro(r.q),
+            k=ro(r.k),
+            v=ro(r.v),
+            scores=ro(r.scores),
+            logits=ro(r.logits),
+            weights=ro(r.weights),
+            output=ro(r.output),
+            legal=ro(r.legal),
             scale_factor=r.scale_factor,
             temperature=r.temperature,
-            contribution=r.contribution[0],
-            all_weights=r.all_weights[0],
+            contribution=ro(r.contribution),
+            all_weights=ro(r.all_weights),
             ablated=r.ablated,
         )
 
@@ -341,7 +347,9 @@ class Run:
 
     def residual(self, layer: int) -> np.ndarray:
         """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
-        return self._pass.resid[layer][0]
+        view = self._pass.resid[layer][0]
+        view.setflags(write=False)
+        return view
 
     def intervene(self, *edits: Edit) -> Run:
         """A new run with these edits added; layers below the first edited one are reused."""

@@ -295,3 +295,22 @@ def refusal_profile(model: BindingModel, n: int = 400, seed: int = 7, head=None)
     programs = task.dataset(seed, n)
     _, rows = model.forward_batch(programs)
     return refusal(programs, rows, tuple(head) if head else model.retrieval_head)
+
+
+def weight_vs_contribution(model: BindingModel, n: int = 300, seed: int = 7) -> dict:
+    """For every head, how often the highest-weight position at the question is not the one
+    whose weighted value moves the residual stream most (|w_j v_j W_O|), on generated programs.
+
+    Returns {"L1H1": {"programs": n, "differ": count, "share": count / n}, ...}."""
+    programs = task.dataset(seed, n)
+    out = {}
+    for layer in range(model.n_layers):
+        for head in range(model.n_heads):
+            wo = model.w[f"wo{layer}"][head * model.d_head : (head + 1) * model.d_head]
+            differ = 0
+            for p in programs:
+                rec = model.run(p.text).head(layer, head)
+                shares = np.linalg.norm((rec.weights[:, None] * rec.v) @ wo, axis=1)
+                differ += int(np.argmax(shares)) != int(np.argmax(rec.weights))
+            out[f"L{layer}H{head}"] = {"programs": n, "differ": differ, "share": differ / n}
+    return out

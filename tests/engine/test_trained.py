@@ -407,3 +407,17 @@ def test_rows_share_their_keys(model):
     rows = [r.as_row() for r in ex.run_all(model, "a=5; b=7; a=3; ?a")]
     assert len(rows) == len(ex.EXPERIMENTS)
     assert all(list(r) == list(rows[0]) for r in rows)
+
+
+def test_run_records_are_read_only(model, base):
+    with pytest.raises(ValueError):
+        base.attention(1, 1)[0] = 0.5
+    with pytest.raises(ValueError):
+        base.residual(0)[0, 0] = 0.5
+
+
+def test_weight_vs_contribution_counts(model):
+    out = ex.weight_vs_contribution(model, n=30)
+    assert set(out) == {f"L{a}H{b}" for a in range(2) for b in range(2)}
+    for v in out.values():
+        assert 0 <= v["differ"] <= 30 and v["share"] == v["differ"] / 30
