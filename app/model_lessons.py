@@ -54,11 +54,13 @@ class ModelLessonStep:
     measure: Callable[[Reading, Reading], str]
     confirms: Callable[[Reading, Reading], bool]
     takeaway: str
+    # Which head the step opens (default: the retrieval head measured at load).
+    opens: Callable[[ModelState], tuple[int, int]] | None = None
     part: str = PART
     source: str = "model"
 
     def start(self, m: ModelState) -> Reading:
-        layer, head = m.loaded.retrieval_head
+        layer, head = self.opens(m) if self.opens else m.loaded.retrieval_head
         if not m.try_update(text=self.text, layer=layer, head=head, **m.fresh()):
             raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
         return reading(m)
@@ -134,12 +136,8 @@ def _other_retriever(m: ModelState) -> tuple[int, int]:
     return layer, 1 - head if m.loaded.n_heads == 2 else head
 
 
-def _ablate_retrieval(m: ModelState) -> None:
-    _ablate(m.loaded.retrieval_head)(m)
-
-
-def _ablate_both(m: ModelState) -> None:
-    _ablate(m.loaded.retrieval_head, _other_retriever(m))(m)
+def _ablate_open_head(m: ModelState) -> None:
+    _ablate((m.layer, m.head))(m)
 
 
 def _layer0_head(m: ModelState) -> tuple[int, int]:
@@ -182,7 +180,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "Evenly over all tokens",
         ),
         answer=0,
-        action="Nothing to change: read the **Weights** chart, then press Measure.",
+        action="Nothing to change: read the weights chart, then press Measure.",
         act=lambda m: None,
         measure=lambda b, a: (
             f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model answers "
@@ -216,9 +214,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             and float(np.linalg.norm(a.snapshot.output - b.snapshot.output)) > 1.0
         ),
         takeaway=(
-            "Same route, different payload, exactly as with hand-made vectors. Look at the "
-            "answer too: it moves less than this head's output, because another head still "
-            "carries the original value. The next steps measure that."
+            "Same route, different payload, exactly as with hand-made vectors. Now look at the "
+            "model's answer: whether it follows the payload tells you how much the rest of the "
+            "model depends on this one head."
         ),
     ),
     ModelLessonStep(
@@ -231,46 +229,56 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         question="What does the model answer without this head?",
         choices=(
             "Still 5000, about as confidently",
-            "7000",
-            "none",
+            "No longer 5000: the answer is lost",
+        ),
+        answer=1,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: _final(b, a),
+        confirms=lambda b, a: (
+            float(np.linalg.norm(a.snapshot.output)) < 1e-9  # the head's output is gone
+            and _p(a, _expected(b)) < 0.5
+        ),
+        takeaway=(
+            "This head is needed: without its output the model cannot find the value. Both "
+            "its weight and its effect point at 5000. The next step shows they need not agree."
+        ),
+    ),
+    ModelLessonStep(
+        title="A weight is not responsibility",
+        text=SEED_PROGRAM,
+        opens=lambda m: _other_retriever(m),
+        setup=(
+            "This is the other head of the last layer. It too gives 5000 almost all of its "
+            "weight at the question. Ablate it."
+        ),
+        question="What does the model answer without this head?",
+        choices=(
+            "Still 5000, about as confidently",
+            "No longer 5000: the answer is lost",
         ),
         answer=0,
         action=(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
-        act=_ablate_retrieval,
-        measure=lambda b, a: _final(b, a),
+        act=_ablate_open_head,
+        measure=lambda b, a: (
+            f"this head gave {_top(b)[0]} {_top(b)[1]:.1%} of its weight; {_final(b, a)}"
+        ),
         confirms=lambda b, a: (
-            float(np.linalg.norm(a.snapshot.output)) < 1e-9  # the head's output is gone
+            float(np.linalg.norm(a.snapshot.output)) < 1e-9
+            and _top(b)[1] > 0.5
             and a.prediction.answer_after == _expected(b)
             and _p(a, _expected(b)) > 0.9
         ),
         takeaway=(
-            "Nearly all of a head's weight, and almost none of the responsibility: the other "
-            "head of the same layer retrieves the same value, so the answer survives."
-        ),
-    ),
-    ModelLessonStep(
-        title="Ablate both retrieving heads",
-        text=SEED_PROGRAM,
-        setup="Now zero both heads of the last layer at once.",
-        question="And now?",
-        choices=(
-            "Still 5000",
-            "The answer is lost: 5000 falls far below half",
-        ),
-        answer=1,
-        action=(
-            "Pick both layer-1 heads in **Ablate heads (zero their output)**, or press Do it "
-            "for me; then Measure."
-        ),
-        act=_ablate_both,
-        measure=lambda b, a: _final(b, a),
-        confirms=lambda b, a: _p(a, _expected(b)) < 0.5,
-        takeaway=(
-            "Two heads share the job. Removing one showed nothing; removing both shows that "
-            "retrieval happens here. Freeze one causal object at a time, and then try pairs."
+            "Two heads route to the same token with nearly the same weight, yet only one of "
+            "them matters for the answer. A routing weight says where a head looks, not what "
+            "its result does downstream: test responsibility by intervening."
         ),
     ),
     ModelLessonStep(
@@ -295,9 +303,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             and task.token_kind(_tokens(a), _index(a)) != "value"
         ),
         takeaway=(
-            "Softmax always hands out the whole route: with the answer gone, the weight lands "
-            "on whatever scores next, here not a value. The answer barely moves, since the "
-            "other head still fetches 5000."
+            "Softmax always hands out the whole route: with the answer hidden, the weight lands "
+            "on whatever scores next, here not a value. Read the model's answer to see what "
+            "losing its source costs."
         ),
     ),
     ModelLessonStep(
@@ -310,8 +318,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         question="Where does the retrieval head look?",
         choices=(
             "On one of the values, at random",
-            "Mostly on a separator (';' or '='), a place to park weight",
-            "On the first token",
+            "On a token that carries no value: a separator or the first token",
+            "On the name that was asked about",
         ),
         answer=1,
         action="Nothing to change: read the Weights chart, then press Measure.",
@@ -320,10 +328,11 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             f"{_top(a)[0]} holds {_top(a)[1]:.1%}; the model answers "
             f"{a.prediction.answer_after} ({_p(a, 'none'):.1%} for none)"
         ),
-        confirms=lambda b, a: task.token_kind(_tokens(a), _index(a)) in ("=", ";"),
+        confirms=lambda b, a: task.token_kind(_tokens(a), _index(a)) in ("=", ";", "first"),
         takeaway=(
-            "With nothing to retrieve, the head parks its weight on a separator: an attention "
-            "sink. It behaves like the null route of the hand-made lessons, found by training."
+            "With nothing to retrieve, the head parks its weight where no value lives: an "
+            "attention sink. It plays the part of the hand-made lessons' null route, found by "
+            "training (the model card measures where it parks on average)."
         ),
     ),
     ModelLessonStep(
