@@ -31,6 +31,7 @@ class Reading:
 
     snapshot: LabSnapshot
     prediction: Prediction
+    head_output: np.ndarray  # in the head's own space (the payload plane turns with it)
 
     @property
     def output(self) -> np.ndarray:  # the lessons view draws the old output as a ghost
@@ -38,7 +39,7 @@ class Reading:
 
 
 def reading(m: ModelState) -> Reading:
-    return Reading(m.snapshot, m.prediction)
+    return Reading(m.snapshot, m.prediction, np.asarray(m.run.head(m.layer, m.head).output))
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def _final(before: Reading, after: Reading) -> str:
 
 def _local(before: Reading, after: Reading) -> str:
     dw = float(np.max(np.abs(after.snapshot.weights - before.snapshot.weights)))
-    do = float(np.linalg.norm(after.snapshot.output - before.snapshot.output))
+    do = float(np.linalg.norm(after.head_output - before.head_output))
     return f"largest change of a weight in this head {dw:.3f}; its output moved by {do:.2f}"
 
 
@@ -211,7 +212,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         measure=lambda b, a: f"{_local(b, a)}; {_final(b, a)}",
         confirms=lambda b, a: (
             float(np.max(np.abs(a.snapshot.weights - b.snapshot.weights))) < 1e-9
-            and float(np.linalg.norm(a.snapshot.output - b.snapshot.output)) > 1.0
+            and float(np.linalg.norm(a.head_output - b.head_output)) > 1.0
         ),
         takeaway=(
             "Same route, different payload, exactly as with hand-made vectors. Now look at the "
@@ -239,7 +240,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         act=_ablate_open_head,
         measure=lambda b, a: _final(b, a),
         confirms=lambda b, a: (
-            float(np.linalg.norm(a.snapshot.output)) < 1e-9  # the head's output is gone
+            float(np.linalg.norm(a.head_output)) < 1e-9  # the head's output is gone
             and _p(a, _expected(b)) < 0.5
         ),
         takeaway=(
@@ -270,7 +271,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             f"this head gave {_top(b)[0]} {_top(b)[1]:.1%} of its weight; {_final(b, a)}"
         ),
         confirms=lambda b, a: (
-            float(np.linalg.norm(a.snapshot.output)) < 1e-9
+            float(np.linalg.norm(a.head_output)) < 1e-9
             and _top(b)[1] > 0.5
             and a.prediction.answer_after == _expected(b)
             and _p(a, _expected(b)) > 0.9
