@@ -258,11 +258,16 @@ const apply = (drag) => {
   if (!P.enabled) return;
   const move = {kind: drag.kind, index: drag.index,
                 x: drag.pointer[0] + drag.offset[0], y: drag.pointer[1] + drag.offset[1]};
+  const t0 = performance.now();
   const r = LAB.compute(P, R, move);
   if (r == null) return;
   LAB.draw(a, P, r, move, drag);
   drag.frames += 1;
+  // Read by tests and app/bench_drag.py: frames previewed, and the last frames' cost in ms.
   window.__attentionLabFrames = (window.__attentionLabFrames ?? 0) + 1;
+  const cost = (window.__attentionLabFrameMs ??= []);
+  cost.push(performance.now() - t0);
+  if (cost.length > 500) cost.shift();
 };
 
 if (cb_obj === params) {
