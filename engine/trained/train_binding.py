@@ -3,7 +3,8 @@
     python -m engine.trained.train_binding                 # the shipped run
     python -m engine.trained.train_binding --steps 20 --out /tmp/x --no-card
 
-Deterministic for a given seed (torch CPU, one data stream per seed). Seeds are tried in order
+Deterministic for a given seed, thread count and torch build (torch CPU, one data stream per
+seed): another ``--threads`` changes the reduction order and so the weights. Seeds are tried in order
 until one is accepted: validation accuracy at least ``--target`` (two-layer attention-only
 models sometimes sit on a plateau) and a retrieval head whose ablation alone costs at least
 ``--min-drop`` of validation accuracy. The second rule is there for the lab: some seeds split
