@@ -74,7 +74,7 @@ def test_number_boxes_name_their_spin_buttons(lab):
     )
     assert len(names) >= 2 * 6, names  # four editable sliders, the seed, the pair boxes
     assert all(n.startswith(("Increase ", "Decrease ")) and len(n) > 9 for n in names), names
-    assert "Increase Distractor norm" in names and "Decrease key x" in names
+    assert "Increase Distractor norm" in names and "Decrease A key x" in names  # pair named
 
 
 def test_swap_values_keeps_weights_and_moves_contributions(lab):
