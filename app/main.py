@@ -14,7 +14,9 @@ from pathlib import Path
 
 import panel as pn
 
-from app.state import INPUTS, LabState, listed_backends
+from app.sources import MODEL, SourceSwitch
+from app.sources import SCENARIOS as HAND_MADE
+from app.state import LabState, listed_backends
 from app.views.a11y import ControlNames, PageTools
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import ControlsPanel
@@ -35,6 +37,8 @@ from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
 TITLE = "Attention Lab"
+SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
+SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
 CSS_FILE = "lab.css"
 
 # The main area is a size container (assets/lab.css), so 100cqw/100cqh below are its width
@@ -116,7 +120,9 @@ class Lab:
 
     def __init__(self, state: LabState):
         self.state = state
-        self.status = StatusView(state)
+        # Hand-made scenarios or a trained model's head: one snapshot, whichever is shown.
+        self.sources = SourceSwitch(state)
+        self.status = StatusView(self.sources)
         self.geometry = GeometryView(state)
         self.logits = LogitsView()
         self.weights = WeightsView()
@@ -135,7 +141,22 @@ class Lab:
         self.audit = AuditView(state)
         self.diagnosis = DiagnosisView(state)
         self.export = ExportView(state)
-        self.lessons = LessonsView(state, show_ghost=getattr(self.geometry, "set_ghost", None))
+        self.lessons = LessonsView(
+            state, sources=self.sources, show_ghost=getattr(self.geometry, "set_ghost", None)
+        )
+        self.source_picker = pn.widgets.RadioButtonGroup(
+            name="What the lab shows",
+            options=list(SOURCE_LABELS),
+            value=SOURCE_LABELS_BY_NAME[HAND_MADE],
+            button_type="primary",
+            button_style="outline",
+            sizing_mode="stretch_width",
+            margin=(10, 10, 4, 10),
+        )
+        self.source_picker.param.watch(self._pick_source, "value")
+        self.model_panel = None  # the trained-model views, built when a page first opens one
+        self.model_main = None
+        self._model_side = pn.Column(visible=False, sizing_mode="stretch_width")
         slim(self.figures())
         floor_text(self.figures())
         self._text_scale = TextScale(self.figures())
@@ -144,7 +165,8 @@ class Lab:
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
-        state.param.watch(self.redraw, "snapshot")
+        self.sources.param.watch(self._source_changed, "source")
+        self.sources.param.watch(self.redraw, "snapshot")
         self.redraw()
 
     def release(self) -> None:
@@ -171,8 +193,52 @@ class Lab:
             self.jacobian.figure,
         ]
 
+    def _pick_source(self, event) -> None:
+        source = SOURCE_LABELS.get(event.new)
+        if source is None or source == self.sources.source:
+            return
+        with pn.io.hold(self._doc):
+            self.sources.source = source
+
+    def _source_changed(self, *events) -> None:
+        """Show the active source's controls and views (the model's are built on first use)."""
+        if not hasattr(self, "_teaching"):
+            return  # the page is not laid out yet; main_area and sidebar read the source then
+        model = self.sources.source == MODEL
+        if model and self.model_panel is None:
+            from app.views.model import ModelMainView, ModelPanel
+
+            self.model_panel = ModelPanel(self.sources.model)
+            self.model_main = ModelMainView(self.sources.model)
+            slim([self.model_main.prediction.figure])
+            floor_text([self.model_main.prediction.figure])
+            self._text_scale.add([self.model_main.prediction.figure])
+            self._text_scale.apply(PRESENTER_TEXT_SCALE if self.tools.presenter else 1.0)
+            self._model_side.objects = [self.model_panel]
+            prediction = self.model_main.prediction.__panel__()
+            grow(prediction, "lab-logits")
+            self._prediction = prediction
+            self.experiments_tab.objects = [self.model_main]
+        self.source_picker.value = SOURCE_LABELS_BY_NAME[self.sources.source]
+        for view in self._scenario_side:
+            view.visible = not model
+        self._model_side.visible = model
+        # The model's answer takes the logits' place in the first screen; the logits move below.
+        first, below = ([self._prediction], [self._logits]) if model else ([self._logits], [])
+        if list(self._logits_cell.objects) != first:
+            self._logits_below.objects = []
+            self._logits_cell.objects = first
+            self._logits_below.objects = below
+        self._logits_below.visible = model
+        teaching = self._teaching
+        wanted = self._model_tabs if model else self._scenario_tabs
+        if list(teaching.objects) != wanted:
+            teaching.objects = wanted
+            teaching.active = 0
+        self.redraw()  # the snapshot arrived before these views existed
+
     def redraw(self, *events) -> None:
-        snap = self.state.snapshot
+        snap = self.sources.snapshot
         if snap is None:
             return
         with pn.io.hold(self._doc):
@@ -186,7 +252,10 @@ class Lab:
     def draw(self, snap) -> None:
         """Assign every source from one snapshot (the caller holds the document)."""
         self.status.update(snap)
-        self.geometry.update(snap, snap.n_pairs)
+        model = self.sources.source == MODEL
+        self.geometry.update(snap, snap.n_pairs, draggable=not model)
+        if model and self.model_main is not None:
+            self.model_main.update()
         self.logits.update(snap)
         self.weights.update(snap)
         self.entropy.update(snap)
@@ -194,20 +263,28 @@ class Lab:
         self.jacobian.update(snap)
 
     def main_area(self):
-        def panel(view):
+        def tab(name, view):
             # Fills the teaching column; longer content scrolls inside its tab.
-            return pn.Column(view, scroll=True, sizing_mode="stretch_both", min_height=0)
+            return pn.Column(view, name=name, scroll=True, sizing_mode="stretch_both", min_height=0)
 
+        lessons = tab("Lessons", self.lessons)
+        self._scenario_tabs = [
+            lessons,
+            tab("Why is it sharp?", self.diagnosis),
+            tab("Audit", self.audit),
+            tab("Share & export", self.export),
+        ]
+        # The hand-made diagnosis, audit and export describe the scenarios, not a model's head.
+        self.experiments_tab = pn.Column(name="Experiments")
+        self._model_tabs = [lessons, tab("Experiments", self.experiments_tab)]
         teaching = pn.Tabs(
-            ("Lessons", panel(self.lessons)),
-            ("Why is it sharp?", panel(self.diagnosis)),
-            ("Audit", panel(self.audit)),
-            ("Share & export", panel(self.export)),
+            *self._scenario_tabs,
             # Only the open tab's widgets exist in the page; the others are built when opened.
             dynamic=True,
             sizing_mode="stretch_both",
             css_classes=["lab-teaching"],
         )
+        self._teaching = teaching
         planes = self.geometry.__panel__()
         grow(planes, "lab-plane")
         planes.param.update(
@@ -216,29 +293,42 @@ class Lab:
         weights, logits = self.weights.__panel__(), self.logits.__panel__()
         grow(weights, "lab-weights")
         grow(logits, "lab-logits")
+        # With a trained model open, its answer takes the logits' cell and the logits move
+        # below the first screen (the answer's view is built on first use).
+        self._logits = logits
+        self._logits_cell = pn.Column(
+            logits, sizing_mode="stretch_both", css_classes=["lab-logits"], margin=0
+        )
+        self._logits_below = pn.Column(visible=False, sizing_mode="stretch_width", height=360)
         # One grid: the question, both planes and the weights fit the first screen (the
         # stylesheet places them by the width of the main area; see STAGE_CSS).
         stage = pn.Column(
             self.status,
             planes,
             weights,
-            logits,
+            self._logits_cell,
             teaching,
             sizing_mode="stretch_both",  # its height comes from STAGE_CSS
             css_classes=["lab-stage"],
             stylesheets=[STAGE_CSS],
         )
-        below = [pn.Row(self.entropy, self.jacobian), self.dimension.__panel__()]
+        below = [
+            self._logits_below,
+            pn.Row(self.entropy, self.jacobian),
+            self.dimension.__panel__(),
+        ]
         for row in below:
             row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
         return [stage, *below]
 
     def sidebar(self):
+        pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
+        self._scenario_side = [self.controls, pairs_title, self.pairs]
         return [
             ControlNames(width=0, height=0, margin=0),
-            self.controls,
-            pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10)),
-            self.pairs,
+            self.source_picker,
+            self._model_side,
+            *self._scenario_side,
         ]
 
 
@@ -311,7 +401,9 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     location = pn.state.location
     if location is not None:
         try:
-            lab.url = UrlSync(state, location, INPUTS, lessons=lab.lessons, tools=lab.tools)
+            lab.url = UrlSync(
+                lab.sources, location, ["source"], lessons=lab.lessons, tools=lab.tools
+            )
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
             notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import param
 
+from app.state import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot
 
@@ -186,7 +187,9 @@ class ModelState(param.Parameterized):
             if bad:
                 raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
             edited = plain.intervene(*self.edits()) if self.edits() else plain
-            snap = head_snapshot(edited, self.layer, self.head)
+            # The dimension view keeps its synthetic sweep, at this head's number of candidates.
+            sweep = _dimension_sweep(0, max(2, n), float(self.head_temperature))
+            snap = head_snapshot(edited, self.layer, self.head, dimension_sweep=sweep)
         except ValueError as exc:
             self._set_error(str(exc))
             return False

@@ -13,7 +13,11 @@ import panel as pn
 import param
 
 from app.lessons import LESSONS
+from app.model_lessons import MODEL_LESSONS, reading
 from app.state import LabState
+
+# The hand-made parts, then "A trained head", whose steps open the model source.
+ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
 
 
 def _text(source: str) -> str:
@@ -24,13 +28,17 @@ def _text(source: str) -> str:
 class LessonsView(pn.viewable.Viewer):
     lesson = param.Integer(
         default=0,
-        bounds=(0, len(LESSONS)),
+        bounds=(0, len(ALL_LESSONS)),
         doc="the step in the address, 1-based; 0 until a step is loaded or linked",
     )
 
-    def __init__(self, state, *, show_ghost=None, **params):
+    def __init__(self, state, *, sources=None, show_ghost=None, **params):
         super().__init__(**params)
         self._state = state
+        # The source switch (app.sources) lets the trained-head steps open the model; without
+        # it only the hand-made steps are offered.
+        self._sources = sources
+        self._steps = ALL_LESSONS if sources is not None else LESSONS
         # Draws (or, given None, removes) a faded 'before' output arrow; optional.
         self._show_ghost = show_ghost
         self._index = 0
@@ -58,7 +66,24 @@ class LessonsView(pn.viewable.Viewer):
 
     @property
     def step(self):
-        return LESSONS[self._index]
+        return self._steps[self._index]
+
+    def _target(self):
+        """The state this step works on, with the page switched to its source."""
+        if _is_model(self.step):
+            self._sources.source = "model"
+            return self._sources.model
+        if self._sources is not None:
+            self._sources.source = "scenarios"
+        return self._state
+
+    def _scratch(self):
+        """A fresh state of the step's kind, to compute its set-up aside."""
+        if _is_model(self.step):
+            from app.model_state import ModelState
+
+            return ModelState()
+        return LabState(backend=self._state.backend)
 
     @property
     def ready(self) -> bool:
@@ -72,7 +97,7 @@ class LessonsView(pn.viewable.Viewer):
         settings); the 'before' is then the step's set-up, computed aside, so Measure still
         compares against where the step starts.
         """
-        self._index = max(0, min(len(LESSONS) - 1, int(number) - 1))
+        self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
         self._before = None
         self._ghost(None)
         with pn.io.hold():  # the new address and the new set-up leave as one message
@@ -90,10 +115,10 @@ class LessonsView(pn.viewable.Viewer):
     def _show(self) -> None:
         step = self.step
         self.position.object = (
-            f"**Step {self._index + 1} of {len(LESSONS)}** · {html.escape(step.part)}"
+            f"**Step {self._index + 1} of {len(self._steps)}** · {html.escape(step.part)}"
         )
         self.previous.disabled = self._index == 0
-        self.next.disabled = self._index == len(LESSONS) - 1
+        self.next.disabled = self._index == len(self._steps) - 1
         self.text.object = (
             f"### {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
             f"**Predict:** {_text(step.question)}"
@@ -110,7 +135,7 @@ class LessonsView(pn.viewable.Viewer):
 
     def _load(self) -> None:
         try:
-            self._before = self.step.start(self._state)
+            self._before = self.step.start(self._target())
         except Exception as exc:  # noqa: BLE001 - a message in the page, never a traceback
             self.result.object = html.escape(f"This step could not start: {exc}")
             return
@@ -119,7 +144,8 @@ class LessonsView(pn.viewable.Viewer):
 
     def _restore(self) -> None:
         try:
-            self._before = self.step.start(LabState(backend=self._state.backend))
+            self._target()  # the link already restored this source's settings
+            self._before = self.step.start(self._scratch())
         except Exception as exc:  # noqa: BLE001
             self.result.object = html.escape(f"This step could not start: {exc}")
             return
@@ -131,22 +157,25 @@ class LessonsView(pn.viewable.Viewer):
 
     def _act(self, _event=None) -> None:
         try:
-            self.step.act(self._state)
+            self.step.act(self._target())
         except Exception as exc:  # noqa: BLE001
             self.result.object = html.escape(f"The action failed: {exc}")
 
     def _measure(self, _event=None) -> None:
         if self._before is None:
             return
-        step, after = self.step, self._state.snapshot
+        step, target = self.step, self._target()
+        after = reading(target) if _is_model(step) else target.snapshot
         try:
             measured = step.measure(self._before, after)
             confirmed = step.confirms(self._before, after)
         except Exception as exc:  # noqa: BLE001
             self.result.object = html.escape(f"Could not measure: {exc}")
             return
-        # The reveal: the output before the action stays on the payload plane, faded.
-        self._ghost((float(self._before.output[0]), float(self._before.output[1])))
+        # The reveal: the output before the action stays on the payload plane, faded. A trained
+        # head's payload plane turns with its output, so an old output has no place in it.
+        if not _is_model(step):
+            self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.choices.value
         if choice is None:
             verdict = "You made no prediction this time."
@@ -177,3 +206,7 @@ class LessonsView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["lab-lessons"],
         )
+
+
+def _is_model(step) -> bool:
+    return getattr(step, "source", "scenarios") == "model"

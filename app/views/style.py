@@ -195,6 +195,10 @@ class TextScale:
         self._figures = list(figures)
         self._base: dict[tuple[str, str], float] = {}
 
+    def add(self, figures) -> None:
+        """Figures built later (the trained model's) follow the same scale."""
+        self._figures.extend(figures)
+
     def apply(self, factor: float) -> None:
         for model, name, size in list(_font_sizes(self._figures)):
             base = self._base.setdefault((model.id, name), size)
