@@ -29,6 +29,10 @@ TIP_TOLERANCE = 1e-4
 QUERY_HANDLE_AT = (1.0, 0.7, 1.25, 0.5, 0.85, 1.15, 0.35)
 HANDLE_GAP_PX = 26  # centre to centre: the handles are 18-20 px circles
 PREVIEW_ROWS = ("kx", "ky", "vx", "vy", "hidden", "legal")
+ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
+HANDLE_RADIUS_PX = 11.0
+# Directions tried around a tip, as turns from "straight past it" (radians).
+LABEL_TURNS = (0.0, 0.6, -0.6, 1.2, -1.2, 1.8, -1.8, 2.5, -2.5, math.pi)
 # Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
 FRAME = 300
 FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
@@ -194,7 +198,7 @@ class GeometryView(pn.viewable.Viewer):
         seg, _ = _arrow_renderers(fig, self.geometry, keys_only, "colour", width=4)
         # Dashed, so a key pointing the same way still shows through.
         q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=4, dash=[10, 6])
-        self._tip_labels(fig, not_value, "16px")
+        self._tip_labels(fig, not_value, f"{ADDRESS_FONT_PX:.0f}px")
         add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
         # Drag handles: hollow circles on the tips of the labelled keys and of the query.
         k_tip = fig.scatter(
@@ -240,7 +244,7 @@ class GeometryView(pn.viewable.Viewer):
             legend_label="distractor values",
         )
         _arrow_renderers(fig, self.geometry, values, "colour", width=3)
-        self._tip_labels(fig, values, "15px")
+        self._tip_labels(fig, values, f"{PAYLOAD_FONT_PX:.0f}px")
         c_seg, _ = _arrow_renderers(
             fig, self.contributions, contrib, ROLE_COLOURS["contribution"], width=5
         )
@@ -320,7 +324,7 @@ class GeometryView(pn.viewable.Viewer):
         fig.text(
             "x1",
             "y1",
-            text="label",
+            text="tag",
             source=self.geometry,
             view=view,
             x_offset="label_dx",
@@ -362,6 +366,7 @@ class GeometryView(pn.viewable.Viewer):
                     **_label_offsets(vec),
                     "kind": kind,
                     "label": ["q", *pair_labels, *pair_labels],
+                    "tag": ["q", *pair_labels, *pair_labels],
                     "colour": [ROLE_COLOURS[k] for k in kind],
                     "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
                 },
@@ -383,6 +388,7 @@ class GeometryView(pn.viewable.Viewer):
             self._writing = False
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals, m)
+        self._place_labels(vec, ["q", *pair_labels, *pair_labels], m)
         self._query_handle = _query_handle_at(q[:2], keys[:m, :2], self._px(self.address_fig))
         handle = self._query_handle * q[:2]
         self._writing = True
@@ -394,6 +400,28 @@ class GeometryView(pn.viewable.Viewer):
         finally:
             self._writing = False
         self._update_preview(snap, q, keys, vals, m)
+
+    def _place_labels(self, vec: np.ndarray, texts: list[str], m: int) -> None:
+        """Label positions that avoid each other, the handles and the legend, inside the frame;
+        a label with no room is shortened, then dropped (its hover still names it)."""
+        dx, dy, tags = np.zeros(len(vec)), np.zeros(len(vec)), list(texts)
+        crowd = int(bool(self._distractor_keys.visible))  # one more legend entry
+        planes = (
+            (self.address_fig, list(range(0, 1 + m)), ADDRESS_FONT_PX, 2 + crowd),
+            (self.payload_fig, list(range(1 + m, 1 + 2 * m)), PAYLOAD_FONT_PX, 3 + crowd),
+        )
+        for fig, rows, font, legend_rows in planes:
+            px = self._px(fig)
+            start = float(fig.x_range.start)
+            frame = (float(fig.x_range.end) - start) / px
+            tips = [((vec[i, 0] - start) / px, frame - (vec[i, 1] - start) / px) for i in rows]
+            # The legend sits in the bottom left corner (style_legend), one row per entry.
+            legend = (0.0, frame - 24.0 * legend_rows - 14.0, 185.0, frame)
+            placed = place_labels(tips, [texts[i] for i in rows], font, frame, [legend])
+            for i, (ox, oy, tag) in zip(rows, placed, strict=True):
+                dx[i], dy[i], tags[i] = ox, oy, tag
+        placed = {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
+        assign(self.geometry, dict(self.geometry.data) | placed)  # only changed columns go
 
     @staticmethod
     def _px(fig) -> float:
@@ -557,12 +585,81 @@ class GeometryView(pn.viewable.Viewer):
                 if not np.allclose([drawn_x[i], drawn_y[i]], [x, y], atol=1e-9):
                     setter(i, round(float(x), 4), round(float(y), 4))
 
+    def set_captions(self, captions: dict | None) -> None:
+        """Axis titles for a projected head ({"address": (x, y), "payload": (x, y)}), or None
+        for the plain x and y of the hand-made planes."""
+        for name, fig in (("address", self.address_fig), ("payload", self.payload_fig)):
+            x, y = (captions or {}).get(name, ("x", "y"))
+            if fig.xaxis[0].axis_label != x:
+                fig.xaxis.axis_label = x
+                fig.yaxis.axis_label = y
+
     def __panel__(self):
         return pn.Row(
             pn.pane.Bokeh(self.address_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
             pn.pane.Bokeh(self.payload_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
             css_classes=["lab-geometry"],
         )
+
+
+def _text_box(x: float, y: float, text: str, font: float) -> tuple[float, float, float, float]:
+    # Centred text; an average glyph of the lab's sans-serif is about 0.56 em wide.
+    w, h = 0.56 * font * len(text) + 4.0, 1.25 * font
+    return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_labels(tips, texts, font: float, frame: float, avoid=()) -> list:
+    """Screen offsets (dx, dy, text) for labels of arrow tips at screen points `tips` (y down)
+    in a square frame of side `frame` px, trying spots around each tip, nearest first, so that
+    no label overlaps another label, a tip's handle or a box in `avoid`, or leaves the frame.
+    Without room a label is shortened to a few characters and an ellipsis, then dropped ("")."""
+    handles = [
+        (x - HANDLE_RADIUS_PX, y - HANDLE_RADIUS_PX, x + HANDLE_RADIUS_PX, y + HANDLE_RADIUS_PX)
+        for x, y in tips
+    ]
+    taken = list(avoid)
+    out = []
+    for (x, y), text in zip(tips, texts, strict=True):
+        norm = math.hypot(x - frame / 2, y - frame / 2)
+        # First choice: straight past the tip, away from the origin (the frame's centre).
+        base = math.atan2(y - frame / 2, x - frame / 2) if norm > 1 else -math.pi / 2
+        found = None
+        for candidate in (text, _shorten(text)):
+            if candidate is None:
+                continue
+            for dist in (20.0, 32.0, 46.0):
+                for turn in LABEL_TURNS:
+                    a = base + turn
+                    ox, oy = dist * math.cos(a), dist * math.sin(a)
+                    box = _text_box(x + ox, y + oy, candidate, font)
+                    if box[0] < 2 or box[1] < 2 or box[2] > frame - 2 or box[3] > frame - 2:
+                        continue
+                    if any(_overlaps(box, other) for other in [*taken, *handles]):
+                        continue
+                    found = (ox, oy, candidate, box)
+                    break
+                if found:
+                    break
+            if found:
+                break
+        if found is None:
+            out.append((0.0, 0.0, ""))
+            continue
+        taken.append(found[3])
+        out.append(found[:3])
+    return out
+
+
+def _shorten(text: str) -> str | None:
+    masked = text.endswith(" (masked)")
+    core = text.removesuffix(" (masked)")
+    if len(core) <= 5:
+        return f"{core} ✕" if masked else None
+    return core[:4] + "…" + (" ✕" if masked else "")
 
 
 def _query_handle_at(q: np.ndarray, key_tips: np.ndarray, px: float) -> float:

@@ -183,11 +183,18 @@ class LogitsView(pn.viewable.Viewer):
                     item.visible = snap.d_k > 2
         title = "Logits per key"
         if len(shown) < len(rows):
-            title += f" (top {len(shown)} of {len(rows)} by weight)"
+            title += f" · top {len(shown)} of {len(rows)}"
         if null:
-            title += " and the null candidate"
+            title += " · and null"
         if snap.d_k > 2:
-            title += f" · d_k={snap.d_k}: grey = the {snap.d_k - 2} hidden dims' part of q·k"
+            title += f" · grey: {snap.d_k - 2} hidden dims"
+        hidden_label = f"+ {snap.d_k - 2} hidden dims"
+        for item in self.figure.legend.items:
+            if (
+                self._hidden in item.renderers
+                and getattr(item.label, "value", None) != hidden_label
+            ):
+                item.label = {"value": hidden_label}
         if self.figure.title.text != title:
             self.figure.title.text = title
 

@@ -26,8 +26,8 @@ from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_leg
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
-AXIS_LABEL = "share (weights sum to 100%, and so do the |w·v| shares)"
-AXIS_LABEL_NULL = "share (weights, the null row included, sum to 100%; so do the |w·v| shares)"
+AXIS_LABEL = "share: the weights sum to 100%, so do the |w·v| shares"
+AXIS_LABEL_NULL = "share: the weights with the null row sum to 100%, so do |w·v|"
 
 
 class WeightsView(pn.viewable.Viewer):
@@ -40,7 +40,7 @@ class WeightsView(pn.viewable.Viewer):
         # of their own) and the null candidate. `weights` keeps exactly one row per key.
         self.extra = ColumnDataSource(name="weights_extra", data=self._extra_data([], [], []))
         fig = make_figure(
-            "Weights and shares of |w·v|",
+            "Weights and |w·v| shares",
             height=360,
             y_range=row_range(),
             x_range=Range1d(0, FULL),
@@ -189,11 +189,11 @@ class WeightsView(pn.viewable.Viewer):
         end = fit_end(x_range.end, float(peak), full=FULL)
         if end != x_range.end:
             x_range.end = end
-        title = "Weights and shares of |w·v|"
+        title = "Weights and |w·v| shares"
         if others:
-            title += f" (top {len(shown)} of {len(rows)} keys, the rest in one row)"
+            title += f" · top {len(shown)} of {len(rows)} keys"
         if snap.null_weight is not None:
-            title += f" · null route takes {_pct_note(snap.null_weight)}"
+            title += f" · null takes {_pct_note(snap.null_weight)}"
         if self.figure.title.text != title:
             self.figure.title.text = title
         label = AXIS_LABEL if snap.null_weight is None else AXIS_LABEL_NULL
