@@ -259,3 +259,57 @@ def test_the_preview_settings_reach_the_page(open_lab):
     hidden = page.data("preview")["hidden"]
     assert len(hidden) == 3 and any(abs(h) > 1e-3 for h in hidden)
     json.dumps(params)
+
+
+def test_a_touch_drag_previews_and_lands_like_a_mouse_drag(chromium, lab_server):
+    context = chromium.new_context(viewport={"width": 1000, "height": 900}, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(lab_server.url)
+        page.wait_for_function(LOADED, timeout=30000)
+        touch = context.new_cdp_session(page)
+        before = _data(page, "weights")["weight"]
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.0, 0.5])
+        point = [{"x": x0, "y": y0}]
+        touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})
+        for step in range(1, 16):
+            f = step / 15
+            point = [{"x": x0 + (x1 - x0) * f, "y": y0 + (y1 - y0) * f}]
+            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": point})
+            page.wait_for_timeout(20)
+        during = _data(page, "weights")["weight"]
+        assert not np.allclose(during, before, atol=1e-4)  # followed the finger
+        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        page.wait_for_function("() => location.search.includes('keys=')", timeout=10000)
+        page.wait_for_timeout(500)
+        keys = [[float(c) for c in p.split(",")] for p in _url_params(page)["keys"].split(";")]
+        assert keys[2] == pytest.approx([1.0, 0.5], abs=0.03)
+        assert keys[:2] == [[1.0, 0.0], [0.8, 0.6]]
+    finally:
+        context.close()
+
+
+def test_dragging_a_value_moves_the_output_live_and_leaves_the_weights(chromium, lab_server):
+    page = _counting_page(chromium, lab_server.url)
+    try:
+        weights = _data(page, "weights")["weight"]
+        output = _data(page, "contributions")
+        x0, y0 = page.evaluate(SCREEN_POINT, ["payload_plot", -5.0, 5.0])  # C's value
+        x1, y1 = page.evaluate(SCREEN_POINT, ["payload_plot", 5.0, 5.0])
+        page.mouse.move(x0, y0)
+        page.mouse.down()
+        for step in range(1, 11):
+            page.mouse.move(x0 + (x1 - x0) * step / 10, y0 + (y1 - y0) * step / 10)
+            page.wait_for_timeout(20)
+        moving = _data(page, "contributions")
+        assert moving["x1"][-1] != pytest.approx(output["x1"][-1], abs=1e-3)  # the output
+        np.testing.assert_allclose(_data(page, "weights")["weight"], weights, atol=1e-6)
+        page.mouse.up()
+        page.wait_for_function("() => location.search.includes('values=')", timeout=10000)
+        page.wait_for_timeout(500)
+        values = [[float(c) for c in p.split(",")] for p in _url_params(page)["values"].split(";")]
+        assert values[2] == pytest.approx([5.0, 5.0], abs=0.3)
+        assert values[:2] == [[10.0, 0.0], [0.0, 10.0]]
+    finally:
+        page.close()
