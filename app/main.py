@@ -48,8 +48,11 @@ CSS_FILE = "lab.css"
 STAGE_CSS = """
 :host {
   --gap: 10px;
-  --teach-w: clamp(340px, 31cqw, 640px);
-  --plane: min(calc((100cqw - var(--teach-w) - 3 * var(--gap)) / 2), calc(100cqh - 330px));
+  --teach-w: clamp(300px, 31cqw, 640px);
+  /* Square planes: half of what the teaching column leaves, and no taller than what leaves
+     300-480 px of height for the question and the bar charts under them. */
+  --plane: min(calc((100cqw - var(--teach-w) - 3 * var(--gap)) / 2),
+    calc(100cqh - clamp(300px, 45cqh, 480px)));
   display: grid !important;
   grid-template-columns: minmax(0, 1fr) minmax(0, 1fr) var(--teach-w);
   grid-template-rows: auto var(--plane) minmax(220px, 1fr);
@@ -73,7 +76,9 @@ STAGE_CSS = """
 }
 @container labmain (max-width: 879px) {
   :host {
-    --plane: min(100cqw, calc(100cqh - 40px));
+    /* A finger-wide margin beside each plane: swiping there scrolls the page (on the plot
+       it drags a tip). */
+    --plane: min(calc(100cqw - 40px), calc(100cqh - 40px));
     display: flex !important;
     flex-direction: column;
     height: auto !important;
@@ -287,6 +292,11 @@ class Lab:
         self._teaching = teaching
         planes = self.geometry.__panel__()
         grow(planes, "lab-plane")
+        for pane in planes.select(pn.pane.Bokeh):
+            for axis in (*pane.object.xaxis, *pane.object.yaxis):
+                # Five labels per axis: nine ran together on a laptop or a phone.
+                if hasattr(axis.ticker, "desired_num_ticks"):
+                    axis.ticker.desired_num_ticks = 5
         planes.param.update(
             css_classes=[*planes.css_classes, "lab-planes"], stylesheets=[PLANES_CSS]
         )
