@@ -25,7 +25,8 @@ from app.views.entropy import EntropyView
 from app.views.export import ExportView
 from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
-from app.views.lessons import LessonsView
+from app.views.lessons import FIRST_MODEL_STEP, LessonsView
+from app.views.lessons import _is_model as _is_model_step
 from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
@@ -37,6 +38,11 @@ from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
 TITLE = "Attention Lab"
+# A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
+PROJECTION_CAPTIONS = {
+    "address": ("along q: every q·k drawn is exact", "towards the top key"),
+    "payload": ("along the head's output", "towards the largest w·v"),
+}
 SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
 SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
 CSS_FILE = "lab.css"
@@ -209,6 +215,15 @@ class Lab:
         """Show the active source's controls and views (the model's are built on first use)."""
         if not hasattr(self, "_teaching"):
             return  # the page is not laid out yet; main_area and sidebar read the source then
+        doc = self._doc
+        if doc is None:
+            self._show_source()
+            return
+        # Bokeh re-walks the document's model graph after each layout change; frozen, once.
+        with doc.models.freeze(), pn.io.hold(doc):
+            self._show_source()
+
+    def _show_source(self) -> None:
         model = self.sources.source == MODEL
         if model and self.model_panel is None:
             from app.views.model import ModelMainView, ModelPanel
@@ -218,16 +233,19 @@ class Lab:
             slim([self.model_main.prediction.figure])
             floor_text([self.model_main.prediction.figure])
             self._text_scale.add([self.model_main.prediction.figure])
-            self._text_scale.apply(PRESENTER_TEXT_SCALE if self.tools.presenter else 1.0)
+            if self.tools.presenter:
+                self._text_scale.apply(PRESENTER_TEXT_SCALE)
             self._model_side.objects = [self.model_panel]
             prediction = self.model_main.prediction.__panel__()
             grow(prediction, "lab-logits")
             self._prediction = prediction
             self.experiments_tab.objects = [self.model_main]
         self.source_picker.value = SOURCE_LABELS_BY_NAME[self.sources.source]
-        for view in self._scenario_side:
-            view.visible = not model
+        self._scenario_side.visible = not model
         self._model_side.visible = model
+        self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
+        if model and not _is_model_step(self.lessons.step) and not self.lessons.lesson:
+            self.lessons.show(FIRST_MODEL_STEP)  # shown, not loaded: the student decides
         # The model's answer takes the logits' place in the first screen; the logits move below.
         first, below = ([self._prediction], [self._logits]) if model else ([self._logits], [])
         if list(self._logits_cell.objects) != first:
@@ -333,12 +351,14 @@ class Lab:
 
     def sidebar(self):
         pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
-        self._scenario_side = [self.controls, pairs_title, self.pairs]
+        self._scenario_side = pn.Column(
+            self.controls, pairs_title, self.pairs, sizing_mode="stretch_width", margin=0
+        )
         return [
             ControlNames(width=0, height=0, margin=0),
             self.source_picker,
             self._model_side,
-            *self._scenario_side,
+            self._scenario_side,
         ]
 
 

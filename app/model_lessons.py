@@ -156,8 +156,13 @@ def _ablate_layer0(m: ModelState) -> None:
     _ablate(_layer0_head(m))(m)
 
 
+def _token(label: str) -> str:
+    """The token of a head snapshot's label ("5000 @3" -> "5000")."""
+    return label.rsplit(" @", 1)[0]
+
+
 def _mentions(label: str, token: str) -> bool:
-    return label.rsplit(" ", 1)[0] == token
+    return _token(label) == token
 
 
 # ------------------------------------------------------------------------- the steps
@@ -370,4 +375,4 @@ def _index(r: Reading) -> int:
 
 
 def _tokens(r: Reading) -> tuple[str, ...]:
-    return tuple(label.rsplit(" ", 1)[0] for label in r.snapshot.labels)
+    return tuple(_token(label) for label in r.snapshot.labels)

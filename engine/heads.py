@@ -71,8 +71,8 @@ class HeadModel(Protocol):
 
 
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:
-    """One label per position, unique: the token and its position ("= 3")."""
-    return tuple(f"{tok} {i}" for i, tok in enumerate(tokens))
+    """One label per position, unique: the token and its position ("= @3")."""
+    return tuple(f"{tok} @{i}" for i, tok in enumerate(tokens))
 
 
 def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ from app.state import LabState
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
+FIRST_MODEL_STEP = len(LESSONS) + 1  # 1-based, as in the address
 
 
 def _text(source: str) -> str:
@@ -107,6 +108,12 @@ class LessonsView(pn.viewable.Viewer):
                 self._load()
             else:
                 self._restore()
+
+    def show(self, number: int) -> None:
+        """Show step `number` (1-based) without setting the lab up or changing the address."""
+        self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
+        self._before = None
+        self._show()
 
     def _ghost(self, point) -> None:
         if self._show_ghost is not None:

@@ -176,17 +176,20 @@ class LogitsView(pn.viewable.Viewer):
             },
         )
         set_rows(self.figure, labels)
-        if self._hidden.visible != (snap.d_k > 2):
-            self._hidden.visible = snap.d_k > 2
+        # A trained head's plane keeps every score whole (engine/heads.py): nothing is hidden.
+        scale = max(1.0, float(np.max(np.abs(raw), initial=0.0)))
+        hidden = snap.d_k > 2 and float(np.max(np.abs(raw - visible), initial=0.0)) > 1e-9 * scale
+        if self._hidden.visible != hidden:
+            self._hidden.visible = hidden
             for item in self.figure.legend.items:
                 if self._hidden in item.renderers:
-                    item.visible = snap.d_k > 2
+                    item.visible = hidden
         title = "Logits per key"
         if len(shown) < len(rows):
             title += f" · top {len(shown)} of {len(rows)}"
         if null:
             title += " · and null"
-        if snap.d_k > 2:
+        if hidden:
             title += f" · grey: {snap.d_k - 2} hidden dims"
         hidden_label = f"+ {snap.d_k - 2} hidden dims"
         for item in self.figure.legend.items:

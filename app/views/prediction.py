@@ -35,13 +35,13 @@ class PredictionView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         cols = {c: f32([]) for c in ("row", "probability", "before")}
-        cols.update(token=[], correct=[], mark=[])
+        cols.update(token=[], correct=[])
         self.source = ColumnDataSource(name="prediction", data=cols)
         fig = make_figure(
-            "The model's answer", height=330, y_range=row_range(), x_range=Range1d(0, 1.15)
+            "The model's answer", height=330, y_range=row_range(), x_range=Range1d(0, 1.02)
         )
         fig.name = "prediction_plot"
-        fig.xaxis.axis_label = "probability of each answer (the whole vocabulary sums to 100%)"
+        fig.xaxis.axis_label = "probability of each answer (all sum to 100%)"
         fig.xaxis.formatter = NumeralTickFormatter(format="0%")
         before = fig.hbar(
             y=dodge("row", -BAR / 2, range=fig.y_range),
@@ -62,17 +62,6 @@ class PredictionView(pn.viewable.Viewer):
             source=self.source,
             color=OKABE_ITO["purple"],
             legend_label="with it (now)",
-        )
-        fig.text(
-            x="probability",
-            y="row",
-            text="mark",
-            source=self.source,
-            x_offset=8,
-            text_baseline="middle",
-            text_font_size="15px",
-            text_font_style="bold",
-            text_color="#006b4f",
         )
         add_hover(
             fig,
@@ -102,10 +91,11 @@ class PredictionView(pn.viewable.Viewer):
                 "before": f32(b),
                 "token": tokens,
                 "correct": correct,
-                "mark": ["✓ correct" if ok else "" for ok in correct],
             },
         )
-        set_rows(self.figure, tokens)
+        set_rows(
+            self.figure, [f"✓ {t}" if ok else t for t, ok in zip(tokens, correct, strict=True)]
+        )
         title = f"The model's answer: {prediction.answer_after}"
         if prediction.answer_after != prediction.answer_before:
             title += f" (was {prediction.answer_before})"

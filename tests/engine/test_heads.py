@@ -92,7 +92,7 @@ def test_masked_position_and_labels():
     snap = head_snapshot(run, 0, 0)
     assert snap.weights[2] == 0.0
     assert not snap.legal[2]
-    assert snap.labels == token_labels(run.tokens) == tuple(f"t{i} {i}" for i in range(6))
+    assert snap.labels == token_labels(run.tokens) == tuple(f"t{i} @{i}" for i in range(6))
     assert len(set(snap.labels)) == 6
     assert "the model answers 3 (90%)" in snap.summary
 

@@ -1,0 +1,154 @@
+"""Benchmark of the trained-model source (a script, not a test): `python -m app.bench_model`.
+
+Reports medians and 95th percentiles from one run:
+1. server side, in process: opening the model source in a page (its views built, the head drawn),
+   each head control change (recompute and redraw), and each of the seed's experiments;
+2. with --browser: in headless Chromium, from a key press on "Rotate this head's query" to the
+   redrawn `prediction` data, and from pressing Run on an experiment to the new table row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.bench_ui import _lab_in_document, _stats
+
+
+def _fmt(stats: tuple[float, float]) -> str:
+    return f"{stats[0]:7.2f} / {stats[1]:7.2f}"
+
+
+def server_side(repeats: int) -> dict[str, tuple[float, float]]:
+    out: dict[str, tuple[float, float]] = {}
+    opens = []
+    for _ in range(max(5, repeats // 10)):
+        doc, lab, _pn = _lab_in_document()
+        t0 = time.perf_counter()
+        lab.sources.source = "model"
+        opens.append(time.perf_counter() - t0)
+    out["open the model source (first time in a page)"] = _stats(opens)
+
+    m = lab.sources.model
+    changes = {
+        "head temperature": [{"head_temperature": 2.0}, {"head_temperature": 1.0}],
+        "rotate the query": [{"rotate": 30.0}, {"rotate": 0.0}],
+        "mask a position": [{"masked": [3]}, {"masked": []}],
+        "ablate a head": [{"ablated": ["1.1"]}, {"ablated": []}],
+        "another program": [{"text": "a=5; b=7; a=3; ?a"}, {"text": m.text}],
+    }
+    for name, pair in changes.items():
+        samples = []
+        for i in range(repeats + 5):
+            doc.hold("combine")
+            t0 = time.perf_counter()
+            m.try_update(**pair[i % 2])
+            elapsed = lab.drawn_at - t0
+            doc.callbacks._held_events = []
+            doc.unhold()
+            if m.error:
+                raise RuntimeError(f"{name}: the model refused the change: {m.error}")
+            if i >= 5:
+                samples.append(elapsed)
+        out[f"change: {name}"] = _stats(samples)
+
+    from engine.trained.experiments import EXPERIMENTS
+
+    for name in EXPERIMENTS:
+        samples = []
+        for _ in range(max(5, repeats // 4)):
+            t0 = time.perf_counter()
+            if m.run_experiment(name) is None:
+                raise RuntimeError(f"{name}: {m.error}")
+            samples.append(time.perf_counter() - t0)
+        m.clear_experiments()
+        out[f"experiment: {name}"] = _stats(samples)
+    return out
+
+
+def browser(repeats: int) -> dict[str, tuple[float, float]]:
+    from playwright.sync_api import sync_playwright
+
+    checkout = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(checkout))
+    from tests.browser.labpage import CHROMIUM_ARGS, FIND_SLIDER, LabServer, chromium_path
+
+    path = chromium_path()
+    if path is None:
+        raise SystemExit("chromium is not installed; run without --browser")
+    server = LabServer()
+    rotate, runs = [], []
+    loaded = (
+        "() => window.Bokeh && Bokeh.documents.length > 0 && "
+        "Bokeh.documents[0].get_model_by_name('prediction') !== null && "
+        "Bokeh.documents[0].get_model_by_name('prediction').data.token.length > 0"
+    )
+    try:
+        with sync_playwright() as pw:
+            chrome = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+            page = chrome.new_page(viewport={"width": 1920, "height": 1080})
+            page.goto(server.url + "?model=binding")
+            page.wait_for_function(loaded, timeout=30000)
+            page.evaluate(
+                """() => {
+                  const src = Bokeh.documents[0].get_model_by_name('prediction');
+                  window.__redrawn = 0;
+                  src.change.connect(() => { window.__redrawn = performance.now(); });
+                  document.addEventListener('keydown', () => {
+                    window.__pressed = performance.now(); }, true);
+                }"""
+            )
+            handles = page.locator(".noUi-handle")
+            handle = handles.nth(handles.evaluate_all(FIND_SLIDER, "Rotate this head's query"))
+            handle.focus()
+            for i in range(repeats + 3):
+                page.evaluate("() => { window.__redrawn = 0; }")
+                handle.press("PageUp" if i % 2 == 0 else "PageDown")
+                page.wait_for_function("() => window.__redrawn > 0", timeout=10000)
+                if i >= 3:
+                    rotate.append(page.evaluate("() => window.__redrawn - window.__pressed") / 1e3)
+                page.wait_for_timeout(100)
+            page.get_by_role("tab", name="Experiments").click()
+            run = page.get_by_role("button", name="Run", exact=True)
+            run.wait_for(timeout=10000)
+            for i in range(max(5, repeats // 2)):
+                t0 = time.perf_counter()
+                run.click()
+                page.wait_for_function(
+                    "n => document.body.innerHTML.length > 0 && "
+                    "[...document.querySelectorAll('*')].some(e => e.shadowRoot && "
+                    "e.shadowRoot.querySelectorAll('table.lab-experiments tr').length > n)",
+                    arg=i + 1,
+                    timeout=10000,
+                )
+                runs.append(time.perf_counter() - t0)
+            chrome.close()
+    finally:
+        server.stop()
+    return {
+        "key press on the query rotation -> new prediction drawn": _stats(rotate),
+        "click Run (an experiment) -> new table row": _stats(runs),
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=60)
+    parser.add_argument("--browser", action="store_true", help="also time the page in Chromium")
+    args = parser.parse_args(argv)
+    np.set_printoptions(precision=3)
+    print("server side (ms, median / p95)")
+    for name, stats in server_side(args.repeats).items():
+        print(f"  {_fmt(stats)}  {name}")
+    if args.browser:
+        print("headless Chromium (ms, median / p95)")
+        for name, stats in browser(max(10, args.repeats // 3)).items():
+            print(f"  {_fmt(stats)}  {name}")
+
+
+if __name__ == "__main__":
+    main()
