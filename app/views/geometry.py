@@ -426,7 +426,8 @@ class GeometryView(pn.viewable.Viewer):
     @staticmethod
     def _px(fig) -> float:
         """Data units per screen pixel in a square plane."""
-        width = fig.frame_width or FRAME
+        # The frame as the browser last drew it (its size follows the window), else as built.
+        width = getattr(fig, "inner_width", None) or fig.frame_width or FRAME
         return float(fig.x_range.end - fig.x_range.start) / max(1, width)
 
     def _update_preview(self, snap, q, keys, vals, m) -> None:

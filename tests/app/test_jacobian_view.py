@@ -1,0 +1,29 @@
+"""The Jacobian view says in words when its gradients vanish, instead of drawing a blank map."""
+
+from __future__ import annotations
+
+from app.state import LabState
+from app.views.jacobian import JacobianView
+
+
+def test_a_one_hot_route_is_named_as_vanished_gradients():
+    state = LabState()
+    state.try_update(d_k=4096, scale=False)  # the spread of the logits makes the route one-hot
+    view = JacobianView()
+    view.update(state.snapshot)
+    assert view.note.visible
+    assert "vanished" in view.note.text and "more than 99.9%" in view.note.text
+    top = state.snapshot.labels[int(state.snapshot.weights.argmax())]
+    assert f"because {top} holds" in view.note.text
+
+
+def test_a_spread_route_draws_the_map_without_words():
+    state = LabState()
+    view = JacobianView()
+    view.update(state.snapshot)
+    assert not view.note.visible
+    state.try_update(d_k=4096, scale=False)
+    view.update(state.snapshot)
+    state.try_update(d_k=2, scale=True)  # and the words go again when the route spreads
+    view.update(state.snapshot)
+    assert not view.note.visible
