@@ -427,7 +427,11 @@ class GeometryView(pn.viewable.Viewer):
     def _px(fig) -> float:
         """Data units per screen pixel in a square plane."""
         # The frame as the browser last drew it (its size follows the window), else as built.
-        width = getattr(fig, "inner_width", None) or fig.frame_width or FRAME
+        try:
+            width = fig.inner_width  # readonly: the browser sets it once the plot is drawn
+        except (AttributeError, ValueError):  # Bokeh: "doesn't have a value set"
+            width = None
+        width = width or fig.frame_width or FRAME
         return float(fig.x_range.end - fig.x_range.start) / max(1, width)
 
     def _update_preview(self, snap, q, keys, vals, m) -> None:

@@ -65,7 +65,8 @@ def set_ticks(axis, labels) -> None:
         axis.ticker.ticks = ticks
     if axis.major_label_overrides != overrides:
         axis.major_label_overrides = overrides
-    size = "14px" if len(ticks) <= 12 else "10px"
+    # Up to MAX_ROWS keys plus the "all others" and null rows keep the full size.
+    size = "14px" if len(ticks) <= MAX_ROWS + 2 else "10px"
     if axis.major_label_text_font_size != size:
         axis.major_label_text_font_size = size
 

@@ -26,8 +26,8 @@ from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_leg
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
-AXIS_LABEL = "share: the weights sum to 100%, so do the |w·v| shares"
-AXIS_LABEL_NULL = "share: the weights with the null row sum to 100%, so do |w·v|"
+AXIS_LABEL = "share (each colour sums to 100%)"
+AXIS_LABEL_NULL = "share (weights with the null row: 100%)"
 
 
 class WeightsView(pn.viewable.Viewer):
@@ -191,7 +191,7 @@ class WeightsView(pn.viewable.Viewer):
             x_range.end = end
         title = "Weights and |w·v| shares"
         if others:
-            title += f" · top {len(shown)} of {len(rows)} keys"
+            title += f" · top {len(shown)} of {len(rows)}"
         if snap.null_weight is not None:
             title += f" · null takes {_pct_note(snap.null_weight)}"
         if self.figure.title.text != title:

@@ -51,7 +51,9 @@ def test_hidden_part_of_each_score_is_drawn_when_d_k_exceeds_two():
     visible = snap.keys @ snap.query
     np.testing.assert_allclose(data["visible"], visible, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(data["hidden"], snap.scores - visible, rtol=1e-5, atol=1e-3)
-    assert logits._hidden.visible and "4094 hidden dims" in logits.figure.title.text
+    assert logits._hidden.visible
+    labels = [item.label.value for item in logits.figure.legend.items]
+    assert "+ 4094 hidden dims" in labels
 
 
 def _boxes(tips, placed, font):
