@@ -106,6 +106,7 @@ class GeometryView(pn.viewable.Viewer):
         self._pending: dict[str, object] = {}
         self._flush_scheduled = False
         self._n_pairs = 0
+        self._draggable = True
         # Tip positions as last drawn: a drag changes only the rows that moved away from these
         # (with "normalise" on, drawn keys differ from the stored ones, and must not be written).
         self._drawn: dict[str, tuple[list[float], list[float]]] = {
@@ -336,8 +337,13 @@ class GeometryView(pn.viewable.Viewer):
             text_alpha="alpha",
         )
 
-    def update(self, snap, n_pairs: int) -> None:
-        """Push one snapshot into the sources; the caller holds the document."""
+    def update(self, snap, n_pairs: int, *, draggable: bool = True) -> None:
+        """Push one snapshot into the sources; the caller holds the document.
+
+        `draggable=False` (a trained head: its planes are projections, not settings) draws the
+        arrows without drag handles and turns the browser preview off.
+        """
+        self._draggable = draggable
         n = len(snap.weights)
         m = max(0, min(n_pairs, n))
         self._n_pairs = m
@@ -382,19 +388,24 @@ class GeometryView(pn.viewable.Viewer):
                     "weight": f32(snap.weights[m:]),
                 },
             )
-            self._set_tips("key", self.key_tips, keys[:m])
-            self._set_tips("value", self.value_tips, vals[:m])
+            tips = m if draggable else 0
+            self._set_tips("key", self.key_tips, keys[:tips])
+            self._set_tips("value", self.value_tips, vals[:tips])
         finally:
             self._writing = False
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals, m)
         self._place_labels(vec, ["q", *pair_labels, *pair_labels], m)
         self._query_handle = _query_handle_at(q[:2], keys[:m, :2], self._px(self.address_fig))
-        handle = self._query_handle * q[:2]
+        # Off the plane when nothing may be dragged (the handle's renderer stays in place).
+        handle = self._query_handle * q[:2] if draggable else np.array([np.nan, np.nan])
         self._writing = True
         try:
             if not np.allclose(
-                [self.query_tip.data["x"][0], self.query_tip.data["y"][0]], handle, atol=1e-6
+                [self.query_tip.data["x"][0], self.query_tip.data["y"][0]],
+                handle,
+                atol=1e-6,
+                equal_nan=True,
             ):
                 assign(self.query_tip, {"x": [float(handle[0])], "y": [float(handle[1])]})
         finally:
@@ -466,7 +477,12 @@ class GeometryView(pn.viewable.Viewer):
         state = self._state
         scenario = SCENARIOS.get(getattr(state, "scenario", None))
         # Only the lab's own state is previewed (its pipeline is what preview.js mirrors).
-        if scenario is not None and hasattr(state, "angle") and len(snap.query) == 2:
+        if (
+            self._draggable
+            and scenario is not None
+            and hasattr(state, "angle")
+            and len(snap.query) == 2
+        ):
             lo, hi = state.param.angle.bounds or (-180.0, 180.0)
             base = np.asarray(scenario.query, dtype=np.float64)
             params.update(
@@ -572,6 +588,8 @@ class GeometryView(pn.viewable.Viewer):
         """Apply the latest dragged positions (at most one state change per kind per flush)."""
         self._flush_scheduled = False
         pending, self._pending = self._pending, {}
+        if not self._draggable:
+            return  # a trained head's planes are not settings
         state = self._state
         for kind, data in pending.items():
             if kind == "query":
