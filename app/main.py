@@ -424,6 +424,8 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         design=LabDesign,
         raw_css=_lab_css(),
         meta_description="An interactive laboratory for scaled dot-product attention",
+        # Without it a phone lays the page out 980 px wide and shrinks it to fit: tiny text.
+        meta_viewport="width=device-width, initial-scale=1",
         # Panel's busy flag is one per process: with a spinner in every page, each change in
         # one session sent an update to every open session (O(sessions) work per change).
         busy_indicator=None,

@@ -306,3 +306,38 @@ def test_d_k_slider_updates_the_plots_while_it_is_dragged(sized):
     # Still held: the plots have followed already.
     page.wait_for_function(f"() => ({read})() > 8", timeout=10000)
     page.mouse.up()
+
+
+def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, lab_server):
+    from .labpage import READ_SOURCE, SCREEN_POINT
+
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    try:
+        page = context.new_page()
+        page.goto(lab_server.url)
+        page.wait_for_function(LOADED, timeout=30000)
+        page.wait_for_timeout(1500)
+        # The viewport meta tag: without it a phone lays the page out 980 px wide.
+        assert page.evaluate("() => innerWidth") == 390
+        assert not page.evaluate(SIDEBAR)["shown"]
+        geometry = page.evaluate(READ_SOURCE, "geometry")
+        c = geometry["kind"].index("key") + 2
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", geometry["x1"][c], geometry["y1"][c]])
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.0, 1.0])
+        touch = context.new_cdp_session(page)
+        touch.send(
+            "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]}
+        )
+        for step in range(1, 11):
+            point = {"x": x0 + (x1 - x0) * step / 10, "y": y0 + (y1 - y0) * step / 10}
+            touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
+            page.wait_for_timeout(20)
+        touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        page.wait_for_function("() => location.search.includes('keys=')")
+        moved = page.evaluate(READ_SOURCE, "geometry")
+        assert moved["x1"][c] == pytest.approx(1.0, abs=0.05)
+        assert moved["y1"][c] == pytest.approx(1.0, abs=0.05)
+    finally:
+        context.close()
