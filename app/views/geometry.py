@@ -133,6 +133,11 @@ class GeometryView(pn.viewable.Viewer):
 
         self.address_fig = self._build_address()
         self.payload_fig = self._build_payload()
+        # Labels are placed in screen pixels: once the browser reports a plane's real size
+        # (it follows the window), place them again for that size.
+        self._label_args: tuple | None = None
+        for fig in (self.address_fig, self.payload_fig):
+            fig.on_change("inner_width", self._replace_labels)
         for src, kind in ((self.key_tips, "key"), (self.value_tips, "value")):
             src.on_change("data", self._tips_changed(kind))
         self.query_tip.on_change("data", self._tips_changed("query"))
@@ -412,9 +417,14 @@ class GeometryView(pn.viewable.Viewer):
             self._writing = False
         self._update_preview(snap, q, keys, vals, m)
 
+    def _replace_labels(self, attr, old, new) -> None:
+        if self._label_args is not None and old != new:
+            self._place_labels(*self._label_args)
+
     def _place_labels(self, vec: np.ndarray, texts: list[str], m: int) -> None:
         """Label positions that avoid each other, the handles and the legend, inside the frame;
         a label with no room is shortened, then dropped (its hover still names it)."""
+        self._label_args = (vec, texts, m)
         dx, dy, tags = np.zeros(len(vec)), np.zeros(len(vec)), list(texts)
         crowd = int(bool(self._distractor_keys.visible))  # one more legend entry
         planes = (

@@ -188,9 +188,7 @@ class LogitsView(pn.viewable.Viewer):
         if len(shown) < len(rows):
             title += f" · top {len(shown)} of {len(rows)}"
         if null:
-            title += " · and null"
-        if hidden:
-            title += f" · grey: {snap.d_k - 2} hidden dims"
+            title += " + null"
         hidden_label = f"+ {snap.d_k - 2} hidden dims"
         for item in self.figure.legend.items:
             if (
