@@ -437,7 +437,7 @@ class GeometryView(pn.viewable.Viewer):
             frame = (float(fig.x_range.end) - start) / px
             tips = [((vec[i, 0] - start) / px, frame - (vec[i, 1] - start) / px) for i in rows]
             # The legend sits in the bottom left corner (style_legend), one row per entry.
-            legend = (0.0, frame - 24.0 * legend_rows - 14.0, 185.0, frame)
+            legend = (0.0, frame - 28.0 * legend_rows - 18.0, 190.0, frame)
             placed = place_labels(tips, [texts[i] for i in rows], font, frame, [legend])
             for i, (ox, oy, tag) in zip(rows, placed, strict=True):
                 dx[i], dy[i], tags[i] = ox, oy, tag
@@ -636,8 +636,9 @@ class GeometryView(pn.viewable.Viewer):
 
 
 def _text_box(x: float, y: float, text: str, font: float) -> tuple[float, float, float, float]:
-    # Centred text; an average glyph of the lab's sans-serif is about 0.56 em wide.
-    w, h = 0.56 * font * len(text) + 4.0, 1.25 * font
+    # Centred text; an average glyph of the lab's sans-serif (DejaVu, Atkinson) is about
+    # 0.6 em wide; a few pixels of margin keep neighbours from touching.
+    w, h = 0.62 * font * len(text) + 6.0, 1.3 * font
     return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
 
 
