@@ -127,12 +127,15 @@ class ModelState(param.Parameterized):
             settings = {"masked": [], "extra": []} | dict(settings)
         previous = {name: getattr(self, name) for name in settings}
         self._set(settings)
-        if self._recompute():
+        try:
+            self._publish(*self._compute())
             return True
-        error = self.error
-        self._set(previous)  # the last valid settings stay, with the reason shown
-        self._set_error(error)
-        return False
+        except ValueError as exc:
+            # The last valid settings come back before anyone hears of the refusal (the page
+            # writes its address when the error changes).
+            self._set(previous)
+            self._set_error(str(exc))
+            return False
 
     def _set(self, settings: Mapping[str, object]) -> None:
         self._busy = True
@@ -180,19 +183,27 @@ class ModelState(param.Parameterized):
 
     def _recompute(self) -> bool:
         try:
-            model = self._check()
-            plain = model.run(self.text)
-            n = len(plain.tokens)
-            bad = [p for p in self.masked if not 0 <= p < n]
-            if bad:
-                raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
-            edited = plain.intervene(*self.edits()) if self.edits() else plain
-            # The dimension view keeps its synthetic sweep, at this head's number of candidates.
-            sweep = _dimension_sweep(0, max(2, n), float(self.head_temperature))
-            snap = head_snapshot(edited, self.layer, self.head, dimension_sweep=sweep)
+            self._publish(*self._compute())
         except ValueError as exc:
             self._set_error(str(exc))
             return False
+        return True
+
+    def _compute(self):
+        """(plain run, edited run, snapshot) for the current settings; ValueError if refused."""
+        model = self._check()
+        plain = model.run(self.text)
+        n = len(plain.tokens)
+        bad = [p for p in self.masked if not 0 <= p < n]
+        if bad:
+            raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
+        edited = plain.intervene(*self.edits()) if self.edits() else plain
+        # The dimension view keeps its synthetic sweep, at this head's number of candidates.
+        sweep = _dimension_sweep(0, max(2, n), float(self.head_temperature))
+        snap = head_snapshot(edited, self.layer, self.head, dimension_sweep=sweep)
+        return plain, edited, snap
+
+    def _publish(self, plain, edited, snap) -> None:
         vocab = tuple(plain.probs)
         prediction = Prediction(
             tokens=vocab,
@@ -204,7 +215,6 @@ class ModelState(param.Parameterized):
         )
         with param.edit_constant(self):
             self.param.update(snapshot=snap, prediction=prediction, run=edited, error="")
-        return True
 
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):

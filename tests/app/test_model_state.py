@@ -102,3 +102,10 @@ def test_switch_routes_links_and_snapshots():
     assert switch.snapshot is switch.model.snapshot
     switch.apply_query_params({"d_k": "64"})
     assert switch.source == SCENARIOS and lab.d_k == 64 and switch.snapshot is lab.snapshot
+
+
+def test_a_refusal_is_announced_only_after_the_valid_settings_are_back(m):
+    heard = []
+    m.param.watch(lambda e: heard.append(m.query_params()["text"]), "error")
+    assert not m.try_update(text="a=5; zz=3; ?a")
+    assert heard and all("zz" not in text for text in heard)

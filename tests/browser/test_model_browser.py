@@ -1,0 +1,98 @@
+"""The trained model in headless Chromium: a link opens a real head, its controls intervene inside
+the model and the answer follows, a bad program is named and changes nothing, the experiments
+table fills, and the hand-made lab comes back."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from engine import trained
+
+from .labpage import FIND_SLIDER
+
+pytestmark = pytest.mark.browser
+
+PROGRAM = "a=5; b=7; a=3; ?a"
+
+
+def _open(open_lab, query: str):
+    page = open_lab(query)
+    page.wait_until(
+        lambda: page.page.evaluate(
+            "() => { const s = Bokeh.documents[0].get_model_by_name('prediction');"
+            " return s !== null && s.data.token.length > 0; }"
+        ),
+        "the model's answer to be drawn",
+    )
+    return page
+
+
+def test_a_link_opens_the_head_and_its_answer(open_lab):
+    model = trained.load("binding")
+    layer, head = model.retrieval_head
+    page = _open(open_lab, f"?model=binding&text={quote(PROGRAM)}&layer={layer}&head={head}")
+    run = model.run(PROGRAM)
+    weights = page.data("weights")
+    shown = np.array(weights["weight"], dtype=float)[: len(run.tokens)]
+    np.testing.assert_allclose(shown, run.attention(layer, head), atol=1e-6)  # float32 on the wire
+    assert weights["label"][: len(run.tokens)] == [f"{t} @{i}" for i, t in enumerate(run.tokens)]
+    pred = page.data("prediction")
+    answer = pred["token"].index("3")
+    assert pred["correct"][answer] and sum(pred["correct"]) == 1
+    assert pred["probability"][answer] == pytest.approx(run.probs["3"], abs=1e-6)
+    assert page.shows("the model answers 3")
+    # A trained head's planes are projections: no drag handles on them.
+    assert page.data("key_tips")["x"] == [] and page.data("value_tips")["x"] == []
+
+
+def test_head_controls_intervene_and_the_link_keeps_them(open_lab):
+    page = _open(open_lab, "?model=binding")
+    before = page.data("prediction")
+    handles = page.page.locator(".noUi-handle")
+    rotate = handles.nth(handles.evaluate_all(FIND_SLIDER, "Rotate this head's query"))
+    # The page gives each slider its coarse keys once it has drawn it.
+    page.wait_until(lambda: rotate.get_attribute("data-lab-coarse") == "1", "coarse keys")
+    page.slider_keys("Rotate this head's query", "PageUp", times=6)  # 6 coarse steps of 15
+    page.wait_until(lambda: "rotate=90" in page.search(), f"a quarter turn ({page.search()})")
+    page.page.wait_for_timeout(300)  # the last redraw lands
+    after = page.data("prediction")
+    plain = dict(zip(before["token"], before["probability"], strict=True))
+    kept = dict(zip(after["token"], after["before"], strict=True))
+    # The dashed bars keep the plain run (rows are re-ranked, the total of "others" may differ).
+    assert all(kept[t] == plain[t] for t in kept if t in plain and not t.startswith("all "))
+    assert after["probability"] != after["before"]
+    search = page.search()
+    page.page.reload()
+    page.page.wait_for_function(
+        "() => { const s = window.Bokeh && Bokeh.documents.length > 0 &&"
+        " Bokeh.documents[0].get_model_by_name('prediction');"
+        " return s && s.data.token.length > 0; }"
+    )
+    page.wait_until(lambda: page.data("prediction")["probability"] == after["probability"], "same")
+    assert page.search() == search
+
+
+def test_a_bad_program_is_named_and_the_head_stays(open_lab):
+    page = _open(open_lab, "?model=binding")
+    weights = page.data("weights")
+    box = page.page.get_by_label("Program (press Enter to run)")
+    box.fill("a=5; zz=3; ?a")
+    box.press("Enter")
+    page.wait_until(lambda: page.shows("That change was not applied"), "the error banner")
+    assert page.shows("'zz'")
+    assert page.data("weights") == weights
+    assert "zz" not in page.search()
+
+
+def test_experiments_fill_the_table_and_the_hand_made_lab_returns(open_lab):
+    page = _open(open_lab, "?model=binding")
+    page.open_tab("Experiments")
+    page.click_button("Run")
+    page.wait_until(lambda: page.shows("Swap the payloads"), "a row in the experiments table")
+    page.click_button("Hand-made vectors")
+    page.wait_until(lambda: "model=" not in page.search(), "the address to drop the model")
+    page.wait_until(lambda: page.data("weights")["label"][:3] == ["A", "B", "C"], "keys A, B, C")
+    assert page.data("key_tips")["x"] != []
