@@ -234,6 +234,9 @@ class ModelState(param.Parameterized):
         with param.edit_constant(self):
             self.experiments = [*self.experiments, result]
             self.error = ""
+        # The views show the experiment's "after": its program, with its edit on top of the
+        # head controls' own ("Clear the intervention" goes back).
+        self.try_update(text=result.text_after, extra=list(result.edits))
         return result
 
     def clear_experiments(self) -> None:

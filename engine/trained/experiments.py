@@ -103,6 +103,7 @@ class ExperimentResult:
     p_expected_before: float
     p_expected_after: float
     details: dict[str, Any] = field(default_factory=dict)
+    edits: tuple = ()  # the edits that make `text_after`'s run the "after" (none for new text)
 
     @property
     def answer_changed(self) -> bool:
@@ -113,7 +114,7 @@ class ExperimentResult:
         row = {
             k: v
             for k, v in asdict(self).items()
-            if k not in ("weights_before", "weights_after", "tokens_after", "details")
+            if k not in ("weights_before", "weights_after", "tokens_after", "details", "edits")
         }
         row["answer_changed"] = self.answer_changed
         row["top_weight_position"] = self.details.get("top_weight_position")
@@ -275,6 +276,7 @@ def run_experiment(
         p_expected_before=before.probs[before.expected],
         p_expected_after=after.probs[before.expected],
         details=details,
+        edits=() if edit is None else (edit,),
     )
 
 

@@ -109,3 +109,14 @@ def test_a_refusal_is_announced_only_after_the_valid_settings_are_back(m):
     m.param.watch(lambda e: heard.append(m.query_params()["text"]), "error")
     assert not m.try_update(text="a=5; zz=3; ?a")
     assert heard and all("zz" not in text for text in heard)
+
+
+def test_an_experiment_is_shown_as_well_as_recorded(m):
+    result = m.run_experiment("swap_values")
+    assert m.extra == list(result.edits) and len(result.edits) == 1
+    np.testing.assert_allclose(m.snapshot.weights, result.weights_after)
+    assert m.prediction.answer_after == result.answer_after
+    inserted = m.run_experiment("insert_distractor")
+    assert m.text == inserted.text_after != inserted.text_before and m.extra == []
+    m.clear_intervention()
+    assert m.extra == []
