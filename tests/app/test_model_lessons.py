@@ -34,3 +34,26 @@ def test_steps_leave_no_intervention_behind(m):
     MODEL_LESSONS[1].run(m)
     MODEL_LESSONS[0].start(m)
     assert m.extra == [] and m.ablated == [] and m.masked == []
+
+
+def test_every_control_a_trained_head_step_names_is_on_the_page():
+    import panel as pn
+
+    from app.lessons import control_names
+    from app.main import create_app
+
+    lab = create_app().lab
+    roots = [pn.Column(*lab.sidebar(), *lab.main_area())]
+    lab.sources.source = "model"  # the model's controls exist once its source is open
+    roots += [lab.model_panel.__panel__(), lab.model_main.__panel__(), lab.lessons.__panel__()]
+    labels = {
+        text.strip()
+        for root in roots
+        for widget in root.select(pn.widgets.Widget)
+        for text in (getattr(widget, "label", None), getattr(widget, "name", None))
+        if isinstance(text, str) and text.strip()
+    }
+    for step in MODEL_LESSONS:
+        for name in control_names(step):
+            assert name in labels, f"{step.title}: no control labelled {name!r}"
+    assert "Hide positions from this head" in labels and "no such control" not in labels
