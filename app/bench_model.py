@@ -112,7 +112,7 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
                 if i >= 3:
                     rotate.append(page.evaluate("() => window.__redrawn - window.__pressed") / 1e3)
                 page.wait_for_timeout(100)
-            page.get_by_role("tab", name="Experiments").click()
+            page.get_by_text("Experiments", exact=True).first.click()
             run = page.get_by_role("button", name="Run", exact=True)
             run.wait_for(timeout=10000)
             for i in range(max(5, repeats // 2)):
@@ -121,7 +121,7 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
                 page.wait_for_function(
                     "n => document.body.innerHTML.length > 0 && "
                     "[...document.querySelectorAll('*')].some(e => e.shadowRoot && "
-                    "e.shadowRoot.querySelectorAll('table.lab-experiments tr').length > n)",
+                    "e.shadowRoot.querySelectorAll('table.lab-experiments tr.run').length >= n)",
                     arg=i + 1,
                     timeout=10000,
                 )

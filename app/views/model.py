@@ -167,23 +167,36 @@ class ModelPanel(pn.viewable.Viewer):
         )
 
 
+# The table's columns: what was done, the local change, the final change. The CSV has them all.
+TABLE_COLUMNS = {
+    "experiment": lambda r: r.title,
+    "edit": lambda r: r.edit,
+    "largest weight change": lambda r: f"{r.max_weight_change:.3f}",
+    "head output moved": lambda r: f"{r.output_change:.2f}",
+    "answer": lambda r: f"{r.answer_before} → {r.answer_after}",
+    "P(right answer)": lambda r: f"{r.p_expected_before:.1%} → {r.p_expected_after:.1%}",
+}
+TABLE_CSS = """
+table.lab-experiments { border-collapse: collapse; width: 100%; font-size: 15px; }
+.lab-experiments th, .lab-experiments td { border-bottom: 1px solid #ddd; padding: 4px 6px;
+  text-align: left; vertical-align: top; }
+.lab-experiments td.note { color: #444; font-size: 14px; padding-bottom: 8px; }
+"""
+
+
 def experiments_table(results) -> str:
     """The recorded experiments as an escaped HTML table (newest first)."""
     if not results:
         return "<p>No experiment run yet: pick one and press <b>Run</b>.</p>"
-    rows = [r.as_row() for r in reversed(results)]
-    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row.values()) + "</tr>"
-        for row in rows
-    )
-    return f'<table class="lab-experiments"><tr>{head}</tr>{body}</table>'
-
-
-def _cell(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in TABLE_COLUMNS)
+    body = []
+    for r in reversed(results):
+        cells = "".join(f"<td>{html.escape(cell(r))}</td>" for cell in TABLE_COLUMNS.values())
+        body.append(f'<tr class="run">{cells}</tr>')
+        if r.note:
+            span = len(TABLE_COLUMNS)
+            body.append(f'<tr><td class="note" colspan="{span}">{html.escape(r.note)}</td></tr>')
+    return f'<table class="lab-experiments"><tr>{head}</tr>{"".join(body)}</table>'
 
 
 class ModelMainView(pn.viewable.Viewer):
@@ -200,7 +213,9 @@ class ModelMainView(pn.viewable.Viewer):
         )
         self.run = pn.widgets.Button(label="Run", button_type="primary", width=90, align="end")
         self.describe = pn.pane.Markdown(margin=(0, 10))
-        self.table = pn.pane.HTML(experiments_table([]), sizing_mode="stretch_width")
+        self.table = pn.pane.HTML(
+            experiments_table([]), sizing_mode="stretch_width", stylesheets=[TABLE_CSS]
+        )
         self.download = pn.widgets.FileDownload(
             callback=lambda: _csv_file(mstate),
             filename="experiments.csv",
@@ -232,8 +247,8 @@ class ModelMainView(pn.viewable.Viewer):
             self.prediction.update(self._m.prediction)
 
     def __panel__(self):
+        # The answer's figure is placed by the page (in the logits' cell), not here.
         return pn.Column(
-            self.prediction,
             pn.Row(self.experiment, self.run, sizing_mode="stretch_width"),
             self.describe,
             pn.Column(self.table, scroll=True, max_height=320, sizing_mode="stretch_width"),
