@@ -58,7 +58,7 @@ STAGE_CSS = """
   /* Square planes: half of what the teaching column leaves, and no taller than what leaves
      300-480 px of height for the question and the bar charts under them. */
   --plane: min(calc((100cqw - var(--teach-w) - 3 * var(--gap)) / 2),
-    calc(100cqh - clamp(300px, 45cqh, 480px)));
+    calc(100cqh - clamp(var(--lab-bars-min, 300px), 45cqh, 480px)));
   display: grid !important;
   grid-template-columns: minmax(0, 1fr) minmax(0, 1fr) var(--teach-w);
   grid-template-rows: auto var(--plane) minmax(220px, 1fr);
