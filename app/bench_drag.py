@@ -111,7 +111,7 @@ def drag_once(page, server_proc, start, end, steps: int, pause_ms: int) -> dict:
 
 
 # Drives the page's own pan handler once per animation frame (no input pipeline in between):
-# the preview's display rate. Returns frames painted, handler calls, and elapsed ms.
+# the preview's display rate. Returns the frames the preview drew and the elapsed ms.
 SYNTHETIC = """async ([ms, start, end]) => {
   const doc = Bokeh.documents[0];
   const cb = doc.get_model_by_name('lab_preview');
@@ -120,19 +120,19 @@ SYNTHETIC = """async ([ms, start, end]) => {
   kt.selected.indices = [2];
   await cb.execute({event_name: 'panstart', origin: addr, x: start[0], y: start[1]});
   const t0 = performance.now();
-  let frames = 0;
+  const f0 = window.__attentionLabFrames ?? 0;  // frames the preview actually drew
   await new Promise(resolve => {
     const step = async (now) => {
       const f = Math.min(1, (now - t0) / ms);
       const u = 0.5 - 0.5 * Math.cos(2 * Math.PI * 3 * f);  // three sweeps there and back
       await cb.execute({event_name: 'pan', origin: addr,
                         x: start[0] + (end[0] - start[0]) * u, y: start[1] + (end[1] - start[1]) * u});
-      frames += 1;
       if (now - t0 < ms) requestAnimationFrame(step); else resolve();
     };
     requestAnimationFrame(step);
   });
   const elapsed = performance.now() - t0;
+  const frames = (window.__attentionLabFrames ?? 0) - f0;
   await cb.execute({event_name: 'panend', origin: addr, x: start[0], y: start[1]});
   return [frames, elapsed];
 }"""

@@ -207,7 +207,8 @@ const LAB = (window.__attentionLabPreview ??= (() => {
       e.change.emit();
     }
     const l = a.logits, lraw = col(l, "raw");
-    if (lraw != null && lraw.length === n) {
+    // A value moves no score: the logits chart need not repaint.
+    if (move.kind !== "value" && lraw != null && lraw.length === n) {
       for (let i = 0; i < n; i++) {
         put(l, "raw", i, r.scores[i]); put(l, "visible", i, r.visible[i]);
         put(l, "scaled", i, r.scaled[i]); put(l, "logit", i, r.logits[i]);
@@ -314,12 +315,20 @@ const drag = LAB.drags.get(key);
 if (drag == null || !drag.active) return;
 if (name === "pan") {
   drag.pointer = [cb_obj.x, cb_obj.y];
-  apply(drag);
-  if (performance.now() - drag.synced >= throttle_ms) sync(drag);
+  // At most one preview per displayed frame, however fast the pointer events come.
+  if (!drag.scheduled) {
+    drag.scheduled = true;
+    requestAnimationFrame(() => {
+      drag.scheduled = false;
+      if (!drag.active) return;
+      apply(drag);
+      if (performance.now() - drag.synced >= throttle_ms) sync(drag);
+    });
+  }
 } else if (name === "panend") {
   drag.pointer = [cb_obj.x, cb_obj.y];
+  drag.active = false;  // a frame still scheduled does nothing
   apply(drag);
-  drag.active = false;
   sync(drag);
 }
 """

@@ -141,6 +141,10 @@ def test_the_pages_preview_matches_the_engine_on_random_configurations(open_lab)
     assert compared == 18
 
 
+# The preview draws once per displayed frame: wait for the next two before reading it.
+NEXT_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
 def _counting_page(chromium, url: str):
     page = chromium.new_page(viewport={"width": 1600, "height": 1000})
     page.add_init_script(f"({COUNT_MESSAGES})()")
@@ -177,6 +181,7 @@ def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages
         for step in range(1, steps + 1):
             page.mouse.move(x0 + (x1 - x0) * step / steps, y0 + (y1 - y0) * step / steps)
             page.wait_for_timeout(20)
+        page.evaluate(NEXT_FRAMES)
         during = _data(page, "weights")["weight"]
         t1 = page.evaluate("() => performance.now()")
         sent = _sent_since(page, t0)
@@ -233,6 +238,7 @@ def test_dragging_the_query_turns_the_query_alone(chromium, lab_server):
         for step in range(1, 13):
             page.mouse.move(x0 + (x1 - x0) * step / 12, y0 + (y1 - y0) * step / 12)
             page.wait_for_timeout(20)
+        page.evaluate(NEXT_FRAMES)
         moving = _data(page, "geometry")
         assert moving["kind"][0] == "query"
         assert math.degrees(math.atan2(moving["y1"][0], moving["x1"][0])) == pytest.approx(
@@ -278,6 +284,7 @@ def test_a_touch_drag_previews_and_lands_like_a_mouse_drag(chromium, lab_server)
             point = [{"x": x0 + (x1 - x0) * f, "y": y0 + (y1 - y0) * f}]
             touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": point})
             page.wait_for_timeout(20)
+        page.evaluate(NEXT_FRAMES)
         during = _data(page, "weights")["weight"]
         assert not np.allclose(during, before, atol=1e-4)  # followed the finger
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
@@ -302,6 +309,7 @@ def test_dragging_a_value_moves_the_output_live_and_leaves_the_weights(chromium,
         for step in range(1, 11):
             page.mouse.move(x0 + (x1 - x0) * step / 10, y0 + (y1 - y0) * step / 10)
             page.wait_for_timeout(20)
+        page.evaluate(NEXT_FRAMES)
         moving = _data(page, "contributions")
         assert moving["x1"][-1] != pytest.approx(output["x1"][-1], abs=1e-3)  # the output
         np.testing.assert_allclose(_data(page, "weights")["weight"], weights, atol=1e-6)
