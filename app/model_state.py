@@ -204,11 +204,13 @@ class ModelState(param.Parameterized):
         return plain, edited, snap
 
     def _publish(self, plain, edited, snap) -> None:
-        vocab = tuple(plain.probs)
+        # A language model lists only its likeliest next tokens: take both runs' lists, and
+        # ask each run for any token the other listed.
+        vocab = tuple(dict.fromkeys([*plain.probs, *edited.probs]))
         prediction = Prediction(
             tokens=vocab,
-            before=tuple(float(plain.probs[t]) for t in vocab),
-            after=tuple(float(edited.probs.get(t, 0.0)) for t in vocab),
+            before=tuple(_prob(plain, t) for t in vocab),
+            after=tuple(_prob(edited, t) for t in vocab),
             expected=plain.expected,
             answer_before=plain.answer,
             answer_after=edited.answer,
@@ -327,3 +329,10 @@ class ModelState(param.Parameterized):
                 warnings.append(f"{error}; using the default")
         self._set_error("")
         return warnings
+
+
+def _prob(run, token: str) -> float:
+    if token in run.probs:
+        return float(run.probs[token])
+    lookup = getattr(run, "prob", None)
+    return float(lookup(token)) if lookup is not None else 0.0

@@ -183,3 +183,42 @@ def head_snapshot(
         backend_used="numpy",
         notice=notice,
     )
+
+
+HEAD_FINDERS = {
+    "on_token": "most weight on a chosen token",
+    "sharpest": "the sharpest routes (lowest entropy)",
+    "sink": "most weight parked on the first token",
+}
+
+
+def find_heads(
+    run: HeadRun,
+    n_layers: int,
+    n_heads: int,
+    *,
+    criterion: str,
+    position: int | None = None,
+    top: int = 5,
+) -> list[tuple[int, int, float]]:
+    """The heads that best fit `criterion` at the question position: (layer, head, measure).
+
+    "on_token": weight on `position`, highest first; "sharpest": entropy in nats, lowest first;
+    "sink": weight on the first token, highest first.
+    """
+    if criterion not in HEAD_FINDERS:
+        raise ValueError(f"criterion: {criterion!r} is not one of {', '.join(HEAD_FINDERS)}")
+    n = len(run.tokens)
+    if criterion == "on_token" and (position is None or not 0 <= position < n):
+        raise ValueError(f"position: {position!r} is not a token position (0..{n - 1})")
+    rows = []
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            w = np.asarray(run.head(layer, head).weights, dtype=float)
+            if criterion == "sharpest":
+                rows.append((layer, head, max(0.0, float(entropy_of(w)))))
+            else:
+                rows.append((layer, head, float(w[0 if criterion == "sink" else position])))
+    lowest_first = criterion == "sharpest"
+    rows.sort(key=lambda r: (r[2] if lowest_first else -r[2], r[0], r[1]))
+    return rows[:top]

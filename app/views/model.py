@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 import panel as pn
 
 from app.model_state import ROTATE_BOUNDS, TEMPERATURE_BOUNDS, model_choices
+from engine.heads import HEAD_FINDERS, find_heads
 from engine.trained import experiments as ex
 
 from .live import respond_at_once, widgets_of
@@ -55,6 +57,16 @@ class ModelPanel(pn.viewable.Viewer):
             label="Open the retrieval head", button_type="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
+        self.finder = pn.widgets.Select(
+            name="Find heads with",
+            options={text: key for key, text in HEAD_FINDERS.items()},
+            value="on_token",
+            sizing_mode="stretch_width",
+        )
+        self.finder_token = pn.widgets.Select(name="The token", sizing_mode="stretch_width")
+        self.found = pn.widgets.Select(
+            name="Heads found (pick one to open it)", sizing_mode="stretch_width"
+        )
         self.temperature = pn.widgets.FloatSlider(
             name="This head's temperature",
             start=0.25,
@@ -104,11 +116,43 @@ class ModelPanel(pn.viewable.Viewer):
         self.masked.param.watch(lambda e: self._send(masked=sorted(e.new)), "value")
         self.ablated.param.watch(lambda e: self._send(ablated=sorted(e.new)), "value")
         self.clear.on_click(lambda _e: m.clear_intervention())
+        self.finder.param.watch(lambda _e: self._find(), "value")
+        self.finder_token.param.watch(lambda _e: self._find(), "value")
+        self.found.param.watch(self._open_found, "value")
         m.param.watch(lambda _e: self._from_state(), ["snapshot", "error"])
 
     def _retrieval_head(self) -> dict[str, int]:
         layer, head = self._m.loaded.retrieval_head
         return {"layer": layer, "head": head} | self._m.fresh()
+
+    def _find(self) -> None:
+        """List the heads that fit the chosen criterion in the run on screen."""
+        m, model = self._m, self._m.loaded
+        on_token = self.finder.value == "on_token"
+        self.finder_token.visible = on_token
+        position = self.finder_token.value if on_token else None
+        if m.run is None or (on_token and position is None):
+            return
+        found = find_heads(
+            m.run, model.n_layers, model.n_heads, criterion=self.finder.value, position=position
+        )
+        unit = " nats" if self.finder.value == "sharpest" else ""
+        options = {"(choose one)": ""} | {
+            f"layer {layer} head {head}: {value:.3f}{unit}": f"{layer}.{head}"
+            for layer, head, value in found
+        }
+        self._busy = True
+        try:
+            self.found.options = options
+            self.found.value = ""
+        finally:
+            self._busy = False
+
+    def _open_found(self, event) -> None:
+        if self._busy or not event.new:
+            return
+        layer, head = (int(x) for x in event.new.split("."))
+        self._send(layer=layer, head=head)
 
     def _pick_example(self, event) -> None:
         if event.new:
@@ -137,6 +181,11 @@ class ModelPanel(pn.viewable.Viewer):
             self.rotate.value = m.rotate
             labels = list(m.snapshot.labels) if m.snapshot is not None else []
             self.masked.options = {lab: i for i, lab in enumerate(labels)}
+            tokens = {lab: i for i, lab in enumerate(labels)}
+            if self.finder_token.options != tokens:
+                self.finder_token.options = tokens
+                # The answer's source is usually what a student looks for: the top weight.
+                self.finder_token.value = int(np.argmax(m.snapshot.weights)) if labels else None
             self.masked.value = [p for p in m.masked if p < len(labels)]
             self.ablated.value = list(m.ablated)
             layer, head = model.retrieval_head
@@ -147,6 +196,7 @@ class ModelPanel(pn.viewable.Viewer):
             )
         finally:
             self._busy = False
+        self._find()
 
     def __panel__(self):
         return pn.Column(
@@ -157,6 +207,9 @@ class ModelPanel(pn.viewable.Viewer):
             pn.Row(self.layer, self.head, sizing_mode="stretch_width"),
             self.retrieval,
             self.head_note,
+            self.finder,
+            self.finder_token,
+            self.found,
             pn.pane.Markdown("#### Intervene inside this head", margin=(8, 10, 0, 10)),
             self.temperature,
             self.rotate,

@@ -77,11 +77,13 @@ class PredictionView(pn.viewable.Viewer):
         before, after = np.asarray(prediction.before), np.asarray(prediction.after)
         tokens = [prediction.tokens[i] for i in keep]
         b, a = [float(before[i]) for i in keep], [float(after[i]) for i in keep]
-        rest = [i for i in range(len(prediction.tokens)) if i not in keep]
-        if rest:
-            tokens.append(f"all {len(rest)} others")
-            b.append(float(before[rest].sum()))
-            a.append(float(after[rest].sum()))
+        # Everything not drawn, as one row: the rest of the whole vocabulary (a language model
+        # lists only its likeliest tokens, so this is 1 minus what is drawn, not a sum of rows).
+        rest_before, rest_after = max(0.0, 1.0 - sum(b)), max(0.0, 1.0 - sum(a))
+        if len(prediction.tokens) > len(keep) or rest_before > 1e-6 or rest_after > 1e-6:
+            tokens.append("all others")
+            b.append(rest_before)
+            a.append(rest_after)
         correct = [t == prediction.expected for t in tokens]
         assign(
             self.source,

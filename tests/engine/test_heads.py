@@ -103,3 +103,24 @@ def test_plane_when_every_row_lies_along_the_first_axis():
     e1, e2 = plane(first, rest, 0)
     assert e1 @ e2 == pytest.approx(0.0)
     assert np.linalg.norm(e2) == pytest.approx(1.0)
+
+
+def test_head_finder_ranks_the_real_model_heads():
+    from engine import trained
+    from engine.heads import find_heads
+
+    model = trained.load("binding")
+    run = model.run("a=5; b=7; a=3; ?a")
+    answer = run.tokens.index("3")
+    found = find_heads(run, model.n_layers, model.n_heads, criterion="on_token", position=answer)
+    assert (found[0][0], found[0][1]) == model.retrieval_head
+    assert [f[2] for f in found] == sorted((f[2] for f in found), reverse=True)
+    sharp = find_heads(run, model.n_layers, model.n_heads, criterion="sharpest", top=4)
+    assert [f[2] for f in sharp] == sorted(f[2] for f in sharp) and len(sharp) == 4
+    undefined = model.run("rate=12; x=4; y=9; ?charge")
+    sinks = find_heads(undefined, model.n_layers, model.n_heads, criterion="sink", top=1)
+    assert sinks[0][2] == pytest.approx(undefined.attention(sinks[0][0], sinks[0][1])[0])
+    with pytest.raises(ValueError, match="position"):
+        find_heads(run, 2, 2, criterion="on_token", position=99)
+    with pytest.raises(ValueError, match="criterion"):
+        find_heads(run, 2, 2, criterion="loudest")
