@@ -566,7 +566,10 @@ class GeometryView(pn.viewable.Viewer):
             float(np.max(np.hypot(keys[:, 0], keys[:, 1]), initial=0.0)),
         )
         ends = self.contributions.data
+        ghost = self.ghost.data
         pay_need = max(
+            float(np.max(np.abs(ghost["x1"]), initial=0.0)),  # the "before" arrow stays in view
+            float(np.max(np.abs(ghost["y1"]), initial=0.0)),
             float(np.max(np.hypot(vals[:, 0], vals[:, 1]), initial=0.0)),
             float(np.max(np.abs(ends["x1"]), initial=0.0)),
             float(np.max(np.abs(ends["y1"]), initial=0.0)),

@@ -234,6 +234,7 @@ const LAB = (window.__attentionLabPreview ??= (() => {
   return { col, read, compute, draw, drags, queryAngle };
 })());
 
+const GRAB_PX = 24;
 const a = {geometry, contributions, distractors, key_tips, value_tips, query_tip, weights,
            weights_extra, logits};
 const key = params.id;
@@ -282,6 +283,8 @@ if (cb_obj === params) {
 if (name === "panstart") {
   const fig = cb_obj.origin;
   const onAddress = fig === addr;
+  const tool = fig.toolbar.active_drag;
+  if (tool == null || tool.type !== "PointDrawTool") { LAB.drags.delete(key); return; }  // panning
   const sources = onAddress ? [["query", query_tip], ["key", key_tips]] : [["value", value_tips]];
   const span = fig.x_range.end - fig.x_range.start;
   const px = span / Math.max(1, fig.inner_width || 300);  // data units per screen pixel
@@ -295,7 +298,9 @@ if (name === "panstart") {
     for (const i of src.selected.indices) {
       const [x, y] = drawn(kind, i);
       const dist = Math.hypot(x - cb_obj.x, y - cb_obj.y) / px;
-      if (best == null || dist < best.dist - 0.5) best = {kind, index: i, dist, x, y};
+      // Only a handle under the pointer: a point left selected by an earlier tap is not one.
+      if (dist <= GRAB_PX && (best == null || dist < best.dist - 0.5))
+        best = {kind, index: i, dist, x, y};
     }
   }
   // One handle moves, never two that overlap: the tool selected every handle it hit.
