@@ -324,6 +324,12 @@ class GeometryView(pn.viewable.Viewer):
         if point is not None and not all(math.isfinite(float(c)) for c in point[:2]):
             point = None
         assign(self.ghost, self._ghost_data(point))
+        if point is not None:  # grow the payload plane if the "before" arrow lies outside it
+            x_range = self.payload_fig.x_range
+            lim = _limit(float(x_range.end), max(abs(float(point[0])), abs(float(point[1]))))
+            if lim > x_range.end:
+                x_range.update(start=-lim, end=lim)
+                self.payload_fig.y_range.update(start=-lim, end=lim)
 
     def _tip_labels(self, fig, view, font_size: str) -> None:
         """Each arrow's label just past its tip (offsets come with the data)."""

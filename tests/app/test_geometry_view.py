@@ -21,6 +21,8 @@ def test_set_ghost_draws_a_before_arrow_and_none_removes_it():
     assert len(drawn) == 2  # a dashed shaft and a head
     geometry.set_ghost(None)
     assert len(geometry.ghost.data["x1"]) == 0
+    geometry.set_ghost((40.0, 0.0))  # far outside the plane: the plane grows to show it
+    assert geometry.payload_fig.x_range.end > 40 and geometry.payload_fig.y_range.start < -40
 
 
 def test_the_null_candidate_is_a_row_in_the_weights_and_logits_charts():
