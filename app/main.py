@@ -172,7 +172,7 @@ class Lab:
         floor_text(self.figures())
         self._text_scale = TextScale(self.figures())
         self.tools.param.watch(self._presenter_changed, "presenter")
-        attach_preview(self.geometry, self.weights, self.logits)  # live drag in the browser
+        attach_preview(self.geometry, self.weights, self.logits, self.entropy)  # live drag
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0

@@ -216,6 +216,27 @@ const LAB = (window.__attentionLabPreview ??= (() => {
       }
       l.change.emit();
     }
+    // The entropy chart: the current point, and the whole curve over temperature while the
+    // candidates are few enough for it to cost nothing (the server redraws it anyway).
+    const now = a.entropy_now;
+    if (now != null && (col(now, "entropy") || []).length === 1) {
+      put(now, "entropy", 0, r.entropy); put(now, "effective_keys", 0, r.effective_keys);
+      now.change.emit();
+    }
+    const sweep = a.entropy_sweep, temps = sweep == null ? null : col(sweep, "temperature");
+    if (temps != null && n <= 1024) {
+      const base = [];  // logits at temperature 1 (legal candidates and the null one)
+      for (let i = 0; i < n; i++) if (Number.isFinite(r.logits[i])) base.push(r.logits[i] * P.temperature);
+      if (P.null_on) base.push(P.null_logit * P.temperature);
+      const top = Math.max(...base);
+      for (let t = 0; t < temps.length; t++) {
+        let z = 0, s = 0;
+        for (const b of base) { const e = Math.exp((b - top) / temps[t]); z += e; s += e * (b - top) / temps[t]; }
+        const h = Math.log(z) - s / z;  // -sum w log w with w = e / z
+        put(sweep, "entropy", t, h); put(sweep, "effective_keys", t, Math.exp(h));
+      }
+      sweep.change.emit();
+    }
     // The dragged handle sits where the server will draw it (rounded, unit with normalise,
     // on the query's ray for the query).
     if (move.kind === "query") {
@@ -236,7 +257,7 @@ const LAB = (window.__attentionLabPreview ??= (() => {
 
 const GRAB_PX = 24;
 const a = {geometry, contributions, distractors, key_tips, value_tips, query_tip, weights,
-           weights_extra, logits};
+           weights_extra, logits, entropy_sweep, entropy_now};
 const key = params.id;
 const name = cb_obj == null ? "" : (cb_obj.event_name ?? "");
 
@@ -339,7 +360,7 @@ if (name === "pan") {
 """
 
 
-def attach_preview(geometry, weights_view, logits_view) -> CustomJS:
+def attach_preview(geometry, weights_view, logits_view, entropy_view=None) -> CustomJS:
     """Wire the preview into one session's planes and charts (a new CustomJS per session)."""
     callback = CustomJS(
         name="lab_preview",
@@ -357,6 +378,8 @@ def attach_preview(geometry, weights_view, logits_view) -> CustomJS:
             "weights": weights_view.source,
             "weights_extra": weights_view.extra,
             "logits": logits_view.source,
+            "entropy_sweep": getattr(entropy_view, "source", None),
+            "entropy_now": getattr(entropy_view, "current", None),
             "throttle_ms": THROTTLE_MS,
         },
         code=PREVIEW_JS,

@@ -191,6 +191,15 @@ def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages
         )  # what the preview draws for the final pointer position (before release)
         # The weights chart follows the pointer before the mouse is released...
         assert not np.allclose(during, before, atol=1e-4)
+        # ...and so does the entropy chart, curve and current point, as the engine has them.
+        tip = _data(page, "key_tips")
+        held = LabState()
+        held.set_key(2, tip["x"][2], tip["y"][2])
+        np.testing.assert_allclose(during, held.snapshot.weights, atol=1e-6)
+        now = _data(page, "entropy_now")
+        assert now["entropy"][0] == pytest.approx(held.snapshot.entropy, abs=1e-5)
+        curve = _data(page, "entropy_sweep")["entropy"]
+        np.testing.assert_allclose(curve, held.snapshot.temperature_sweep.entropy, atol=1e-5)
         assert frames >= steps // 2
         # ...and the server heard of it at most once per throttle period: the tip ("data"),
         # the address bar the server then rewrites ("href"), and once the handle's selection.
