@@ -48,15 +48,13 @@ class JacobianView(pn.viewable.Viewer):
             fill_color={"field": "value", "transform": self.mapper},
             line_color=None,
         )
-        fig.add_layout(
-            ColorBar(
-                color_mapper=self.mapper,
-                ticker=BasicTicker(desired_num_ticks=5),
-                major_label_text_font_size="14px",
-                width=14,
-            ),
-            "right",
+        self.colorbar = ColorBar(
+            color_mapper=self.mapper,
+            ticker=BasicTicker(desired_num_ticks=5),
+            major_label_text_font_size="14px",
+            width=14,
         )
+        fig.add_layout(self.colorbar, "right")
         fig.xaxis.axis_label = "logit z_j"
         fig.yaxis.axis_label = "weight w_i"
         fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
@@ -139,6 +137,9 @@ class JacobianView(pn.viewable.Viewer):
             self.note.update(x=centre, y=centre, text=text, visible=True)
         elif self.note.visible:
             self.note.visible = False
+        # A scale of ±0.001 around nothing read as a measurement ("1.000e-3"): hide it.
+        if self.colorbar.visible == vanished:
+            self.colorbar.visible = not vanished
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

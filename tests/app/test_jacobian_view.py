@@ -11,7 +11,7 @@ def test_a_one_hot_route_is_named_as_vanished_gradients():
     state.try_update(d_k=4096, scale=False)  # the spread of the logits makes the route one-hot
     view = JacobianView()
     view.update(state.snapshot)
-    assert view.note.visible
+    assert view.note.visible and not view.colorbar.visible  # no scale of nothing
     assert "vanished" in view.note.text and "more than 99.9%" in view.note.text
     top = state.snapshot.labels[int(state.snapshot.weights.argmax())]
     assert f"because {top} holds" in view.note.text
@@ -21,9 +21,9 @@ def test_a_spread_route_draws_the_map_without_words():
     state = LabState()
     view = JacobianView()
     view.update(state.snapshot)
-    assert not view.note.visible
+    assert not view.note.visible and view.colorbar.visible
     state.try_update(d_k=4096, scale=False)
     view.update(state.snapshot)
     state.try_update(d_k=2, scale=True)  # and the words go again when the route spreads
     view.update(state.snapshot)
-    assert not view.note.visible
+    assert not view.note.visible and view.colorbar.visible
