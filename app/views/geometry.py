@@ -406,8 +406,10 @@ class GeometryView(pn.viewable.Viewer):
             self._writing = False
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals, m)
+        self._query_handle = _query_handle_at(
+            q[:2], keys[:m, :2], self._px(self.address_fig), float(self.address_fig.x_range.end)
+        )
         self._place_labels(vec, ["q", *pair_labels, *pair_labels], m)
-        self._query_handle = _query_handle_at(q[:2], keys[:m, :2], self._px(self.address_fig))
         # Off the plane when nothing may be dragged (the handle's renderer stays in place).
         handle = self._query_handle * q[:2] if draggable else np.array([np.nan, np.nan])
         self._writing = True
@@ -443,8 +445,14 @@ class GeometryView(pn.viewable.Viewer):
             frame = (float(fig.x_range.end) - start) / px
             tips = [((vec[i, 0] - start) / px, frame - (vec[i, 1] - start) / px) for i in rows]
             # The legend sits in the bottom left corner (style_legend), one row per entry.
-            legend = (0.0, frame - 28.0 * legend_rows - 18.0, 190.0, frame)
-            placed = place_labels(tips, [texts[i] for i in rows], font, frame, [legend])
+            avoid = [(0.0, frame - 28.0 * legend_rows - 18.0, 190.0, frame)]
+            if fig is self.address_fig and self._query_handle != 1.0:
+                # The query's handle, when it sits off the query's tip (see _query_handle_at).
+                hx = (self._query_handle * vec[0, 0] - start) / px
+                hy = frame - (self._query_handle * vec[0, 1] - start) / px
+                r = HANDLE_RADIUS_PX
+                avoid.append((hx - r, hy - r, hx + r, hy + r))
+            placed = place_labels(tips, [texts[i] for i in rows], font, frame, avoid)
             for i, (ox, oy, tag) in zip(rows, placed, strict=True):
                 dx[i], dy[i], tags[i] = ox, oy, tag
         placed = {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
@@ -705,14 +713,19 @@ def _shorten(text: str) -> str | None:
     return core[:4] + "…" + (" ✕" if masked else "")
 
 
-def _query_handle_at(q: np.ndarray, key_tips: np.ndarray, px: float) -> float:
+def _query_handle_at(
+    q: np.ndarray, key_tips: np.ndarray, px: float, lim: float = math.inf
+) -> float:
     """Where on its ray the query's handle goes: the first place in QUERY_HANDLE_AT at least
-    HANDLE_GAP_PX from every key's handle (else the one farthest from them)."""
+    HANDLE_GAP_PX from every key's handle and inside the plane (else the one farthest from
+    the keys' handles)."""
     if not np.any(q) or len(key_tips) == 0:
         return 1.0
     gap = HANDLE_GAP_PX * px
     best, best_dist = 1.0, -1.0
     for factor in QUERY_HANDLE_AT:
+        if factor > 1 and float(np.max(np.abs(factor * q))) > lim - HANDLE_GAP_PX * px:
+            continue  # would sit on (or past) the plane's edge
         dist = float(np.min(np.hypot(*(key_tips - factor * q).T)))
         if dist >= gap:
             return factor
