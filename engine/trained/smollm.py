@@ -154,7 +154,8 @@ def read_gguf(path: Path, progress: Callable[[float, str], None] | None = None):
         return np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
 
     def frozen(a: np.ndarray, dtype) -> np.ndarray:
-        a = np.ascontiguousarray(a, dtype=dtype)
+        # A copy: a view of the memory-mapped file would keep all its pages resident.
+        a = np.array(a, dtype=dtype, order="C", copy=True)
         a.setflags(write=False)
         return a
 
