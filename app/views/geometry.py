@@ -473,17 +473,31 @@ class GeometryView(pn.viewable.Viewer):
         q2, k2 = q[:2], keys[:, :2]
         visible = k2 @ q2
         hidden = np.asarray(snap.scores, dtype=np.float64) - visible
-        assign(
-            self.preview,
-            {
-                "kx": np.array(k2[:, 0], dtype=np.float64),
-                "ky": np.array(k2[:, 1], dtype=np.float64),
-                "vx": np.array(vals[:, 0], dtype=np.float64),
-                "vy": np.array(vals[:, 1], dtype=np.float64),
-                "hidden": hidden,
-                "legal": np.asarray(snap.legal, dtype=np.float64),
-            },
-        )
+        # Distractors are drawn around the query (engine.interventions): in the query's own
+        # frame (along q, across q) they stay put when the query turns, so turning it does
+        # not resend thousands of them. The pairs' keys are sent as they are drawn.
+        kx, ky = np.array(k2[:, 0], dtype=np.float64), np.array(k2[:, 1], dtype=np.float64)
+        norm = float(np.hypot(*q2))
+        if len(k2) > m and norm > 0:
+            ux, uy = q2 / norm
+            kx[m:] = k2[m:, 0] * ux + k2[m:, 1] * uy
+            ky[m:] = -k2[m:, 0] * uy + k2[m:, 1] * ux
+        rows = {
+            "kx": kx,
+            "ky": ky,
+            "vx": np.array(vals[:, 0], dtype=np.float64),
+            "vy": np.array(vals[:, 1], dtype=np.float64),
+            "hidden": hidden,
+            "legal": np.asarray(snap.legal, dtype=np.float64),
+        }
+        old = self.preview.data
+        if set(old) == set(rows) and all(len(old[c]) == len(rows[c]) for c in rows):
+            # Recomputed frames differ by rounding only: a column within 1e-12 stays as it is.
+            rows = {
+                c: (old[c] if np.allclose(old[c], v, rtol=0, atol=1e-12) else v)
+                for c, v in rows.items()
+            }
+        assign(self.preview, rows)
         self._version += 1
         params = {
             "enabled": 0.0,

@@ -70,14 +70,6 @@ const LAB = (window.__attentionLabPreview ??= (() => {
         qx = c * P.base_qx - s * P.base_qy;
         qy = s * P.base_qx + c * P.base_qy;
         if (P.normalise) { const r = Math.hypot(qx, qy); qx /= r; qy /= r; }
-        // Distractors are drawn around the query: the cloud turns with it.
-        const d = angle * (Math.PI / 180) - P.angle * (Math.PI / 180);
-        const cd = Math.cos(d), sd = Math.sin(d);
-        for (let i = m; i < n; i++) {
-          const x = kx[i], y = ky[i];
-          kx[i] = cd * x - sd * y;
-          ky[i] = sd * x + cd * y;
-        }
       }
     } else {
       const i = move.index;
@@ -100,6 +92,13 @@ const LAB = (window.__attentionLabPreview ??= (() => {
           for (let j = m; j < n; j++) { vx[j] = (vx[j] / before) * after; vy[j] = (vy[j] / before) * after; }
         }
       }
+    }
+    // Distractors come in the query's frame (along q, across q): the cloud turns with it.
+    const qn = Math.hypot(qx, qy), ux = qn > 0 ? qx / qn : 1, uy = qn > 0 ? qy / qn : 0;
+    for (let i = m; i < n; i++) {
+      const along = kx[i], across = ky[i];
+      kx[i] = along * ux - across * uy;
+      ky[i] = along * uy + across * ux;
     }
     const scores = new Float64Array(n), visible = new Float64Array(n);
     const scaled = new Float64Array(n), logits = new Float64Array(n);
