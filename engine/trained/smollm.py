@@ -34,6 +34,7 @@ import numpy as np
 
 from ..backends import blas_threads
 from ..core import attention
+from ..heads import find_heads
 from .binding import HeadRecord
 from .edits import Edit, rotate_towards
 from .loading import ModelNotInstalled
@@ -511,38 +512,30 @@ class Run:
 
 
 # ------------------------------------------------------------------------------ head finders
+# engine.heads.find_heads over this model's layers and heads (any HeadRun works: binding too).
 
 
-def _all_heads(run):
+def _find(run, criterion: str, position=None, top: int = 5) -> list[tuple[int, int, float]]:
     model = run.model
-    for layer in range(model.n_layers):
-        for head in range(model.n_heads):
-            yield layer, head, np.asarray(run.attention(layer, head), dtype=np.float64)
+    return find_heads(
+        run, model.n_layers, model.n_heads, criterion=criterion, position=position, top=top
+    )
 
 
 def heads_on_token(run, position: int, top: int = 5) -> list[tuple[int, int, float]]:
     """(layer, head, weight): the heads putting the most weight from the last position on
     ``position``, largest first."""
-    n = len(run.tokens)
-    if not 0 <= position < n:
-        raise ValueError(f"position {position} is out of range 0..{n - 1}")
-    rows = [(lay, hd, float(w[position])) for lay, hd, w in _all_heads(run)]
-    return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))[:top]
+    return _find(run, "on_token", position, top)
 
 
 def sharpest_heads(run, top: int = 5) -> list[tuple[int, int, float]]:
     """(layer, head, entropy in nats) of the last position's weights, lowest first."""
-    rows = []
-    for lay, hd, w in _all_heads(run):
-        p = w[w > 0]
-        rows.append((lay, hd, float(-(p * np.log(p)).sum())))
-    return sorted(rows, key=lambda r: (r[2], r[0], r[1]))[:top]
+    return _find(run, "sharpest", top=top)
 
 
 def sink_heads(run, top: int = 5) -> list[tuple[int, int, float]]:
     """(layer, head, weight on the first token) from the last position, largest first."""
-    rows = [(lay, hd, float(w[0])) for lay, hd, w in _all_heads(run)]
-    return sorted(rows, key=lambda r: (-r[2], r[0], r[1]))[:top]
+    return _find(run, "sink", top=top)
 
 
 def load_model(progress: Callable[[float, str], None] | None = None) -> SmolLM:
