@@ -380,10 +380,10 @@ class GeometryView(pn.viewable.Viewer):
                     "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
                     "size": f32(np.full(len(vec), 16.0)),
                     "alpha": f32(alpha),
-                    **_label_offsets(vec),
+                    **self._kept_labels(vec),
                     "kind": kind,
                     "label": ["q", *pair_labels, *pair_labels],
-                    "tag": ["q", *pair_labels, *pair_labels],
+                    "tag": self._kept_tags(["q", *pair_labels, *pair_labels]),
                     "colour": [ROLE_COLOURS[k] for k in kind],
                     "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
                 },
@@ -424,6 +424,18 @@ class GeometryView(pn.viewable.Viewer):
         finally:
             self._writing = False
         self._update_preview(snap, q, keys, vals, m)
+
+    def _kept_labels(self, vec: np.ndarray) -> dict[str, np.ndarray]:
+        """The label offsets already drawn, while the rows stay the same: `_place_labels`
+        writes the new ones right after, so each change sends the offsets once, not twice."""
+        data = self.geometry.data
+        if len(data.get("label_dx", ())) == len(vec):
+            return {"label_dx": data["label_dx"], "label_dy": data["label_dy"]}
+        return _label_offsets(vec)
+
+    def _kept_tags(self, texts: list[str]) -> list[str]:
+        old = self.geometry.data.get("tag", [])
+        return list(old) if len(old) == len(texts) else texts
 
     def _replace_labels(self, attr, old, new) -> None:
         if self._label_args is not None and old != new:

@@ -49,7 +49,11 @@ def test_readme_notebook_example_runs():
             timeout=120,
         )
         assert result.returncode == 0, result.stderr
-        assert "(2, 4, 5, 8) (2, 4, 5, 7)" in result.stdout
+        lines = result.stdout.splitlines()
+        if "is_causal" in block:  # the engine's batched example prints its shapes
+            assert "(2, 4, 5, 8) (2, 4, 5, 7)" in result.stdout
+        if "trained.load" in block:  # the binding model's swap sends the other value
+            assert "5" in lines and "the model answers 5" in result.stdout
 
 
 def test_readme_shows_the_screenshot():
