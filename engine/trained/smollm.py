@@ -155,8 +155,12 @@ def read_gguf(path: Path, progress: Callable[[float, str], None] | None = None):
         return np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
 
     def frozen(a: np.ndarray, dtype) -> np.ndarray:
-        # A copy: a view of the memory-mapped file would keep all its pages resident.
-        a = np.array(a, dtype=dtype, order="C", copy=True)
+        # A view of the memory-mapped file (an F32 tensor) would keep all its pages resident:
+        # copy those; a dequantised array is already our own, so cast it without a second copy.
+        base = a
+        while isinstance(base, np.ndarray) and not isinstance(base, np.memmap):
+            base = base.base
+        a = np.array(a, dtype=dtype, order="C", copy=True if base is not None else None)
         a.setflags(write=False)
         return a
 
