@@ -292,6 +292,9 @@ def _lab_serve_command():
     from panel.command.serve import Serve
     from panel.io.liveness import LivenessHandler
 
+    from app.replica import ENDPOINT as REPLICA_ENDPOINT
+    from app.replica import ReplicaHandler as Replica
+
     stem_route = "/" + SERVE_SCRIPT.stem
 
     def rename(applications: dict) -> dict:
@@ -310,6 +313,8 @@ def _lab_serve_command():
             for pattern in kwargs.get("extra_patterns", []):
                 if len(pattern) > 2 and pattern[1] is LivenessHandler:
                     pattern[2]["applications"] = rename(pattern[2]["applications"])
+            # /replica names the process, so a page can tell it reconnected to another one.
+            kwargs.setdefault("extra_patterns", []).append((rf"/{REPLICA_ENDPOINT}", Replica))
             return kwargs
 
     return LabServe

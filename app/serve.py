@@ -4,6 +4,7 @@ import panel as pn
 
 from app.main import create_app
 from app.reconnect import reload_after_long_disconnection
+from app.replica import mark_page
 
 doc = pn.state.curdoc
 # Bokeh re-walks the whole model graph (~670 models) after every root and every JS link added
@@ -13,3 +14,5 @@ with doc.models.freeze():
 # After an outage long enough for the server to have dropped this session, rebuild the page
 # from its URL (which holds the whole lab) instead of leaving it attached to nothing.
 reload_after_long_disconnection(doc)
+# Behind a balancer: count builds per replica, and reload a page that reconnected elsewhere.
+mark_page(doc)

@@ -1,0 +1,477 @@
+"""A class behind the shipped load balancer: three real replicas behind real HAProxy.
+
+HAProxy runs deploy/haproxy.cfg itself, with only its `bind` line and `server` lines replaced
+to point at three `attention-lab` processes on loopback, so every global, default and backend
+setting tested here is the one that ships. Every page comes from the same client address (this
+test), as a class behind a school's NAT does, each with a fresh cookie jar, like separate
+students. Counts are asserted, never times: this machine is shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from labserver import (
+    LAB_READY_JS,
+    ROOT,
+    SET_TEMPERATURE_JS,
+    WEIGHTS_JS,
+    LabServer,
+    clean_env,
+    free_port,
+    http_get,
+    open_lab_page,
+    session_token,
+    start_lab,
+)
+
+pytestmark = pytest.mark.server
+
+DEPLOY = ROOT / "deploy"
+SHIPPED_CFG = DEPLOY / "haproxy.cfg"
+REPLICAS = ("r1", "r2", "r3")
+PAGES = 24  # 8 a replica if the balancer spreads them evenly
+BUILT = re.compile(r"page built by (\S+) \(session (\S+)\)")
+LOG10_T = 0.5  # the temperature slider is on a log10 scale
+
+
+def haproxy_path() -> str | None:
+    return shutil.which("haproxy") or (
+        "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
+    )
+
+
+def shipped_servers(config: str) -> list[tuple[str, str, str]]:
+    """(name, address, cookie) of each `server` line in a configuration."""
+    found = []
+    for line in config.splitlines():
+        words = line.split()
+        if words[:1] == ["server"]:
+            cookie = words[words.index("cookie") + 1] if "cookie" in words else ""
+            found.append((words[1], words[2], cookie))
+    return found
+
+
+def loopback_config(shipped: str, bind: str, servers: dict[str, int]) -> str:
+    """The shipped configuration with only its bind and server lines pointed at loopback."""
+    out, placed = [], False
+    for line in shipped.splitlines():
+        words = line.split()
+        indent = line[: len(line) - len(line.lstrip())]
+        if words[:1] == ["bind"]:
+            out.append(f"{indent}bind {bind}")
+        elif words[:1] == ["server"]:
+            if not placed:  # the shipped lines' form: `server rN HOST:PORT cookie rN`
+                out += [
+                    f"{indent}server {name} 127.0.0.1:{port} cookie {name}"
+                    for name, port in servers.items()
+                ]
+                placed = True
+        else:
+            out.append(line)
+    assert placed, "the shipped configuration has no server lines"
+    return "\n".join(out) + "\n"
+
+
+
+
+def lab_args(port: int, balancer_port: int) -> list[str]:
+    """What compose.yaml runs in each replica, on a loopback port."""
+    return [
+        "--no-show",
+        "--address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--allow-websocket-origin",
+        f"127.0.0.1:{balancer_port}",
+        "--allow-websocket-origin",
+        f"localhost:{balancer_port}",
+        "--",
+        "--use-xheaders",
+    ]
+
+
+@dataclass
+class Balancer:
+    port: int
+    replicas: dict[str, LabServer]
+    ports: dict[str, int]
+    haproxy: subprocess.Popen
+    haproxy_log: Path
+    tmp: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def builds(self) -> dict[str, list[str]]:
+        """Session ids of the pages each replica has built, read from its log."""
+        return {
+            name: [m.group(2) for m in BUILT.finditer(server.log())]
+            for name, server in self.replicas.items()
+        }
+
+    def server_errors(self) -> list[str]:
+        return [
+            f"{name}: {line}"
+            for name, server in self.replicas.items()
+            for line in server.log().splitlines()
+            if "Traceback" in line or " ERROR " in line or "Exception" in line
+        ]
+
+    def wait_for_state(self, name: str, up: bool, timeout_s: float = 60.0) -> None:
+        """Wait until HAProxy's health check has taken replica `name` out (or back in)."""
+        deadline = time.monotonic() + timeout_s
+        wanted = "UP" if up else "DOWN"
+        pattern = re.compile(rf"Server labs/{name} is {wanted}")
+        while time.monotonic() < deadline:
+            if pattern.search(self.haproxy_log.read_text(errors="replace")):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"HAProxy never marked {name} {wanted}:\n{self.haproxy_log_text()}")
+
+    def haproxy_log_text(self) -> str:
+        return self.haproxy_log.read_text(errors="replace")[-4000:]
+
+    def restart(self, name: str) -> None:
+        port = self.ports[name]
+        log = self.tmp / f"{name}-restarted-{time.monotonic_ns()}.log"
+        self.replicas[name] = start_lab(lab_args(port, self.port), port, log)
+
+
+def _start_replicas(tmp: Path, balancer_port: int) -> tuple[dict[str, LabServer], dict[str, int]]:
+    ports = {name: free_port() for name in REPLICAS}
+    with ThreadPoolExecutor(max_workers=len(REPLICAS)) as pool:
+        futures = {
+            name: pool.submit(
+                start_lab, lab_args(port, balancer_port), port, tmp / f"{name}.log", clean_env()
+            )
+            for name, port in ports.items()
+        }
+        started, failure = {}, None
+        for name, future in futures.items():
+            try:
+                started[name] = future.result()
+            except Exception as exc:  # stop the ones that did start, then report
+                failure = exc
+    if failure is not None:
+        for server in started.values():
+            server.stop()
+        raise failure
+    return started, ports
+
+
+@pytest.fixture(scope="module")
+def balancer(tmp_path_factory):
+    haproxy = haproxy_path()
+    if haproxy is None:
+        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
+    tmp = tmp_path_factory.mktemp("balancer")
+    port = free_port()
+    replicas, ports = _start_replicas(tmp, port)
+    cfg = tmp / "haproxy.cfg"
+    cfg.write_text(loopback_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
+    log_path = tmp / "haproxy.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
+    process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
+    log.close()
+    running = Balancer(port, replicas, ports, process, log_path, tmp)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, f"HAProxy exited:\n{running.haproxy_log_text()}"
+            try:
+                if http_get(f"{running.base}/liveness", timeout=5)[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, (
+                f"HAProxy never answered:\n{running.haproxy_log_text()}"
+            )
+            time.sleep(0.3)
+        yield running
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        for server in running.replicas.values():
+            server.stop()
+
+
+# --- The shipped files -------------------------------------------------------------------------
+
+
+def test_shipped_haproxy_config_is_valid_and_sticky_by_inserted_cookie(tmp_path):
+    haproxy = haproxy_path()
+    if haproxy is None:
+        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
+    shipped = SHIPPED_CFG.read_text()
+    result = subprocess.run(
+        [haproxy, "-c", "-f", str(SHIPPED_CFG)], capture_output=True, text=True, timeout=60
+    )
+    # Compose's host names do not resolve here; HAProxy says so and still validates the rest.
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = {" ".join(line.split()) for line in shipped.splitlines()}
+    assert "cookie SRV insert indirect nocache httponly" in lines
+    assert "option httpchk GET /liveness" in lines
+    assert {"option forwardfor", "option redispatch"} <= lines
+    assert not any(line.startswith(("balance source", "hash-type", "stick")) for line in lines)
+    servers = shipped_servers(shipped)
+    assert len(servers) >= 2 and all(cookie == name for name, _, cookie in servers)
+    tunnel = next(line for line in lines if line.startswith("timeout tunnel "))
+    assert tunnel.endswith("h") and int(tunnel.split()[-1][:-1]) >= 2  # a lecture and a nap
+    # The configuration the balancer tests run is the shipped one with loopback servers.
+    derived = loopback_config(shipped, "127.0.0.1:18080", {"r1": 1, "r2": 2, "r3": 3})
+    kept = [line for line in shipped.splitlines() if line.split()[:1] not in (["bind"], ["server"])]
+    assert [line for line in derived.splitlines() if line in kept] == kept
+    cfg = tmp_path / "loopback.cfg"
+    cfg.write_text(derived)
+    result = subprocess.run(
+        [haproxy, "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and "WARNING" not in result.stderr, result.stderr
+
+
+def _load_yaml_documents(path: Path) -> list[dict]:
+    yaml = pytest.importorskip("yaml")
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc is not None]
+
+
+def test_compose_runs_replicas_behind_haproxy_with_the_shipped_config():
+    compose = _load_yaml_documents(DEPLOY / "compose.yaml")[0]
+    services = compose["services"]
+    shipped = SHIPPED_CFG.read_text()
+    hosts = {address.split(":")[0] for _, address, _ in shipped_servers(shipped)}
+    assert hosts <= set(services), "every server in haproxy.cfg is a compose service"
+    for host in hosts:
+        lab = services[host]
+        command = lab["command"]
+        assert command[:1] == ["attention-lab"] and "--no-show" in command
+        assert command[command.index("--address") + 1] == "0.0.0.0"
+        assert command[command.index("--") + 1 :] == ["--use-xheaders"]
+        assert "LAB_PUBLIC_HOST" in str(lab["environment"]["ATTENTION_LAB_ALLOWED_ORIGINS"])
+        assert "ports" not in lab, "replicas are reached through the balancer only"
+    proxy = services["haproxy"]
+    assert any("haproxy.cfg" in str(volume) for volume in proxy["volumes"])
+    assert set(proxy["depends_on"]) == hosts
+
+
+def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
+    docs = [
+        doc
+        for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+        for doc in _load_yaml_documents(path)
+    ]
+    kinds = {doc["kind"]: doc for doc in docs}
+    assert {"Deployment", "Service", "Ingress"} <= set(kinds)
+    deployment = kinds["Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"][container["args"].index("--") + 1 :] == ["--use-xheaders"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"]["path"] == "/liveness"
+    resources = container["resources"]
+    assert {"cpu", "memory"} <= set(resources["requests"]) and "memory" in resources["limits"]
+    labels = deployment["spec"]["selector"]["matchLabels"]
+    assert deployment["spec"]["template"]["metadata"]["labels"].items() >= labels.items()
+    service = kinds["Service"]
+    assert service["spec"]["selector"] == labels
+    annotations = kinds["Ingress"]["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert annotations["nginx.ingress.kubernetes.io/session-cookie-name"]
+    for key in ("proxy-read-timeout", "proxy-send-timeout"):
+        assert int(annotations[f"nginx.ingress.kubernetes.io/{key}"]) >= 7200
+    backend = kinds["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == service["metadata"]["name"]
+
+
+# --- Through the balancer ----------------------------------------------------------------------
+
+
+def _in_thread(coroutine):
+    """Run a coroutine on its own loop in a worker thread (Playwright may own this thread's)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def _srv_cookie(headers) -> str | None:
+    for value in headers.get_list("Set-Cookie") if hasattr(headers, "get_list") else []:
+        match = re.match(r"SRV=([^;]+)", value)
+        if match:
+            return match.group(1)
+    return None
+
+
+async def _open_class(base: str, pages: int) -> tuple[list[dict], list[str]]:
+    """Open `pages` pages the way a browser does (the page, then its websocket with the cookie
+    the page's response set), each with a fresh cookie jar; keep every websocket open until all
+    are open, like a class in the room. Returns one record per page, and every error seen."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    client = AsyncHTTPClient()
+    origin = base
+    opened, errors, sockets = [], [], []
+    try:
+        for _ in range(pages):
+            response = await client.fetch(f"{base}/app", raise_error=False, request_timeout=90)
+            if response.code != 200:
+                errors.append(f"GET /app: {response.code}")
+                continue
+            replica = _srv_cookie(response.headers)
+            if replica is None:
+                errors.append("GET /app set no SRV cookie")
+                continue
+            token = session_token(response.body.decode())
+            ws_url = base.replace("http://", "ws://") + "/app/ws"
+            request = HTTPRequest(
+                ws_url,
+                headers={"Origin": origin, "Cookie": f"SRV={replica}"},
+                request_timeout=90,
+            )
+            try:
+                socket = await websocket_connect(request, subprotocols=["bokeh", token])
+            except Exception as exc:
+                errors.append(f"websocket: {type(exc).__name__}: {exc}")
+                continue
+            sockets.append(socket)
+            header = await asyncio.wait_for(socket.read_message(), timeout=90)
+            if header is None or json.loads(header).get("msgtype") != "ACK":
+                errors.append(f"websocket's first message is not Bokeh's ACK: {header!r}")
+                continue
+            # A cookie on the upgrade would mean HAProxy re-balanced the websocket.
+            opened.append({"replica": replica, "moved": _srv_cookie(socket.headers)})
+    finally:
+        for socket in sockets:
+            socket.close()
+        client.close()
+    return opened, errors
+
+
+def test_a_class_from_one_address_spreads_over_replicas_and_each_page_stays_on_its_own(balancer):
+    before = balancer.builds()
+    opened, errors = _in_thread(_open_class(balancer.base, PAGES))
+    assert errors == []
+    assert len(opened) == PAGES
+    per_replica = {name: sum(page["replica"] == name for page in opened) for name in REPLICAS}
+    even = PAGES / len(REPLICAS)
+    # Each replica within a quarter of an even share: 6 to 10 of 24 pages over three.
+    for count in per_replica.values():
+        assert abs(count - even) <= even / 4, per_replica
+    assert all(page["moved"] is None for page in opened), "a websocket was re-balanced"
+    # One build per page, on the replica that rendered it: a websocket that reached another
+    # replica would have made that one build the page a second time.
+    deadline = time.monotonic() + 30
+    while True:
+        after = balancer.builds()
+        built = {name: len(after[name]) - len(before[name]) for name in REPLICAS}
+        if built == per_replica or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert built == per_replica
+    assert balancer.server_errors() == []
+
+
+@pytest.mark.browser
+def test_updates_flow_in_chromium_through_the_balancer(balancer, chromium):
+    context = chromium.new_context()
+    try:
+        page = open_lab_page(context, f"{balancer.base}/app")
+        replica = {c["name"]: c["value"] for c in context.cookies()}.get("SRV")
+        assert replica in REPLICAS
+        before = page.evaluate(WEIGHTS_JS)
+        page.evaluate(SET_TEMPERATURE_JS, LOG10_T)
+        page.wait_for_function(
+            f"old => JSON.stringify(({WEIGHTS_JS})()) !== JSON.stringify(old)",
+            arg=before,
+            timeout=30_000,
+        )
+        assert page.evaluate(WEIGHTS_JS) != pytest.approx(before, abs=1e-3)
+        page.wait_for_function("() => location.search.includes('temperature=')", timeout=30_000)
+    finally:
+        context.close()
+    assert balancer.server_errors() == []
+
+
+def _settled_weights(page, temperature: float) -> tuple[list[float], str]:
+    """Move the slider to `temperature`, wait for the new weights and the URL, return both."""
+    before = page.evaluate(WEIGHTS_JS)
+    page.evaluate(SET_TEMPERATURE_JS, temperature)
+    page.wait_for_function(
+        f"old => JSON.stringify(({WEIGHTS_JS})()) !== JSON.stringify(old)",
+        arg=before,
+        timeout=30_000,
+    )
+    page.wait_for_function("() => location.search.includes('temperature=')", timeout=30_000)
+    page.wait_for_timeout(1000)  # let a late update land
+    return page.evaluate(WEIGHTS_JS), page.url
+
+
+@pytest.mark.browser
+def test_a_replica_stops_mid_lesson_its_pages_come_back_elsewhere_and_the_rest_never_notice(
+    balancer, chromium
+):
+    contexts, pages, victim = [], [], None
+    try:
+        # Six students, each with their own browser profile and their own lab on screen.
+        for index in range(6):
+            context = chromium.new_context()
+            contexts.append(context)
+            page = open_lab_page(context, f"{balancer.base}/app")
+            weights, url = _settled_weights(page, 0.1 + 0.15 * index)
+            page.evaluate("() => { window.__sameDocument = true; }")
+            replica = {c["name"]: c["value"] for c in context.cookies()}["SRV"]
+            pages.append(
+                {"page": page, "context": context, "weights": weights, "url": url, "on": replica}
+            )
+        counts = {name: sum(p["on"] == name for p in pages) for name in REPLICAS}
+        victim = max(counts, key=counts.get)
+        assert 0 < counts[victim] < len(pages), counts
+        moved = [p for p in pages if p["on"] == victim]
+        stayed = [p for p in pages if p["on"] != victim]
+
+        balancer.replicas[victim].process.kill()  # the replica dies without a goodbye
+        balancer.replicas[victim].process.wait(timeout=20)
+        balancer.wait_for_state(victim, up=False)
+
+        for record in moved:
+            page = record["page"]
+            # The page reloads itself through the balancer onto a live replica...
+            page.wait_for_function("() => window.__sameDocument === undefined", timeout=90_000)
+            page.wait_for_function(LAB_READY_JS, timeout=90_000)
+            now = {c["name"]: c["value"] for c in record["context"].cookies()}["SRV"]
+            assert now in REPLICAS and now != victim
+            # ...and comes back exactly as it was, from its URL.
+            assert page.url == record["url"]
+            assert page.evaluate(WEIGHTS_JS) == pytest.approx(record["weights"], abs=1e-6)
+        for record in stayed:
+            # The pages on the other replicas never noticed: same document, same lab.
+            page = record["page"]
+            assert page.evaluate("() => window.__sameDocument") is True
+            assert page.url == record["url"]
+            assert page.evaluate(WEIGHTS_JS) == pytest.approx(record["weights"], abs=1e-6)
+        for record in pages:  # and every page answers its slider again
+            weights, _ = _settled_weights(record["page"], 0.95)
+            assert weights != pytest.approx(record["weights"], abs=1e-3)
+        assert all(p["page"].evaluate("() => window.__sameDocument") is True for p in stayed)
+    finally:
+        for context in contexts:
+            context.close()
+        # Bring the replica back for whatever runs next; HAProxy takes it in again.
+        if victim is not None and balancer.replicas[victim].process.poll() is not None:
+            balancer.restart(victim)
+    assert balancer.server_errors() == []
