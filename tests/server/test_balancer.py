@@ -83,8 +83,6 @@ def loopback_config(shipped: str, bind: str, servers: dict[str, int]) -> str:
     return "\n".join(out) + "\n"
 
 
-
-
 def lab_args(port: int, balancer_port: int) -> list[str]:
     """What compose.yaml runs in each replica, on a loopback port."""
     return [
