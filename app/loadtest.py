@@ -4,6 +4,8 @@
     python -m app.loadtest --sessions 50 --wave-sessions 6 --busy-seconds 15   # ~4 minutes
     python -m app.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
     python -m app.loadtest --sessions 2 --busy 1 --busy-seconds 2 --waves 4 --wave-sessions 40
+    python -m app.loadtest --target http://127.0.0.1:8080/app --sessions 60 --waves 0
+    python -m app.loadtest --compare-haproxy --sessions 20 --busy 20 --waves 0
 
 The last checks that closed sessions are freed: waves that follow a big crowd fit inside the
 memory the crowd left behind and can hide a leak, so start from an almost empty server.
@@ -15,6 +17,15 @@ make --busy of them move the temperature slider --rate times a second for --busy
 --waves rounds of --wave-sessions sessions that open, move the slider and close (memory after
 each wave). Bounded: loopback only, a hard time budget (--max-seconds), and it stops by itself;
 a run cut short by the budget reports what it measured and counts the cut as an error.
+
+Behind a balancer: --target aims at an address that is already serving (a balancer in front of
+replicas, e.g. deploy/compose.yaml) and reports how many sessions each replica got, read from
+the cookie the balancer sets on each websocket's upgrade (--replica-cookie: SRV for the shipped
+HAProxy, LABSRV for the Kubernetes Ingress). --compare-haproxy starts one server and HAProxy in
+front of it (deploy/haproxy.cfg, only its bind and server lines replaced) and runs the same
+crowd straight at the server and then through HAProxy, with HAProxy's own CPU, so the figures
+show what the balancer adds. Pass --server-pid (repeatable) for the replicas' CPU and memory and
+--balancer-pid for the balancer's.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ import ipaddress
 import json
 import math
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -43,6 +56,7 @@ import psutil
 
 CONNECT_TIMEOUT_S = 60.0
 REPLY_TIMEOUT_S = 10.0
+HAPROXY_CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg"
 
 
 class BudgetExceeded(RuntimeError):
@@ -56,7 +70,12 @@ class Tally:
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     changes_sent: int = 0
+    replicas: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def opened_on(self, replica: str) -> None:
+        with self.lock:
+            self.replicas[replica] = self.replicas.get(replica, 0) + 1
 
     def latency(self, ms: float) -> None:
         with self.lock:
@@ -74,8 +93,12 @@ class Tally:
 class Student:
     """One browser-like session: pull the document, then move one control on request."""
 
-    def __init__(self, url: str, control: str, source: str, tally: Tally):
+    def __init__(
+        self, url: str, control: str, source: str, tally: Tally, replica_cookie: str | None = None
+    ):
         self.url, self.control_name, self.source_name, self.tally = url, control, source, tally
+        self.replica_cookie = replica_cookie
+        self.replica: str | None = None
         self.ready = threading.Event()
         self.done = threading.Event()
         self.failed: str | None = None
@@ -101,7 +124,12 @@ class Student:
                 raise RuntimeError(f"connection refused: {self.session.error_detail}")
             # Browsers send websocket frames without Nagle's delay; bokeh.client does not, and a
             # change (three frames) then waited ~40 ms for the server's delayed ACK.
-            self.session._connection._socket._socket.protocol.set_nodelay(True)
+            websocket = self.session._connection._socket._socket
+            websocket.protocol.set_nodelay(True)
+            if self.replica_cookie:
+                # A balancer that picked a replica for this websocket says which in its cookie.
+                self.replica = replica_from_headers(websocket.headers, self.replica_cookie)
+                self.tally.opened_on(self.replica or "(no cookie)")
             self._find_models()
             # A browser announces that it has rendered the page; Panel only starts streaming
             # held updates (and runs onload callbacks) for a document after that.
@@ -185,6 +213,67 @@ class Student:
             self.done.wait(5)
 
 
+def replica_from_headers(headers, cookie: str) -> str | None:
+    """The value of cookie `cookie` in a response's Set-Cookie headers, if it sets one."""
+    values = headers.get_list("Set-Cookie") if hasattr(headers, "get_list") else []
+    for value in values:
+        match = re.match(rf"\s*{re.escape(cookie)}=([^;]*)", value)
+        if match:
+            return match.group(1)
+    return None
+
+
+def haproxy_config(shipped: str, bind: str, servers: dict[str, int]) -> str:
+    """The shipped HAProxy configuration with only its bind and server lines replaced.
+
+    Every global, defaults, frontend and backend setting stays; the `server` lines (shipped as
+    `server rN HOST:PORT cookie rN`) become one line per entry of `servers`, on loopback."""
+    out, placed = [], False
+    for line in shipped.splitlines():
+        words = line.split()
+        indent = line[: len(line) - len(line.lstrip())]
+        if words[:1] == ["bind"]:
+            out.append(f"{indent}bind {bind}")
+        elif words[:1] == ["server"]:
+            if not placed:
+                out += [
+                    f"{indent}server {name} 127.0.0.1:{port} cookie {name}"
+                    for name, port in servers.items()
+                ]
+                placed = True
+        else:
+            out.append(line)
+    if not placed:
+        raise ValueError("the HAProxy configuration has no server lines")
+    return "\n".join(out) + "\n"
+
+
+def start_haproxy(
+    config: Path, log_dir: Path, server_ports: dict[str, int]
+) -> tuple[subprocess.Popen, int]:
+    """HAProxy running `config` in front of loopback servers; returns it and its port."""
+    binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    if not Path(binary).exists():
+        raise SystemExit("loadtest: HAProxy is not installed (apt-get install haproxy)")
+    port = free_port()
+    derived = log_dir / "haproxy.cfg"
+    derived.write_text(haproxy_config(config.read_text(), f"127.0.0.1:{port}", server_ports))
+    with open(log_dir / "haproxy.log", "wb") as log:
+        process = subprocess.Popen([binary, "-db", "-f", str(derived)], stdout=log, stderr=log)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"loadtest: HAProxy exited:\n{(log_dir / 'haproxy.log').read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as reply:
+                if reply.status == 200:
+                    return process, port
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("loadtest: HAProxy did not answer in 30 s")
+
+
 def require_loopback(url: str) -> None:
     host = urlparse(url).hostname or ""
     addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
@@ -230,9 +319,19 @@ def start_server(log_path: Path, threads: int) -> tuple[subprocess.Popen, str]:
 class Run:
     """The phases of one load test, sharing a deadline, a tally and the server's PID."""
 
-    def __init__(self, options: argparse.Namespace, url: str, pid: int | None):
-        self.options, self.url = options, url
-        self.server = psutil.Process(pid) if pid else None
+    def __init__(
+        self,
+        options: argparse.Namespace,
+        url: str,
+        pids: list[int] | int | None,
+        balancer_pid: int | None = None,
+        replica_cookie: str | None = None,
+    ):
+        self.options, self.url, self.replica_cookie = options, url, replica_cookie
+        pids = [pids] if isinstance(pids, int) else list(pids or [])
+        self.servers = [psutil.Process(pid) for pid in pids]
+        self.server = self.servers[0] if self.servers else None
+        self.balancer = psutil.Process(balancer_pid) if balancer_pid else None
         self.deadline = time.monotonic() + options.max_seconds
         self.tally = Tally()
         self.report: dict = {"url": url, "errors": [], "phases": {}}
@@ -243,15 +342,21 @@ class Run:
 
     def cpu_s(self) -> float | None:
         """CPU seconds the server has used so far (user + system)."""
-        if self.server is None:
+        if not self.servers:
             return None
-        times = self.server.cpu_times()
+        return sum(t.user + t.system for t in (p.cpu_times() for p in self.servers))
+
+    def balancer_cpu_s(self) -> float | None:
+        if self.balancer is None:
+            return None
+        times = self.balancer.cpu_times()
         return times.user + times.system
 
     def rss_mb(self) -> float | None:
-        if self.server is None:
+        """Memory of the server process (summed over replicas when there are several)."""
+        if not self.servers:
             return None
-        return self.server.memory_info().rss / 2**20
+        return sum(p.memory_info().rss for p in self.servers) / 2**20
 
     def open_students(self, count: int, students: list[Student]) -> tuple[float, bool]:
         """Open `count` sessions into `students`, at most --connect-concurrency at once.
@@ -264,7 +369,9 @@ class Run:
             if time.monotonic() > self.deadline:
                 cut = True
                 break
-            student = Student(self.url, self.options.control, self.options.source, self.tally)
+            student = Student(
+                self.url, self.options.control, self.options.source, self.tally, self.replica_cookie
+            )
             student.start()
             students.append(student)
             window.append(student)
@@ -329,7 +436,7 @@ class Run:
         self.open_students(1, warm)
         self.close_students(warm)
         base = phase["rss_base_mb"] = self.settle()
-        cpu_before_open = self.cpu_s()
+        cpu_before_open, balancer_before_open = self.cpu_s(), self.balancer_cpu_s()
         students: list[Student] = []
         try:
             rate, cut = self.open_students(options.sessions, students)
@@ -338,15 +445,21 @@ class Run:
             cpu_after_open = self.cpu_s()
             if cpu_before_open is not None and opened:
                 phase["server_cpu_s_per_session_open"] = (cpu_after_open - cpu_before_open) / opened
+            if balancer_before_open is not None and opened:
+                used = self.balancer_cpu_s() - balancer_before_open
+                phase["balancer_cpu_ms_per_session_open"] = used / opened * 1000.0
             crowd = phase["rss_with_sessions_mb"] = self.rss_mb()
             if base and crowd and opened:
                 phase["rss_per_session_mb"] = (crowd - base) / opened
             if cut:
                 raise BudgetExceeded(f"time budget of {options.max_seconds} s used up")
+            if self.replica_cookie:
+                phase["sessions_per_replica"] = dict(sorted(self.tally.replicas.items()))
             busy = students[: options.busy]
             phase["busy_sessions"] = len(busy)
             before = len(self.tally.latencies_ms)
             server_cpu, client_cpu, wall = self.cpu_s(), _own_cpu_s(), time.perf_counter()
+            balancer_cpu = self.balancer_cpu_s()
             phase["achieved_rate_per_session"] = self.drive(
                 busy, options.rate, options.busy_seconds
             )
@@ -363,6 +476,10 @@ class Run:
                     server_cpu = self.cpu_s() - server_cpu
                     phase["server_cpu_ms_per_change"] = server_cpu / latencies.size * 1000.0
                     phase["server_cpu_share_while_busy"] = server_cpu / wall
+                if balancer_cpu is not None:
+                    balancer_cpu = self.balancer_cpu_s() - balancer_cpu
+                    phase["balancer_cpu_ms_per_change"] = balancer_cpu / latencies.size * 1000.0
+                    phase["balancer_cpu_share_while_busy"] = balancer_cpu / wall
             if latencies.size:
                 phase["latency_p50_ms"] = float(np.percentile(latencies, 50))
                 phase["latency_p95_ms"] = float(np.percentile(latencies, 95))
@@ -408,6 +525,8 @@ class Run:
             self.tally.error(str(exc))
         self.report["errors"] = list(self.tally.errors)
         self.report["changes_sent"] = self.tally.changes_sent
+        if self.replica_cookie:
+            self.report["sessions_per_replica"] = dict(sorted(self.tally.replicas.items()))
         self.report["client_cpu_s"] = sum(psutil.Process().cpu_times()[:2])
         self.report["seconds"] = time.perf_counter() - started
         return self.report
@@ -451,6 +570,17 @@ def render(report: dict) -> str:
             f"{_fmt(crowd.get('latency_p95_ms'), ' ms')}, max {_fmt(crowd.get('latency_max_ms'), ' ms')}",
             f"  server RSS after close {_fmt(crowd.get('rss_after_close_mb'), ' MB')}",
         ]
+        if "balancer_cpu_ms_per_change" in crowd or "balancer_cpu_ms_per_session_open" in crowd:
+            lines.append(
+                f"  balancer CPU           "
+                f"{_fmt(crowd.get('balancer_cpu_ms_per_session_open'), ' ms', 2)} per session "
+                f"opened, {_fmt(crowd.get('balancer_cpu_ms_per_change'), ' ms', 3)} per change "
+                f"(busy {_fmt(_pct(crowd.get('balancer_cpu_share_while_busy')), '%', 1)} of a core)"
+            )
+    per_replica = report.get("sessions_per_replica")
+    if per_replica is not None:
+        counts = ", ".join(f"{name} {count}" for name, count in per_replica.items()) or "none"
+        lines.append(f"  sessions per replica   {counts}")
     waves = report["phases"].get("waves")
     if waves:
         after = ", ".join(_fmt(v, " MB") for v in waves["rss_after_each_wave_mb"])
@@ -469,7 +599,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--url", help="an already running lab on loopback (default: start one)")
-    add("--server-pid", type=int, help="PID of the --url server, for its memory figures")
+    add(
+        "--target",
+        metavar="URL",
+        help="the app's address on an already running balancer (loopback), e.g. "
+        "http://127.0.0.1:8080/app: starts no server, reports sessions per replica",
+    )
+    add(
+        "--replica-cookie",
+        default="SRV",
+        help="the balancer's stickiness cookie, naming the replica (default SRV, as in "
+        "deploy/haproxy.cfg; LABSRV for deploy/k8s)",
+    )
+    add(
+        "--server-pid",
+        type=int,
+        action="append",
+        help="PID of a server behind --url/--target, for CPU and memory figures (repeatable)",
+    )
+    add("--balancer-pid", type=int, help="PID of the balancer behind --target, for its CPU")
+    add(
+        "--compare-haproxy",
+        action="store_true",
+        help="start a server and HAProxy in front of it; run the crowd phase directly, then "
+        "through HAProxy (waves skipped), and report both",
+    )
+    add("--haproxy-config", type=Path, default=HAPROXY_CONFIG, help="(default deploy/haproxy.cfg)")
     add("--sessions", type=int, default=200, help="concurrent sessions (default 200)")
     add("--busy", type=int, default=50, help="of those, sessions moving a control (default 50)")
     add("--rate", type=float, default=5.0, help="changes per second per busy session (default 5)")
@@ -496,6 +651,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("loadtest: --busy must be between 0 and --sessions")
     if options.rate <= 0 or options.max_seconds <= 0:
         raise SystemExit("loadtest: --rate and --max-seconds must be positive")
+    if sum(bool(x) for x in (options.url, options.target, options.compare_haproxy)) > 1:
+        raise SystemExit("loadtest: use one of --url, --target and --compare-haproxy")
     # The client must know every Bokeh model the page uses, as a browser knows their JS: Panel's,
     # and the lab's own (a ReactiveHTML view registers its data model on import).
     import pkgutil
@@ -510,25 +667,52 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             pass
 
-    process = None
+    process = balancer = None
     log_dir = tempfile.mkdtemp(prefix="attention-lab-load-")
     log_path = Path(log_dir) / "server.log"
-    if options.url:
-        require_loopback(options.url)
-        url, pid = options.url, options.server_pid
+    cookie = None
+    if options.url or options.target:
+        url = options.url or options.target
+        require_loopback(url)
+        pids = options.server_pid
+        cookie = options.replica_cookie if options.target else None
     else:
         process, url = start_server(log_path, options.num_threads)
-        pid = process.pid
+        pids = [process.pid]
     try:
-        run = Run(options, url, pid)
-        report = run.execute([run.phase_crowd, run.phase_waves])
+        if options.compare_haproxy:
+            port = int(urlparse(url).port)
+            balancer, balancer_port = start_haproxy(
+                options.haproxy_config, Path(log_dir), {"r1": port}
+            )
+            through = f"http://127.0.0.1:{balancer_port}{urlparse(url).path}"
+            runs = {}
+            for name, target, proxy in (("direct", url, None), ("haproxy", through, balancer)):
+                run = Run(
+                    options,
+                    target,
+                    pids,
+                    proxy.pid if proxy else None,
+                    options.replica_cookie if proxy else None,
+                )
+                runs[name] = run.execute([run.phase_crowd])
+            report = {
+                "url": url,
+                "compare": runs,
+                "errors": [f"{n}: {e}" for n, r in runs.items() for e in r["errors"]],
+                "seconds": sum(r["seconds"] for r in runs.values()),
+            }
+        else:
+            run = Run(options, url, pids, options.balancer_pid, cookie)
+            report = run.execute([run.phase_crowd, run.phase_waves])
     finally:
-        if process is not None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        for child, stop in ((balancer, signal.SIGTERM), (process, signal.SIGINT)):
+            if child is not None:
+                child.send_signal(stop)
+                try:
+                    child.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    child.kill()
     if process is not None:
         server_errors = [
             line
@@ -537,7 +721,14 @@ def main(argv: list[str] | None = None) -> int:
         ]
         report["server_log_errors"] = server_errors[:20]
         report["errors"] += [f"server log: {line}" for line in server_errors[:20]]
-    print(render(report))
+    if "compare" in report:
+        for name, part in report["compare"].items():
+            print(f"[{name}] " + render(part))
+        print(f"errors (both runs and the server log): {len(report['errors'])}")
+        for error in report["errors"][:20]:
+            print(f"  - {error}")
+    else:
+        print(render(report))
     if options.json:
         options.json.write_text(json.dumps(report, indent=2))
     return 0 if not report["errors"] else 1

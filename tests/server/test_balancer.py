@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from labserver import (
     session_token,
     start_lab,
 )
+
+from app.loadtest import haproxy_config
 
 pytestmark = pytest.mark.server
 
@@ -60,27 +63,6 @@ def shipped_servers(config: str) -> list[tuple[str, str, str]]:
             cookie = words[words.index("cookie") + 1] if "cookie" in words else ""
             found.append((words[1], words[2], cookie))
     return found
-
-
-def loopback_config(shipped: str, bind: str, servers: dict[str, int]) -> str:
-    """The shipped configuration with only its bind and server lines pointed at loopback."""
-    out, placed = [], False
-    for line in shipped.splitlines():
-        words = line.split()
-        indent = line[: len(line) - len(line.lstrip())]
-        if words[:1] == ["bind"]:
-            out.append(f"{indent}bind {bind}")
-        elif words[:1] == ["server"]:
-            if not placed:  # the shipped lines' form: `server rN HOST:PORT cookie rN`
-                out += [
-                    f"{indent}server {name} 127.0.0.1:{port} cookie {name}"
-                    for name, port in servers.items()
-                ]
-                placed = True
-        else:
-            out.append(line)
-    assert placed, "the shipped configuration has no server lines"
-    return "\n".join(out) + "\n"
 
 
 def lab_args(port: int, balancer_port: int) -> list[str]:
@@ -179,7 +161,7 @@ def balancer(tmp_path_factory):
     port = free_port()
     replicas, ports = _start_replicas(tmp, port)
     cfg = tmp / "haproxy.cfg"
-    cfg.write_text(loopback_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
+    cfg.write_text(haproxy_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
     log_path = tmp / "haproxy.log"
     log = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
     process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
@@ -232,8 +214,9 @@ def test_shipped_haproxy_config_is_valid_and_sticky_by_inserted_cookie(tmp_path)
     assert len(servers) >= 2 and all(cookie == name for name, _, cookie in servers)
     tunnel = next(line for line in lines if line.startswith("timeout tunnel "))
     assert tunnel.endswith("h") and int(tunnel.split()[-1][:-1]) >= 2  # a lecture and a nap
-    # The configuration the balancer tests run is the shipped one with loopback servers.
-    derived = loopback_config(shipped, "127.0.0.1:18080", {"r1": 1, "r2": 2, "r3": 3})
+    # The configuration the balancer tests (and app.loadtest) run is the shipped one with
+    # loopback servers: every other line is kept, in order.
+    derived = haproxy_config(shipped, "127.0.0.1:18080", {"r1": 1, "r2": 2, "r3": 3})
     kept = [line for line in shipped.splitlines() if line.split()[:1] not in (["bind"], ["server"])]
     assert [line for line in derived.splitlines() if line in kept] == kept
     cfg = tmp_path / "loopback.cfg"
@@ -473,3 +456,27 @@ def test_a_replica_stops_mid_lesson_its_pages_come_back_elsewhere_and_the_rest_n
         if victim is not None and balancer.replicas[victim].process.poll() is not None:
             balancer.restart(victim)
     assert balancer.server_errors() == []
+
+
+def test_load_tool_aimed_at_the_balancer_reports_sessions_per_replica(balancer, tmp_path):
+    out = tmp_path / "through.json"
+    command = [sys.executable, "-m", "app.loadtest", "--target", f"{balancer.base}/app"]
+    command += ["--sessions", "6", "--busy", "3", "--busy-seconds", "2", "--waves", "0"]
+    command += ["--settle-seconds", "1", "--max-seconds", "150", "--json", str(out)]
+    for server in balancer.replicas.values():
+        command += ["--server-pid", str(server.process.pid)]
+    command += ["--balancer-pid", str(balancer.haproxy.pid)]
+    result = subprocess.run(
+        command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=200
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    assert report["errors"] == []
+    # The warm-up session and six more, each counted on the replica HAProxy named.
+    per_replica = report["sessions_per_replica"]
+    assert set(per_replica) == set(REPLICAS), per_replica
+    assert sum(per_replica.values()) == 7
+    crowd = report["phases"]["crowd"]
+    assert crowd["opened"] == 6 and crowd["changes"] > 0
+    assert crowd["balancer_cpu_share_while_busy"] >= 0 and crowd["server_cpu_ms_per_change"] > 0
+    assert "sessions per replica" in result.stdout
