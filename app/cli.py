@@ -47,6 +47,7 @@ ENV = {
     "log_level": "ATTENTION_LAB_LOG_LEVEL",
     "assets_dir": "ATTENTION_LAB_ASSETS_DIR",
     "panel_args": "ATTENTION_LAB_PANEL_ARGS",
+    "preload": "ATTENTION_LAB_PRELOAD",
 }
 # Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
 BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
@@ -218,6 +219,15 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         f"installed share/attention-lab/assets; env {ENV['assets_dir']})",
     )
     parser.add_argument(
+        "--preload",
+        action="append",
+        metavar="MODEL",
+        default=[m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m],
+        help="load this trained model in the background as soon as the server starts, so the "
+        "first page to open it does not wait (repeatable; e.g. smollm2-135m; default none: a "
+        f"model loads when a page first asks for it; env {ENV['preload']}, comma-separated)",
+    )
+    parser.add_argument(
         "--print-command",
         action="store_true",
         help="print the equivalent `panel serve` arguments and exit without serving",
@@ -372,7 +382,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     if not SERVE_SCRIPT.is_file():
         raise SystemExit(f"attention-lab: error: the served script {SERVE_SCRIPT} is missing")
+    preload(options.preload)
     serve(args)
+
+
+def preload(names: Sequence[str]) -> None:
+    """Start loading each named model in a background thread of this (the server's) process;
+    every session then shares the one copy. An unknown or missing model stops the start-up."""
+    if not names:
+        return
+    from engine import trained
+
+    known = {name: (ok, reason) for name, _, ok, reason in trained.available()}
+    for name in names:
+        if name not in known:
+            raise SystemExit(
+                f"attention-lab: error: --preload {name}: not one of {', '.join(known)}"
+            )
+        if not known[name][0]:
+            raise SystemExit(f"attention-lab: error: --preload {name}: {known[name][1]}")
+        trained.start_loading(name)
 
 
 if __name__ == "__main__":

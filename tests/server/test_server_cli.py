@@ -112,6 +112,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
         "ATTENTION_LAB_LOG_LEVEL": "WARNING",
         "ATTENTION_LAB_ASSETS_DIR": str(tmp_path),
         "ATTENTION_LAB_PANEL_ARGS": "--use-xheaders --prefix lab",
+        "ATTENTION_LAB_PRELOAD": "smollm2-135m",
     }
     assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
     args, options = cli.panel_serve_args([], env=env)
@@ -128,6 +129,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
     assert _option(args, "--log-level") == ["warning"]
     assert _option(args, "--static-dirs") == [f"assets={tmp_path}"]
     assert args[-3:] == ["--use-xheaders", "--prefix", "lab"]
+    assert options.preload == ["smollm2-135m"]
 
 
 def test_flags_win_over_environment():
