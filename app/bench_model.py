@@ -19,6 +19,17 @@ import numpy as np
 from app.bench_ui import _lab_in_document, _stats
 
 
+# Table rows of the experiments table, looking through every shadow root.
+ROWS_AT_LEAST = """n => {
+  const count = root => {
+    let c = root.querySelectorAll('table.lab-experiments tr.run').length;
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) c += count(el.shadowRoot);
+    return c;
+  };
+  return count(document) >= n;
+}"""
+
+
 def _fmt(stats: tuple[float, float]) -> str:
     return f"{stats[0]:7.2f} / {stats[1]:7.2f}"
 
@@ -58,9 +69,11 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
 
     from engine.trained.experiments import EXPERIMENTS
 
+    start = m.text
     for name in EXPERIMENTS:
         samples = []
         for _ in range(max(5, repeats // 4)):
+            m.try_update(text=start, extra=[])  # an experiment shows its "after": start over
             t0 = time.perf_counter()
             if m.run_experiment(name) is None:
                 raise RuntimeError(f"{name}: {m.error}")
@@ -118,13 +131,7 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
             for i in range(max(5, repeats // 2)):
                 t0 = time.perf_counter()
                 run.click()
-                page.wait_for_function(
-                    "n => document.body.innerHTML.length > 0 && "
-                    "[...document.querySelectorAll('*')].some(e => e.shadowRoot && "
-                    "e.shadowRoot.querySelectorAll('table.lab-experiments tr.run').length >= n)",
-                    arg=i + 1,
-                    timeout=10000,
-                )
+                page.wait_for_function(ROWS_AT_LEAST, arg=i + 1, timeout=10000)
                 runs.append(time.perf_counter() - t0)
             chrome.close()
     finally:
