@@ -99,11 +99,11 @@ class PredictionView(pn.viewable.Viewer):
         )
         names = [t if t == "all others" else shown_token(t) for t in tokens]
         set_rows(self.figure, [f"✓ {t}" if ok else t for t, ok in zip(names, correct, strict=True)])
-        title = f"The model's answer: {shown_token(prediction.answer_after)}"
+        title = f"Answer: {shown_token(prediction.answer_after)}"
         if prediction.answer_after != prediction.answer_before:
             title += f" (was {shown_token(prediction.answer_before)})"
         if prediction.expected is not None:
-            title += f" · correct: {shown_token(prediction.expected)}"
+            title += f" · right: {shown_token(prediction.expected)}"
         if self.figure.title.text != title:
             self.figure.title.text = title
 
