@@ -16,8 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.bench_ui import _lab_in_document, _stats
-
+from app.bench_ui import _lab_in_document, _stats, key_press_to_redraw
 
 # Table rows of the experiments table, looking through every shadow root.
 ROWS_AT_LEAST = """n => {
@@ -88,13 +87,13 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
 
     checkout = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(checkout))
-    from tests.browser.labpage import CHROMIUM_ARGS, FIND_SLIDER, LabServer, chromium_path
+    from tests.browser.labpage import CHROMIUM_ARGS, LabServer, chromium_path
 
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")
     server = LabServer()
-    rotate, runs = [], []
+    runs = []
     loaded = (
         "() => window.Bokeh && Bokeh.documents.length > 0 && "
         "Bokeh.documents[0].get_model_by_name('prediction') !== null && "
@@ -106,25 +105,9 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
             page = chrome.new_page(viewport={"width": 1920, "height": 1080})
             page.goto(server.url + "?model=binding")
             page.wait_for_function(loaded, timeout=30000)
-            page.evaluate(
-                """() => {
-                  const src = Bokeh.documents[0].get_model_by_name('prediction');
-                  window.__redrawn = 0;
-                  src.change.connect(() => { window.__redrawn = performance.now(); });
-                  document.addEventListener('keydown', () => {
-                    window.__pressed = performance.now(); }, true);
-                }"""
+            rotate = key_press_to_redraw(
+                page, "prediction", "Rotate this head's query", ("PageUp", "PageDown"), repeats
             )
-            handles = page.locator(".noUi-handle")
-            handle = handles.nth(handles.evaluate_all(FIND_SLIDER, "Rotate this head's query"))
-            handle.focus()
-            for i in range(repeats + 3):
-                page.evaluate("() => { window.__redrawn = 0; }")
-                handle.press("PageUp" if i % 2 == 0 else "PageDown")
-                page.wait_for_function("() => window.__redrawn > 0", timeout=10000)
-                if i >= 3:
-                    rotate.append(page.evaluate("() => window.__redrawn - window.__pressed") / 1e3)
-                page.wait_for_timeout(100)
             page.get_by_text("Experiments", exact=True).first.click()
             run = page.get_by_role("button", name="Run", exact=True)
             run.wait_for(timeout=10000)

@@ -100,6 +100,37 @@ def server_side(distractors: int, repeats: int) -> dict:
     }
 
 
+def key_press_to_redraw(page, source: str, slider: str, keys: tuple[str, str], repeats: int):
+    """Seconds from a key press on `slider` to a change of the named source, timed in the page
+    (alternating the two keys, three warm-up presses first)."""
+    from tests.browser.labpage import FIND_SLIDER
+
+    page.evaluate(
+        """name => {
+          const src = Bokeh.documents[0].get_model_by_name(name);
+          window.__redrawn = 0;
+          src.change.connect(() => { window.__redrawn = performance.now(); });
+          document.addEventListener('keydown', () => {
+            window.__pressed = performance.now(); }, true);
+        }""",
+        source,
+    )
+    handles = page.locator(".noUi-handle")
+    handle = handles.nth(handles.evaluate_all(FIND_SLIDER, slider))
+    if "PageUp" in keys:  # the page gives each slider its coarse keys once it has drawn it
+        page.wait_for_function("h => h.dataset.labCoarse === '1'", arg=handle.element_handle())
+    handle.focus()
+    samples = []
+    for i in range(repeats + 3):
+        page.evaluate("() => { window.__redrawn = 0; }")
+        handle.press(keys[i % 2])
+        page.wait_for_function("() => window.__redrawn > 0", timeout=10000)
+        if i >= 3:
+            samples.append(page.evaluate("() => window.__redrawn - window.__pressed") / 1e3)
+        page.wait_for_timeout(120)  # let the previous update settle between presses
+    return samples
+
+
 def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float]:
     """Key press on the angle slider -> `weights` data changed in the page, timed in the page."""
     from playwright.sync_api import sync_playwright
@@ -108,7 +139,7 @@ def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float
     if not (checkout / "tests" / "browser" / "labpage.py").is_file():
         raise SystemExit("--browser needs the source checkout (it reuses tests/browser/labpage.py)")
     sys.path.insert(0, str(checkout))
-    from tests.browser.labpage import CHROMIUM_ARGS, FIND_SLIDER, LOADED, LabServer, chromium_path
+    from tests.browser.labpage import CHROMIUM_ARGS, LOADED, LabServer, chromium_path
 
     path = chromium_path()
     if path is None:
@@ -122,26 +153,9 @@ def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float
             query = f"?distractors={distractors}" if distractors else ""
             page.goto(server.url + query)
             page.wait_for_function(LOADED, timeout=30000)
-            page.evaluate(
-                """() => {
-                  const src = Bokeh.documents[0].get_model_by_name('weights');
-                  window.__redrawn = 0;
-                  src.change.connect(() => { window.__redrawn = performance.now(); });
-                  document.addEventListener('keydown', () => {
-                    window.__pressed = performance.now(); }, true);
-                }"""
+            samples = key_press_to_redraw(
+                page, "weights", "Query angle", ("ArrowRight", "ArrowLeft"), repeats
             )
-            handles = page.locator(".noUi-handle")
-            handle = handles.nth(handles.evaluate_all(FIND_SLIDER, "Query angle"))
-            handle.focus()
-            for i in range(repeats + 3):
-                page.evaluate("() => { window.__redrawn = 0; }")
-                handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-                page.wait_for_function("() => window.__redrawn > 0", timeout=10000)
-                dt = page.evaluate("() => window.__redrawn - window.__pressed")
-                if i >= 3:
-                    samples.append(dt / 1e3)
-                page.wait_for_timeout(120)  # let Panel's debounce window close between presses
             browser.close()
     finally:
         server.stop()
