@@ -485,6 +485,8 @@ class Run:
                 phase["latency_p95_ms"] = float(np.percentile(latencies, 95))
                 phase["latency_max_ms"] = float(latencies.max())
             phase["rss_while_busy_mb"] = self.rss_mb()
+            if self.balancer is not None:
+                phase["balancer_rss_while_busy_mb"] = self.balancer.memory_info().rss / 2**20
         finally:
             self.close_students(students)
         phase["rss_after_close_mb"] = self.settle()
@@ -575,7 +577,8 @@ def render(report: dict) -> str:
                 f"  balancer CPU           "
                 f"{_fmt(crowd.get('balancer_cpu_ms_per_session_open'), ' ms', 2)} per session "
                 f"opened, {_fmt(crowd.get('balancer_cpu_ms_per_change'), ' ms', 3)} per change "
-                f"(busy {_fmt(_pct(crowd.get('balancer_cpu_share_while_busy')), '%', 1)} of a core)"
+                f"(busy {_fmt(_pct(crowd.get('balancer_cpu_share_while_busy')), '%', 1)} of a core), "
+                f"RSS {_fmt(crowd.get('balancer_rss_while_busy_mb'), ' MB')}"
             )
     per_replica = report.get("sessions_per_replica")
     if per_replica is not None:

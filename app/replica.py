@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import uuid
 
 from bokeh.models import CustomJS
 from tornado.web import RequestHandler
 
-# One id per server process; a replica restarted under the same name gets a new one.
-PROCESS_ID = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+# One random id per server process; a replica restarted under the same name gets a new one.
+# Random only: /replica is public, so it names no host, address or PID.
+PROCESS_ID = uuid.uuid4().hex[:16]
 ENDPOINT = "replica"
 POLL_S = 2
 
