@@ -364,6 +364,14 @@ def test_a_class_from_one_address_spreads_over_replicas_and_each_page_stays_on_i
             break
         time.sleep(0.5)
     assert built == per_replica
+    # Each replica logged its builds under its own process id, the one its /replica names.
+    processes = set()
+    for server in balancer.replicas.values():
+        status, _, body = http_get(f"http://127.0.0.1:{server.port}/replica")
+        assert status == 200
+        processes.add(json.loads(body)["process"])
+        assert {m.group(1) for m in BUILT.finditer(server.log())} == {json.loads(body)["process"]}
+    assert len(processes) == len(REPLICAS)
     assert balancer.server_errors() == []
 
 
