@@ -25,8 +25,7 @@ from app.views.entropy import EntropyView
 from app.views.export import ExportView
 from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
-from app.views.lessons import FIRST_MODEL_STEP, LessonsView
-from app.views.lessons import _is_model as _is_model_step
+from app.views.lessons import FIRST_MODEL_STEP, LessonsView, is_model_step
 from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
@@ -223,28 +222,32 @@ class Lab:
         with doc.models.freeze(), pn.io.hold(doc):
             self._show_source()
 
+    def _build_model_views(self) -> None:
+        """The trained model's controls, answer and experiments, styled like the rest."""
+        from app.views.model import ModelMainView, ModelPanel
+
+        self.model_panel = ModelPanel(self.sources.model)
+        self.model_main = ModelMainView(self.sources.model)
+        figure = self.model_main.prediction.figure
+        slim([figure])
+        floor_text([figure])
+        self._text_scale.add([figure])
+        if self.tools.presenter:
+            self._text_scale.apply(PRESENTER_TEXT_SCALE)
+        self._model_side.objects = [self.model_panel]
+        self._prediction = self.model_main.prediction.__panel__()
+        grow(self._prediction, "lab-logits")
+        self.experiments_tab.objects = [self.model_main]
+
     def _show_source(self) -> None:
         model = self.sources.source == MODEL
         if model and self.model_panel is None:
-            from app.views.model import ModelMainView, ModelPanel
-
-            self.model_panel = ModelPanel(self.sources.model)
-            self.model_main = ModelMainView(self.sources.model)
-            slim([self.model_main.prediction.figure])
-            floor_text([self.model_main.prediction.figure])
-            self._text_scale.add([self.model_main.prediction.figure])
-            if self.tools.presenter:
-                self._text_scale.apply(PRESENTER_TEXT_SCALE)
-            self._model_side.objects = [self.model_panel]
-            prediction = self.model_main.prediction.__panel__()
-            grow(prediction, "lab-logits")
-            self._prediction = prediction
-            self.experiments_tab.objects = [self.model_main]
+            self._build_model_views()
         self.source_picker.value = SOURCE_LABELS_BY_NAME[self.sources.source]
         self._scenario_side.visible = not model
         self._model_side.visible = model
         self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
-        if model and not _is_model_step(self.lessons.step) and not self.lessons.lesson:
+        if model and not is_model_step(self.lessons.step) and not self.lessons.lesson:
             self.lessons.show(FIRST_MODEL_STEP)  # shown, not loaded: the student decides
         # The model's answer takes the logits' place in the first screen; the logits move below.
         first, below = ([self._prediction], [self._logits]) if model else ([self._logits], [])

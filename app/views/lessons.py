@@ -71,7 +71,7 @@ class LessonsView(pn.viewable.Viewer):
 
     def _target(self):
         """The state this step works on, with the page switched to its source."""
-        if _is_model(self.step):
+        if is_model_step(self.step):
             self._sources.source = "model"
             return self._sources.model
         if self._sources is not None:
@@ -80,7 +80,7 @@ class LessonsView(pn.viewable.Viewer):
 
     def _scratch(self):
         """A fresh state of the step's kind, to compute its set-up aside."""
-        if _is_model(self.step):
+        if is_model_step(self.step):
             from app.model_state import ModelState
 
             return ModelState()
@@ -172,7 +172,7 @@ class LessonsView(pn.viewable.Viewer):
         if self._before is None:
             return
         step, target = self.step, self._target()
-        after = reading(target) if _is_model(step) else target.snapshot
+        after = reading(target) if is_model_step(step) else target.snapshot
         try:
             measured = step.measure(self._before, after)
             confirmed = step.confirms(self._before, after)
@@ -181,7 +181,7 @@ class LessonsView(pn.viewable.Viewer):
             return
         # The reveal: the output before the action stays on the payload plane, faded. A trained
         # head's payload plane turns with its output, so an old output has no place in it.
-        if not _is_model(step):
+        if not is_model_step(step):
             self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.choices.value
         if choice is None:
@@ -215,5 +215,5 @@ class LessonsView(pn.viewable.Viewer):
         )
 
 
-def _is_model(step) -> bool:
+def is_model_step(step) -> bool:
     return getattr(step, "source", "scenarios") == "model"
