@@ -112,3 +112,14 @@ def test_a_language_model_link_shows_progress_then_its_head(open_lab):
     )
     assert page.data("weights")["label"][0] == "The @0"
     assert "model=smollm2-135m" in page.search() and "layer=13" in page.search()
+
+
+def test_a_trained_head_lesson_opens_the_model_and_measures_it(open_lab):
+    page = open_lab("?lesson=13")
+    page.wait_until(lambda: page.shows("Step 13 of"), "step 13")
+    page.wait_until(lambda: "model=binding" in page.search(), "the model source in the address")
+    page.click_button("Do it for me")
+    page.wait_until(lambda: page.data("prediction")["token"][0] == "7000", "the swapped answer")
+    page.click_button("Measure")
+    page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
+    assert page.shows("largest change of a weight in this head 0.000")
