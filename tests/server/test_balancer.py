@@ -110,24 +110,36 @@ class Balancer:
             if "Traceback" in line or " ERROR " in line or "Exception" in line
         ]
 
-    def wait_for_state(self, name: str, up: bool, timeout_s: float = 60.0) -> None:
-        """Wait until HAProxy's health check has taken replica `name` out (or back in)."""
+    def state_changes(self, name: str, up: bool) -> int:
+        """How many times HAProxy has logged replica `name` going UP (or DOWN)."""
+        pattern = re.compile(rf"Server labs/{name} is {'UP' if up else 'DOWN'}\b")
+        # HAProxy writes each state change to stderr and to its log (stdout): count one of them.
+        return sum(
+            1 for line in self.haproxy_log_text(full=True).splitlines() if pattern.match(line)
+        )
+
+    def wait_for_state(self, name: str, up: bool, seen: int = 0, timeout_s: float = 60.0) -> None:
+        """Wait until HAProxy's health check has taken replica `name` out (or back in) more
+        than `seen` times."""
         deadline = time.monotonic() + timeout_s
         wanted = "UP" if up else "DOWN"
-        pattern = re.compile(rf"Server labs/{name} is {wanted}")
         while time.monotonic() < deadline:
-            if pattern.search(self.haproxy_log.read_text(errors="replace")):
+            if self.state_changes(name, up) > seen:
                 return
             time.sleep(0.2)
         raise AssertionError(f"HAProxy never marked {name} {wanted}:\n{self.haproxy_log_text()}")
 
-    def haproxy_log_text(self) -> str:
-        return self.haproxy_log.read_text(errors="replace")[-4000:]
+    def haproxy_log_text(self, full: bool = False) -> str:
+        text = self.haproxy_log.read_text(errors="replace")
+        return text if full else text[-4000:]
 
     def restart(self, name: str) -> None:
+        """Start replica `name` again on its port and wait until HAProxy takes it back."""
+        seen = self.state_changes(name, up=True)
         port = self.ports[name]
         log = self.tmp / f"{name}-restarted-{time.monotonic_ns()}.log"
         self.replicas[name] = start_lab(lab_args(port, self.port), port, log)
+        self.wait_for_state(name, up=True, seen=seen)
 
 
 def _start_replicas(tmp: Path, balancer_port: int) -> tuple[dict[str, LabServer], dict[str, int]]:
@@ -433,9 +445,10 @@ def test_a_replica_stops_mid_lesson_its_pages_come_back_elsewhere_and_the_rest_n
         moved = [p for p in pages if p["on"] == victim]
         stayed = [p for p in pages if p["on"] != victim]
 
+        down_before = balancer.state_changes(victim, up=False)
         balancer.replicas[victim].process.kill()  # the replica dies without a goodbye
         balancer.replicas[victim].process.wait(timeout=20)
-        balancer.wait_for_state(victim, up=False)
+        balancer.wait_for_state(victim, up=False, seen=down_before)
 
         for record in moved:
             page = record["page"]
