@@ -335,7 +335,16 @@ def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, la
             touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
             page.wait_for_timeout(20)
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-        page.wait_for_function("() => location.search.includes('keys=')")
+        # Mid-drag syncs (every 250 ms) may land first; the release sends the final position.
+        page.wait_for_function(
+            """c => { const g = Bokeh.documents[0].get_model_by_name('geometry').data;
+                      const col = k => (g instanceof Map ? g.get(k) : g[k]);
+                      return location.search.includes('keys=') &&
+                             Math.abs(col('x1')[c] - 1) < 0.05 &&
+                             Math.abs(col('y1')[c] - 1) < 0.05; }""",
+            arg=c,
+            timeout=10000,
+        )
         moved = page.evaluate(READ_SOURCE, "geometry")
         assert moved["x1"][c] == pytest.approx(1.0, abs=0.05)
         assert moved["y1"][c] == pytest.approx(1.0, abs=0.05)

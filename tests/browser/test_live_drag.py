@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from urllib.parse import parse_qs, urlencode
 
 import numpy as np
@@ -209,11 +210,8 @@ def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages
         assert sent.count("data") <= periods, sent
         assert sent.count("href") <= periods and sent.count("indices") <= 2, sent
         page.mouse.up()
-        page.wait_for_function(
-            "() => location.search.includes('keys=')", timeout=10000
-        )  # the server's state has the dragged key (its URL is written from the state)
-        page.wait_for_timeout(500)
-        keys = [[float(c) for c in p.split(",")] for p in _url_params(page)["keys"].split(";")]
+        # The server's state has the dragged key (its URL is written from the state).
+        keys = _keys_once_at(page, 2, [1.2, 0.9])
         tips = _data(page, "key_tips")
         assert keys[2] == pytest.approx([tips["x"][2], tips["y"][2]], abs=1e-9)
         assert keys[2] == pytest.approx([1.2, 0.9], abs=0.03)
@@ -297,9 +295,7 @@ def test_a_touch_drag_previews_and_lands_like_a_mouse_drag(chromium, lab_server)
         during = _data(page, "weights")["weight"]
         assert not np.allclose(during, before, atol=1e-4)  # followed the finger
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
-        page.wait_for_function("() => location.search.includes('keys=')", timeout=10000)
-        page.wait_for_timeout(500)
-        keys = [[float(c) for c in p.split(",")] for p in _url_params(page)["keys"].split(";")]
+        keys = _keys_once_at(page, 2, [1.0, 0.5])
         assert keys[2] == pytest.approx([1.0, 0.5], abs=0.03)
         assert keys[:2] == [[1.0, 0.0], [0.8, 0.6]]
     finally:
@@ -330,3 +326,18 @@ def test_dragging_a_value_moves_the_output_live_and_leaves_the_weights(chromium,
         assert values[:2] == [[10.0, 0.0], [0.0, 10.0]]
     finally:
         page.close()
+
+
+def _keys_once_at(page, index: int, target, timeout: float = 10.0):
+    """The keys in the address once key `index` is there at `target` (mid-drag syncs every
+    250 ms may arrive first; the release sends the final position)."""
+    deadline = time.monotonic() + timeout
+    keys = None
+    while time.monotonic() < deadline:
+        text = _url_params(page).get("keys")
+        if text:
+            keys = [[float(c) for c in p.split(",")] for p in text.split(";")]
+            if keys[index] == pytest.approx(target, abs=0.03):
+                return keys
+        page.wait_for_timeout(50)
+    raise AssertionError(f"key {index} never reached {target} in the address (last: {keys})")
