@@ -51,19 +51,6 @@ INIT = """() => {
   };
   requestAnimationFrame(poll);
 }"""
-LOADED = (
-    "() => window.Bokeh && Bokeh.documents.length > 0 && "
-    "Bokeh.documents[0].get_model_by_name('weights') !== null && "
-    "Bokeh.documents[0].get_model_by_name('weights').data.weight.length > 0"
-)
-SCREEN_POINT = """([name, x, y]) => {
-  const model = Bokeh.documents[0].get_model_by_name(name);
-  let view = null;
-  for (const root of Bokeh.index.roots) { view = root.owner.find_one(model); if (view) break; }
-  view.canvas_view.el.scrollIntoView({block: 'center'});
-  const box = view.canvas_view.el.getBoundingClientRect();
-  return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
-}"""
 
 
 def _cpu(proc) -> float:
@@ -74,6 +61,8 @@ def _cpu(proc) -> float:
 
 
 def drag_once(page, server_proc, start, end, steps: int, pause_ms: int) -> dict:
+    from browser.labpage import SCREEN_POINT
+
     x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", *start])
     x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", *end])
     page.mouse.move(x0, y0)
@@ -173,7 +162,7 @@ def main(argv=None) -> None:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from browser.labpage import CHROMIUM_ARGS, LabServer, chromium_path
+    from browser.labpage import CHROMIUM_ARGS, LOADED, LabServer, chromium_path
 
     path = chromium_path()
     if path is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 
@@ -136,9 +137,12 @@ class ReplaceKey(Edit):
 
 
 @dataclass(frozen=True)
-class ScaleKey(Edit):
+class _ScaleRow(Edit):
+    """Multiply one position's key or value (`_vector`) by `factor` in one head."""
+
     position: int
     factor: float
+    _vector: ClassVar[str] = "key"
 
     def __post_init__(self):
         super().__post_init__()
@@ -149,30 +153,20 @@ class ScaleKey(Edit):
         return {"position": self.position}
 
     def edit_kv(self, k, v):
-        k[..., self.position, :] *= self.factor
+        (k if self._vector == "key" else v)[..., self.position, :] *= self.factor
 
     def describe(self):
-        return f"key of position {self.position} x{self.factor:g} ({self._where()})"
+        return f"{self._vector} of position {self.position} x{self.factor:g} ({self._where()})"
 
 
 @dataclass(frozen=True)
-class ScaleValue(Edit):
-    position: int
-    factor: float
+class ScaleKey(_ScaleRow):
+    _vector: ClassVar[str] = "key"
 
-    def __post_init__(self):
-        super().__post_init__()
-        _int("position", self.position)
-        _finite("factor", self.factor)
 
-    def positions(self):
-        return {"position": self.position}
-
-    def edit_kv(self, k, v):
-        v[..., self.position, :] *= self.factor
-
-    def describe(self):
-        return f"value of position {self.position} x{self.factor:g} ({self._where()})"
+@dataclass(frozen=True)
+class ScaleValue(_ScaleRow):
+    _vector: ClassVar[str] = "value"
 
 
 @dataclass(frozen=True)
