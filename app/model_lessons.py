@@ -17,10 +17,15 @@ import numpy as np
 
 from app.model_state import ModelState, Prediction
 from engine import trained
+from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
 
 PART = "A trained head"
+LM_PART = "A real language model"
+LM = "smollm2-135m"
+BANK = "The bank approved the loan because it was"
+MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
 SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
 
@@ -59,8 +64,17 @@ class ModelLessonStep:
     opens: Callable[[ModelState], tuple[int, int]] | None = None
     part: str = PART
     source: str = "model"
+    model: str = "binding"
 
     def start(self, m: ModelState) -> Reading:
+        if m.model != self.model:
+            if not m.try_update(model=self.model) or m.loading:
+                # A language model loads in the background; the page keeps working meanwhile.
+                fraction = m.poll()[0]
+                raise RuntimeError(
+                    f"the model is still loading ({fraction:.0%}); press Load this step again "
+                    "in a few seconds"
+                )
         layer, head = self.opens(m) if self.opens else m.loaded.retrieval_head
         if not m.try_update(text=self.text, layer=layer, head=head, **m.fresh()):
             raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
@@ -96,9 +110,9 @@ def _top(r: Reading) -> tuple[str, float]:
 def _final(before: Reading, after: Reading) -> str:
     right = _expected(before)
     return (
-        f"the model answers {after.prediction.answer_after} "
-        f"(it answered {before.prediction.answer_before}); P({right}) "
-        f"{_p(before, right):.1%} -> {_p(after, right):.1%}"
+        f"the model answers {shown_token(after.prediction.answer_after)} "
+        f"(it answered {shown_token(before.prediction.answer_before)}); "
+        f"P({shown_token(right)}) {_p(before, right):.1%} -> {_p(after, right):.1%}"
     )
 
 
@@ -363,6 +377,109 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "same head looks elsewhere. A local explanation of one head is not the whole model's."
         ),
     ),
+    ModelLessonStep(
+        title="Open a real language model's head",
+        text=BANK,
+        part=LM_PART,
+        model=LM,
+        setup=(
+            "SmolLM2-135M is a real language model (30 layers of 9 heads), run from 4-bit "
+            "weights: its vectors are close to the original model's, not equal to them. The "
+            "planes show layer 13, head 8 at the last word, 'was'."
+        ),
+        question="Where does this head look from 'was'?",
+        choices=("On 'loan'", "On 'bank'", "On 'The', the first word", "Evenly over the words"),
+        answer=0,
+        action="Nothing to change: read the weights chart, then press Measure.",
+        act=lambda m: None,
+        measure=lambda b, a: (
+            f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model's next word is "
+            f"{shown_token(a.prediction.answer_after)} ({_p(a, a.prediction.answer_after):.1%})"
+        ),
+        confirms=lambda b, a: _mentions(_top(a)[0], shown_token(" loan")) and _top(a)[1] > 0.5,
+        takeaway=(
+            "A real head can be as decisive as the toy ones: 'it' is being read as 'the loan'. "
+            "Whether that matters for the next word is another question."
+        ),
+    ),
+    ModelLessonStep(
+        title="A weight is evidence, not an explanation",
+        text=BANK,
+        part=LM_PART,
+        model=LM,
+        setup="Zero this head's output everywhere and watch the model's next word.",
+        question="What happens to the next word?",
+        choices=(
+            "It barely changes: other heads carry the same information",
+            "The model's guess changes completely",
+        ),
+        answer=0,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: f"this head gave {_top(b)[0]} {_top(b)[1]:.1%}; {_final(b, a)}",
+        confirms=lambda b, a: (
+            float(np.linalg.norm(a.head_output)) < 1e-9
+            and a.prediction.answer_after == b.prediction.answer_after
+            and abs(_p(a, _expected(b)) - _p(b, _expected(b))) < 0.2
+        ),
+        takeaway=(
+            "In a real model many heads share the work, so removing one that looks exactly at "
+            "the right word may change almost nothing. A routing weight is evidence of where "
+            "information is read, not an explanation of the prediction."
+        ),
+    ),
+    ModelLessonStep(
+        title="A superseded fact",
+        text=MEETING,
+        part=LM_PART,
+        model=LM,
+        opens=lambda m: _head_on(m, MEETING, " Monday"),
+        setup=(
+            "The meeting moved from Monday to Friday. The planes show the head that puts the "
+            "most weight on 'Monday' from the last word (found by the head finder)."
+        ),
+        question="Which day does the model predict next?",
+        choices=("Friday, the latest fact", "Monday, the superseded one"),
+        answer=1,
+        action="Nothing to change: read the model's answer, then press Measure.",
+        act=lambda m: None,
+        measure=lambda b, a: (
+            f"P(␣Monday) {_p(a, ' Monday'):.1%}, P(␣Friday) {_p(a, ' Friday'):.1%}; the model says "
+            f"{shown_token(a.prediction.answer_after)}"
+        ),
+        confirms=lambda b, a: _p(a, " Monday") > _p(a, " Friday"),
+        takeaway=(
+            "A small model can follow the older, louder fact. Long contexts need tests with "
+            "superseded facts, not only a check that the answer is somewhere in the window."
+        ),
+    ),
+    ModelLessonStep(
+        title="Hide the old fact from every head",
+        text=MEETING,
+        part=LM_PART,
+        model=LM,
+        opens=lambda m: _head_on(m, MEETING, " Monday"),
+        setup="Now mask 'Monday' from every head of every layer, so no route can reach it.",
+        question="What does the model predict now?",
+        choices=("Friday", "Still Monday"),
+        answer=0,
+        action="Press **Do it for me** (it hides 'Monday' from all 270 heads), then Measure.",
+        act=lambda m: m.try_update(
+            extra=[trained.MaskPosition(None, None, p) for p in _positions(m, " Monday")]
+        ),
+        measure=lambda b, a: (
+            f"P(␣Monday) {_p(b, ' Monday'):.1%} -> {_p(a, ' Monday'):.1%}, P(␣Friday) "
+            f"{_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}"
+        ),
+        confirms=lambda b, a: a.prediction.answer_after == " Friday",
+        takeaway=(
+            "The old fact reached the answer through the routes, and only through them: with "
+            "every route to it closed, the latest fact wins. Masking is deletion for attention."
+        ),
+    ),
 )
 
 
@@ -376,3 +493,19 @@ def _index(r: Reading) -> int:
 
 def _tokens(r: Reading) -> tuple[str, ...]:
     return tuple(_token(label) for label in r.snapshot.labels)
+
+
+def _positions(m: ModelState, token: str) -> list[int]:
+    return [i for i, t in enumerate(m.run.tokens) if t == token]
+
+
+def _head_on(m: ModelState, text: str, token: str) -> tuple[int, int]:
+    """The head with the most weight from the last token on `token` in `text` (the head
+    finder's rule)."""
+    model = m.loaded
+    run = model.run(text)
+    position = [i for i, t in enumerate(run.tokens) if t == token][-1]
+    layer, head, _ = find_heads(
+        run, model.n_layers, model.n_heads, criterion="on_token", position=position, top=1
+    )[0]
+    return layer, head

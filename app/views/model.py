@@ -36,6 +36,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         missing = [f"{title}: {reason}" for _, title, ok, reason in choices if not ok]
+        self.about = pn.pane.Markdown("", margin=(0, 10))
         self.missing = pn.pane.Markdown(
             "\n".join(f"- not installed: {html.escape(m)}" for m in missing),
             visible=bool(missing),
@@ -200,6 +201,7 @@ class ModelPanel(pn.viewable.Viewer):
         self._busy = True
         try:
             self.model.value = m.model
+            self.about.object = html.escape(getattr(model, "about", ""))
             self.text.value = m.text
             self.example.name = (
                 "Ready-made programs" if m.model == "binding" else "Ready-made sentences"
@@ -245,6 +247,7 @@ class ModelPanel(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             self.model,
+            self.about,
             self.progress,
             self.progress_note,
             self.missing,

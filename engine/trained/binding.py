@@ -88,6 +88,11 @@ class BindingModel:
 
     name = "binding"
     title = "Variable binding (2-layer attention-only transformer)"
+    about = (
+        "A small transformer this project trained to answer questions about definitions "
+        "(a=5; b=7; a=3; ?a gives 3). Every figure on its model card is recomputed by the tests "
+        "from the shipped weights."
+    )
 
     def __init__(self, arrays: dict[str, np.ndarray], card: dict[str, Any] | None = None):
         self.w = {}

@@ -260,6 +260,11 @@ class SmolLM:
 
     name = NAME
     title = TITLE
+    about = (
+        "A real language model, run from its 4-bit quantised weights: its vectors are close to "
+        "the original model's, not equal to them. Many heads share the work, so ablating one "
+        "head may change nothing; its next-word list shows the 20 likeliest tokens."
+    )
 
     def __init__(self, cfg: Config, weights: dict[str, np.ndarray], tokenizer):
         self.cfg = cfg

