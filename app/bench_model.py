@@ -10,13 +10,11 @@ Reports medians and 95th percentiles from one run:
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from app.bench_ui import _lab_in_document, _stats, key_press_to_redraw
+from app.bench_ui import _lab_in_document, _stats, key_press_to_redraw, lab_page
 
 # Table rows of the experiments table, looking through every shadow root.
 ROWS_AT_LEAST = """n => {
@@ -83,42 +81,25 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
 
 
 def browser(repeats: int) -> dict[str, tuple[float, float]]:
-    from playwright.sync_api import sync_playwright
-
-    checkout = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(checkout))
-    from tests.browser.labpage import CHROMIUM_ARGS, LabServer, chromium_path
-
-    path = chromium_path()
-    if path is None:
-        raise SystemExit("chromium is not installed; run without --browser")
-    server = LabServer()
-    runs = []
     loaded = (
         "() => window.Bokeh && Bokeh.documents.length > 0 && "
         "Bokeh.documents[0].get_model_by_name('prediction') !== null && "
         "Bokeh.documents[0].get_model_by_name('prediction').data.token.length > 0"
     )
-    try:
-        with sync_playwright() as pw:
-            chrome = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-            page = chrome.new_page(viewport={"width": 1920, "height": 1080})
-            page.goto(server.url + "?model=binding")
-            page.wait_for_function(loaded, timeout=30000)
-            rotate = key_press_to_redraw(
-                page, "prediction", "Rotate this head's query", ("PageUp", "PageDown"), repeats
-            )
-            page.get_by_text("Experiments", exact=True).first.click()
-            run = page.get_by_role("button", name="Run", exact=True)
-            run.wait_for(timeout=10000)
-            for i in range(max(5, repeats // 2)):
-                t0 = time.perf_counter()
-                run.click()
-                page.wait_for_function(ROWS_AT_LEAST, arg=i + 1, timeout=10000)
-                runs.append(time.perf_counter() - t0)
-            chrome.close()
-    finally:
-        server.stop()
+    runs = []
+    viewport = {"width": 1920, "height": 1080}
+    with lab_page("?model=binding", loaded, viewport=viewport) as page:
+        rotate = key_press_to_redraw(
+            page, "prediction", "Rotate this head's query", ("PageUp", "PageDown"), repeats
+        )
+        page.get_by_text("Experiments", exact=True).first.click()
+        run = page.get_by_role("button", name="Run", exact=True)
+        run.wait_for(timeout=10000)
+        for i in range(max(5, repeats // 2)):
+            t0 = time.perf_counter()
+            run.click()
+            page.wait_for_function(ROWS_AT_LEAST, arg=i + 1, timeout=10000)
+            runs.append(time.perf_counter() - t0)
     return {
         "key press on the query rotation -> new prediction drawn": _stats(rotate),
         "click Run (an experiment) -> new table row": _stats(runs),

@@ -13,6 +13,7 @@ Targets (issue 3): <= 2 ms at 3 keys, <= 20 ms at 4096 keys, <= 100 ms p95 round
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -131,8 +132,9 @@ def key_press_to_redraw(page, source: str, slider: str, keys: tuple[str, str], r
     return samples
 
 
-def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float]:
-    """Key press on the angle slider -> `weights` data changed in the page, timed in the page."""
+@contextlib.contextmanager
+def lab_page(query: str = "", loaded: str | None = None, **page_args):
+    """A served lab (its own server process) open in headless Chromium at `query`, loaded."""
     from playwright.sync_api import sync_playwright
 
     checkout = Path(__file__).resolve().parents[1]
@@ -145,20 +147,24 @@ def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")
     server = LabServer()
-    samples = []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            query = f"?distractors={distractors}" if distractors else ""
+            page = browser.new_page(**page_args)
             page.goto(server.url + query)
-            page.wait_for_function(LOADED, timeout=30000)
-            samples = key_press_to_redraw(
-                page, "weights", "Query angle", ("ArrowRight", "ArrowLeft"), repeats
-            )
+            page.wait_for_function(loaded or LOADED, timeout=30000)
+            yield page
             browser.close()
     finally:
         server.stop()
+
+
+def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float]:
+    """Key press on the angle slider -> `weights` data changed in the page, timed in the page."""
+    with lab_page(f"?distractors={distractors}" if distractors else "") as page:
+        samples = key_press_to_redraw(
+            page, "weights", "Query angle", ("ArrowRight", "ArrowLeft"), repeats
+        )
     return _stats(samples)
 
 

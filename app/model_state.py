@@ -22,7 +22,7 @@ import param
 
 from app.state import _dimension_sweep
 from engine import trained
-from engine.heads import head_snapshot
+from engine.heads import head_snapshot, token_probability
 
 MAX_TEXT_CHARS = 400
 TEMPERATURE_BOUNDS = (0.05, 20.0)
@@ -251,8 +251,8 @@ class ModelState(param.Parameterized):
         vocab = tuple(dict.fromkeys([*plain.probs, *edited.probs]))
         prediction = Prediction(
             tokens=vocab,
-            before=tuple(_prob(plain, t) for t in vocab),
-            after=tuple(_prob(edited, t) for t in vocab),
+            before=tuple(token_probability(plain, t) for t in vocab),
+            after=tuple(token_probability(edited, t) for t in vocab),
             expected=plain.expected,
             answer_before=plain.answer,
             answer_after=edited.answer,
@@ -382,10 +382,3 @@ class ModelState(param.Parameterized):
                 warnings.append(f"{error}; using the default")
         self._set_error("")
         return warnings
-
-
-def _prob(run, token: str) -> float:
-    if token in run.probs:
-        return float(run.probs[token])
-    lookup = getattr(run, "prob", None)
-    return float(lookup(token)) if lookup is not None else 0.0

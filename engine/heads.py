@@ -70,6 +70,15 @@ class HeadModel(Protocol):
     def run(self, text: str, edits: Sequence = ()) -> HeadRun: ...
 
 
+def token_probability(run: HeadRun, token: str) -> float:
+    """P(token) for the next position: from the run's listed answers, else asked of the run
+    (a language model lists only its likeliest tokens and answers `prob` for any other)."""
+    if token in run.probs:
+        return float(run.probs[token])
+    lookup = getattr(run, "prob", None)
+    return float(lookup(token)) if lookup is not None else 0.0
+
+
 def shown_token(token: str) -> str:
     """A token as a label: spaces and line breaks made visible (" loan" -> "␣loan"), since a
     language model's tokens usually start with one and a plot would hide it."""

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..heads import token_probability
 from . import binding_task as task
 from .binding import BindingModel, Run
 from .card import refusal
@@ -193,18 +194,14 @@ def reference_answer(run) -> str:
     return run.expected if run.expected is not None else run.answer
 
 
-def _p(run, token: str) -> float:
-    if token in run.probs:
-        return float(run.probs[token])
-    lookup = getattr(run, "prob", None)
-    return float(lookup(token)) if lookup is not None else 0.0
-
-
 def _layer0_head(model: BindingModel, run: Run) -> int:
     """The layer-0 head whose ablation moves the reference answer's probability most."""
     ref = reference_answer(run)
-    base = _p(run, ref)
-    effects = [abs(_p(run.intervene(AblateHead(0, h)), ref) - base) for h in range(model.n_heads)]
+    base = token_probability(run, ref)
+    effects = [
+        abs(token_probability(run.intervene(AblateHead(0, h)), ref) - base)
+        for h in range(model.n_heads)
+    ]
     return int(np.argmax(effects))
 
 
@@ -301,8 +298,8 @@ def run_experiment(
         answer_before=before.answer,
         answer_after=after.answer,
         expected=reference_answer(before),
-        p_expected_before=_p(before, reference_answer(before)),
-        p_expected_after=_p(after, reference_answer(before)),
+        p_expected_before=token_probability(before, reference_answer(before)),
+        p_expected_after=token_probability(after, reference_answer(before)),
         details=details,
         edits=() if edit is None else (edit,),
     )
