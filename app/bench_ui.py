@@ -132,17 +132,23 @@ def key_press_to_redraw(page, source: str, slider: str, keys: tuple[str, str], r
     return samples
 
 
-@contextlib.contextmanager
-def lab_page(query: str = "", loaded: str | None = None, **page_args):
-    """A served lab (its own server process) open in headless Chromium at `query`, loaded."""
-    from playwright.sync_api import sync_playwright
-
+def checkout_helpers():
+    """The browser tests' server and Chromium helpers (tests/browser/labpage.py)."""
     checkout = Path(__file__).resolve().parents[1]
     if not (checkout / "tests" / "browser" / "labpage.py").is_file():
         raise SystemExit("--browser needs the source checkout (it reuses tests/browser/labpage.py)")
     sys.path.insert(0, str(checkout))
     from tests.browser.labpage import CHROMIUM_ARGS, LOADED, LabServer, chromium_path
 
+    return CHROMIUM_ARGS, LOADED, LabServer, chromium_path
+
+
+@contextlib.contextmanager
+def lab_page(query: str = "", loaded: str | None = None, **page_args):
+    """A served lab (its own server process) open in headless Chromium at `query`, loaded."""
+    from playwright.sync_api import sync_playwright
+
+    CHROMIUM_ARGS, LOADED, LabServer, chromium_path = checkout_helpers()
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")

@@ -1,0 +1,148 @@
+"""What opening one lab page costs (a script, not a test): `python -m app.bench_page`.
+
+Reports, from one run, medians of
+1. the server's CPU to build a page as a session does (the app, its Bokeh models and the
+   document as the browser pulls it), the number of Bokeh models, and the Python memory one
+   open page holds (traced allocations of pages kept alive, per page);
+2. with --browser: in headless Chromium, navigation start to every plot in the page drawn,
+   and (once the page defers its analysis plots) a scroll to them until they are drawn.
+
+`python -m app.loadtest` measures the same costs on a running server (CPU and resident memory
+per session); this script isolates the page build so a change can be judged side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+import tracemalloc
+
+# A figure counts as drawn once BokehJS reports its view finished (every renderer painted).
+# Returns the page's clock (ms since navigation start) when every figure in the document is.
+ALL_PLOTS_DRAWN = """() => {
+  if (!window.Bokeh || !Bokeh.index || Bokeh.documents.length === 0) return null;
+  const plots = [...Bokeh.documents[0].all_models].filter(m => m.type === "Figure");
+  if (plots.length === 0) return null;
+  for (const plot of plots) {
+    let view = null;
+    for (const root of Bokeh.index.roots) { view = root.owner.find_one(plot); if (view) break; }
+    if (view == null || !view.has_finished()) return null;
+  }
+  return [performance.now(), plots.length];
+}"""
+
+
+def _build_page():
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app.main import create_app
+    from app.state import LabState
+
+    doc = Document()
+    with set_curdoc(doc):
+        with doc.models.freeze():  # as app/serve.py builds it
+            page = create_app(LabState())
+            page.server_doc(doc)
+        doc.to_json()  # what the server sends when the page pulls its document
+    return doc, page
+
+
+def server_side(repeats: int, kept: int) -> dict:
+    for _ in range(3):
+        _build_page()  # warm-up: imports, caches, first allocations
+    cpu = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        doc, _page = _build_page()
+        cpu.append(time.process_time() - t0)
+    models = len(list(doc.models))
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    pages = [_build_page() for _ in range(kept)]
+    gc.collect()
+    held = (tracemalloc.get_traced_memory()[0] - before) / kept
+    tracemalloc.stop()
+    del pages
+    return {"cpu_s": statistics.median(cpu), "models": models, "held_mb": held / 2**20}
+
+
+def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
+    """Median ms from navigation start to every plot drawn, over fresh loads of one server."""
+    from playwright.sync_api import sync_playwright
+
+    from app.bench_ui import checkout_helpers
+
+    CHROMIUM_ARGS, _LOADED, LabServer, chromium_path = checkout_helpers()
+    path = chromium_path()
+    if path is None:
+        raise SystemExit("chromium is not installed; run without --browser")
+    first, later, counts = [], [], []
+    server = LabServer()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+            for i in range(loads + 1):
+                page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+                page.goto(server.url)
+                drawn = page.wait_for_function(ALL_PLOTS_DRAWN, polling="raf", timeout=60000)
+                at, n_plots = drawn.json_value()
+                deferred = page.locator(".lab-deferred")
+                if deferred.count():  # the analysis plots are built when scrolled to
+                    t0 = page.evaluate("() => performance.now()")
+                    deferred.first.scroll_into_view_if_needed()
+                    page.wait_for_function(
+                        "n => { const r = (" + ALL_PLOTS_DRAWN + ")(); return r && r[1] > n; }",
+                        arg=n_plots,
+                        polling="raf",
+                        timeout=60000,
+                    )
+                    shown = page.evaluate("() => performance.now()") - t0
+                else:
+                    shown = None
+                if i:  # the first load warms the server and the browser's cache
+                    first.append(at)
+                    counts.append(n_plots)
+                    if shown is not None:
+                        later.append(shown)
+                page.close()
+            browser.close()
+    finally:
+        server.stop()
+    return {
+        "first_draw_ms": statistics.median(first),
+        "plots": max(counts),
+        "deferred_ms": statistics.median(later) if later else None,
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15, help="page builds timed")
+    parser.add_argument("--kept", type=int, default=6, help="pages kept open for the memory")
+    parser.add_argument("--browser", action="store_true", help="also time the first drawing")
+    parser.add_argument("--loads", type=int, default=8, help="page loads in Chromium")
+    parser.add_argument("--viewport", default="1920x1080", help="WIDTHxHEIGHT")
+    args = parser.parse_args(argv)
+
+    r = server_side(args.repeats, args.kept)
+    print(
+        f"page build: {r['cpu_s']:.3f} s of CPU (median of {args.repeats}), "
+        f"{r['models']} Bokeh models, {r['held_mb']:.2f} MB of Python memory held per open page"
+    )
+    if args.browser:
+        width, height = (int(v) for v in args.viewport.split("x"))
+        b = browser_first_draw(args.loads, (width, height))
+        print(
+            f"browser at {args.viewport}: navigation to all {b['plots']} plots drawn "
+            f"{b['first_draw_ms']:.0f} ms (median of {args.loads} loads)"
+        )
+        if b["deferred_ms"] is not None:
+            print(f"  scrolling to the analysis plots until they are drawn: {b['deferred_ms']:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
