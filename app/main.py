@@ -14,12 +14,14 @@ from pathlib import Path
 
 import panel as pn
 
+from app import bokeh_speedups
 from app.sources import MODEL, SourceSwitch
 from app.sources import SCENARIOS as HAND_MADE
 from app.state import LabState, listed_backends
 from app.views.a11y import ControlNames, PageTools
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import ControlsPanel
+from app.views.deferred import Deferred
 from app.views.dimension import DimensionView
 from app.views.entropy import EntropyView
 from app.views.export import ExportView
@@ -35,6 +37,9 @@ from app.views.style import LabDesign, TextScale, floor_text, slim
 from app.views.urlsync import UrlSync
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
+
+# A fifth of every page build went to Bokeh recomputing defaults it then discards.
+bokeh_speedups.apply()
 
 TITLE = "Attention Lab"
 # A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
@@ -136,9 +141,14 @@ class Lab:
         self.geometry = GeometryView(state)
         self.logits = LogitsView()
         self.weights = WeightsView()
-        self.entropy = EntropyView()
-        self.dimension = DimensionView()
-        self.jacobian = JacobianView()
+        # The analysis plots below the first screen are built when first scrolled to (see
+        # app/views/deferred.py): a quarter of a page's models, which most visits never see.
+        self.entropy = self.dimension = self.jacobian = None
+        self.analysis = Deferred(
+            self._build_analysis,
+            title="Entropy, softmax Jacobian and d_k",
+            note="These three plots are drawn when you scroll here.",
+        )
         backends = listed_backends()  # never imports torch: see app.state.listed_backends
         self.controls = ControlsPanel(
             state,
@@ -171,7 +181,7 @@ class Lab:
         floor_text(self.figures())
         self._text_scale = TextScale(self.figures())
         self.tools.param.watch(self._presenter_changed, "presenter")
-        attach_preview(self.geometry, self.weights, self.logits, self.entropy)  # live drag
+        self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         self._doc = pn.state.curdoc
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
@@ -192,16 +202,58 @@ class Lab:
         self._text_scale.apply(PRESENTER_TEXT_SCALE if event.new else 1.0)
 
     def figures(self) -> list:
+        """The figures built so far (the analysis plots join once shown)."""
         return [
             self.geometry.address_fig,
             self.geometry.payload_fig,
             self.logits.figure,
             self.weights.figure,
+            *self._analysis_figures(),
+        ]
+
+    def _analysis_figures(self) -> list:
+        if self.entropy is None:
+            return []
+        return [
             self.entropy.figure,
             self.dimension.spread,
             self.dimension.entropy,
             self.jacobian.figure,
         ]
+
+    def show_analysis(self) -> None:
+        """Build the analysis plots now (the page does it when they are first scrolled to)."""
+        self.analysis.show()
+
+    def _build_analysis(self):
+        """The entropy, Jacobian and d_k views, styled and drawn like the first screen's."""
+        self.entropy, self.dimension, self.jacobian = EntropyView(), DimensionView(), JacobianView()
+        figures = self._analysis_figures()
+        slim(figures)
+        floor_text(figures)
+        self._text_scale.add(figures)
+        if self.tools.presenter:
+            self._text_scale.apply(PRESENTER_TEXT_SCALE)
+        # The live drag previews the entropy too, now that its sources exist.
+        self._preview.args = {
+            **self._preview.args,
+            "entropy_sweep": self.entropy.source,
+            "entropy_now": self.entropy.current,
+        }
+        snap = self.sources.snapshot
+        if snap is not None:
+            self._draw_analysis(snap)
+        rows = [pn.Row(self.entropy, self.jacobian), self.dimension.__panel__()]
+        for row in rows:
+            row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
+        return pn.Column(*rows, sizing_mode="stretch_width", margin=0)
+
+    def _draw_analysis(self, snap) -> None:
+        if self.entropy is None:
+            return
+        self.entropy.update(snap)
+        self.dimension.update(snap, snap.d_k)
+        self.jacobian.update(snap)
 
     def _pick_source(self, event) -> None:
         source = SOURCE_LABELS.get(event.new)
@@ -284,9 +336,7 @@ class Lab:
             self.model_main.update()
         self.logits.update(snap)
         self.weights.update(snap)
-        self.entropy.update(snap)
-        self.dimension.update(snap, snap.d_k)
-        self.jacobian.update(snap)
+        self._draw_analysis(snap)
 
     def main_area(self):
         def tab(name, view):
@@ -343,14 +393,8 @@ class Lab:
             css_classes=["lab-stage"],
             stylesheets=[STAGE_CSS],
         )
-        below = [
-            self._logits_below,
-            pn.Row(self.entropy, self.jacobian),
-            self.dimension.__panel__(),
-        ]
-        for row in below:
-            row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
-        return [stage, *below]
+        self._logits_below.param.update(stylesheets=[*self._logits_below.stylesheets, FLOW_CSS])
+        return [stage, self._logits_below, self.analysis]
 
     def sidebar(self):
         pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))

@@ -26,6 +26,7 @@ def _equal(a, b) -> bool:
 
 def _sources(page) -> dict:
     lab = page.lab
+    lab.show_analysis()  # the page builds these when they are first scrolled to
     found = {}
     for view in (lab.geometry, lab.logits, lab.weights, lab.entropy, lab.dimension, lab.jacobian):
         for value in vars(view).values():
@@ -123,6 +124,7 @@ def test_many_keys_keep_one_row_per_key_but_draw_the_heaviest():
     rest = np.delete(np.asarray(weights["weight"], dtype=float), drawn).sum()
     assert extra["weight"][0] == pytest.approx(rest, rel=1e-5)
     assert extra["row"][0] == 11
+    page.lab.show_analysis()
     assert len(page.lab.jacobian.source.data["value"]) == 12 * 12
 
 

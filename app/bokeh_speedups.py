@@ -1,0 +1,126 @@
+"""Two exact shortcuts in Bokeh's property system, for the page build (`apply()`).
+
+Profiling a page open (app/bench_page.py) showed a fifth of it inside two Bokeh functions that
+recompute what they already know:
+
+- `HasProps.query_properties_with_values` (every serialisation of every model, and Panel's
+  property syncing) computes and validates the default of *every* property, then throws away
+  those that were never set. Here a property whose default is stable and was never set is
+  skipped before its default is computed. Properties that may be unset (no default) still go
+  through the original path, so a missing required value raises exactly as before.
+- `HasProps._overridden_defaults` walks the class's MRO on every default lookup. The
+  overrides are fixed when a class is created (Bokeh's metaclass sets them), so they are
+  computed once per class.
+
+Both return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
+over every model of a lab page). They are applied only to the Bokeh source they were checked
+against: if Bokeh changes either function, `apply()` leaves it alone and says so in the log.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import logging
+from types import MappingProxyType
+
+from bokeh.core.has_props import HasProps
+from bokeh.core.property.descriptors import UnsetValueError
+from bokeh.core.property.singletons import Undefined
+from bokeh.core.property.wrappers import PropertyValueContainer
+
+# sha256 (first 16 hex digits) of the two functions' source in the Bokeh releases checked
+# (3.7 to 3.9; the same text in each).
+CHECKED_SOURCE = {
+    "query_properties_with_values": "e864a09d384658f4",
+    "_overridden_defaults": "c3b1c82a295e3b8b",
+}
+_ORIGINALS = {
+    "query_properties_with_values": HasProps.query_properties_with_values,
+    "_overridden_defaults": HasProps.__dict__["_overridden_defaults"].__func__,
+}
+_log = logging.getLogger(__name__)
+
+
+def _source_hash(function) -> str:
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(None)
+def _overrides_of(cls: type[HasProps]) -> MappingProxyType:
+    # Read-only, so no caller can change the shared copy (the one caller only reads it).
+    return MappingProxyType(_ORIGINALS["_overridden_defaults"](cls))
+
+
+def _overridden_defaults(cls) -> MappingProxyType:
+    return _overrides_of(cls)
+
+
+@functools.lru_cache(None)
+def _may_be_unset(cls: type[HasProps]) -> frozenset[str]:
+    """Properties of `cls` without a default: reading one that was never set raises."""
+    overrides = _overrides_of(cls)
+    return frozenset(
+        name
+        for name, prop in cls.properties(_with_props=True).items()
+        if overrides.get(name, prop._default) is Undefined
+    )
+
+
+def query_properties_with_values(
+    self, query, *, include_defaults: bool = True, include_undefined: bool = False
+) -> dict:
+    """Bokeh's own function, less the work on defaults it would discard (see the module)."""
+    if include_defaults:
+        return _ORIGINALS["query_properties_with_values"](
+            self, query, include_defaults=True, include_undefined=include_undefined
+        )
+    selected = self._property_values.keys() | self._unstable_default_values.keys()
+    themed_values = self.themed_values()
+    themed_keys = set(themed_values) if themed_values is not None else set()
+    selected |= themed_keys
+    unset = _may_be_unset(type(self))
+    result = {}
+    for key in self.properties(_with_props=True):
+        if key not in selected and key not in unset:
+            continue  # a stable default nobody set: the original computes it, then skips it
+        descriptor = self.lookup(key)
+        if not query(descriptor):
+            continue
+        try:
+            value = descriptor.get_value(self)
+        except UnsetValueError:
+            if not include_undefined:
+                raise
+            value = Undefined
+        else:
+            if key not in selected:
+                continue
+            if (
+                key not in themed_keys
+                and isinstance(value, PropertyValueContainer)
+                and key in self._unstable_default_values
+            ):
+                continue
+        result[key] = value
+    return result
+
+
+def apply() -> bool:
+    """Install both shortcuts if this Bokeh has the checked source; True when installed."""
+    if HasProps.query_properties_with_values is query_properties_with_values:
+        return True
+    found = {name: _source_hash(fn) for name, fn in _ORIGINALS.items()}
+    if found != CHECKED_SOURCE:
+        _log.info("Bokeh's property functions differ from the checked ones; not shortened")
+        return False
+    HasProps.query_properties_with_values = query_properties_with_values
+    HasProps._overridden_defaults = classmethod(_overridden_defaults)
+    return True
+
+
+def remove() -> None:
+    """Put Bokeh's own functions back (for the equivalence tests)."""
+    HasProps.query_properties_with_values = _ORIGINALS["query_properties_with_values"]
+    HasProps._overridden_defaults = classmethod(_ORIGINALS["_overridden_defaults"])
