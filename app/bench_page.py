@@ -141,7 +141,9 @@ def main(argv=None) -> None:
             f"{b['first_draw_ms']:.0f} ms (median of {args.loads} loads)"
         )
         if b["deferred_ms"] is not None:
-            print(f"  scrolling to the analysis plots until they are drawn: {b['deferred_ms']:.0f} ms")
+            print(
+                f"  scrolling to the analysis plots until they are drawn: {b['deferred_ms']:.0f} ms"
+            )
 
 
 if __name__ == "__main__":

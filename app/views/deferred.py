@@ -8,8 +8,8 @@ tells the server, which builds the views once and puts them in its place.
 
 from __future__ import annotations
 
-import param
 import panel as pn
+import param
 from panel.reactive import ReactiveHTML
 
 # Fires once, when a fifth of the placeholder is on screen: the first screen's grid ends just
@@ -35,7 +35,7 @@ class ShownSignal(ReactiveHTML):
         '<section id="box" class="lab-deferred" aria-label="${title}">'
         '<p class="lab-deferred-title">${title}</p>'
         '<p class="lab-deferred-note">${note}</p>'
-        "<button id=\"show\" type=\"button\" onclick=\"${script('show')}\">Draw them now</button>"
+        '<button id="show" type="button" onclick="${script(\'show\')}">Draw them now</button>'
         "</section>"
     )
     _scripts = {  # noqa: RUF012 - Panel reads this class attribute

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, Span
+from bokeh.models.glyphs import Line, Scatter
 
-from .style import STAGE_COLOURS, add_hover, f32, make_figure, style_legend
+from .style import STAGE_COLOURS, add_glyph, add_hover, f32, make_figure, style_legend
 
 COLUMNS = (
     "d_k",
@@ -30,7 +31,9 @@ class DimensionView(pn.viewable.Viewer):
         self.spread.yaxis.axis_label = "std of logits"
         un = self._series(self.spread, "logit_std_unscaled", "unscaled")
         sc = self._series(self.spread, "logit_std_scaled", "scaled")
-        self.spread.line(
+        add_glyph(
+            self.spread,
+            Line,
             "d_k",
             "theory_std",
             source=self.source,
@@ -78,7 +81,9 @@ class DimensionView(pn.viewable.Viewer):
     def _series(self, fig, column: str, kind: str):
         """One sweep as a line with markers at the measured d_k; returns the line renderer."""
         colour, marker = self._LOOK[kind]
-        line = fig.line(
+        line = add_glyph(
+            fig,
+            Line,
             "d_k",
             column,
             source=self.source,
@@ -86,8 +91,15 @@ class DimensionView(pn.viewable.Viewer):
             color=STAGE_COLOURS[colour],
             legend_label=kind,
         )
-        fig.scatter(
-            "d_k", column, source=self.source, size=7, color=STAGE_COLOURS[colour], marker=marker
+        add_glyph(
+            fig,
+            Scatter,
+            "d_k",
+            column,
+            source=self.source,
+            size=7,
+            color=STAGE_COLOURS[colour],
+            marker=marker,
         )
         return line
 

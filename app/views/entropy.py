@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
+from bokeh.models.glyphs import Line, Scatter
 
-from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
+from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 
 class EntropyView(pn.viewable.Viewer):
@@ -29,7 +30,9 @@ class EntropyView(pn.viewable.Viewer):
         eff_axis.axis_label_text_font_size = "15px"
         eff_axis.major_label_text_font_size = "14px"
         fig.add_layout(eff_axis, "right")
-        line = fig.line(
+        line = add_glyph(
+            fig,
+            Line,
             "temperature",
             "entropy",
             source=self.source,
@@ -37,7 +40,9 @@ class EntropyView(pn.viewable.Viewer):
             color=OKABE_ITO["blue"],
             legend_label="entropy",
         )
-        fig.line(
+        add_glyph(
+            fig,
+            Line,
             "temperature",
             "effective_keys",
             source=self.source,
@@ -47,7 +52,9 @@ class EntropyView(pn.viewable.Viewer):
             y_range_name="eff",
             legend_label="effective keys",
         )
-        now = fig.scatter(
+        now = add_glyph(
+            fig,
+            Scatter,
             "temperature",
             "entropy",
             source=self.current,

@@ -12,11 +12,12 @@ import math
 import numpy as np
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, GroupFilter, PointDrawTool, Range1d, Span
+from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
 from app.urlstate import COORD_LIMIT
 from engine.scenarios import SCENARIOS
 
-from .style import ROLE_COLOURS, add_hover, assign, f32, make_figure, style_legend
+from .style import ROLE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 # Arrowheads and text are drawn only while the picture stays readable.
 MAX_HEADS = 32
@@ -68,7 +69,9 @@ def _arrow_renderers(
     kw = {"legend_label": legend} if legend else {}
     if view is not None:
         kw["view"] = view
-    seg = fig.segment(
+    seg = add_glyph(
+        fig,
+        Segment,
         "x0",
         "y0",
         "x1",
@@ -80,7 +83,9 @@ def _arrow_renderers(
         line_dash=dash,
         **kw,
     )
-    head = fig.scatter(
+    head = add_glyph(
+        fig,
+        Scatter,
         "x1",
         "y1",
         source=source,
@@ -192,7 +197,9 @@ class GeometryView(pn.viewable.Viewer):
         not_value = CDSView(filter=~GroupFilter(column_name="kind", group="value"))
         keys_only = CDSView(filter=GroupFilter(column_name="kind", group="key"))
         query_only = CDSView(filter=GroupFilter(column_name="kind", group="query"))
-        self._distractor_keys = fig.scatter(
+        self._distractor_keys = add_glyph(
+            fig,
+            Scatter,
             "kx",
             "ky",
             source=self.distractors,
@@ -207,7 +214,9 @@ class GeometryView(pn.viewable.Viewer):
         self._tip_labels(fig, not_value, f"{ADDRESS_FONT_PX:.0f}px")
         add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
         # Drag handles: hollow circles on the tips of the labelled keys and of the query.
-        k_tip = fig.scatter(
+        k_tip = add_glyph(
+            fig,
+            Scatter,
             "x",
             "y",
             source=self.key_tips,
@@ -216,7 +225,9 @@ class GeometryView(pn.viewable.Viewer):
             line_color=ROLE_COLOURS["key"],
             line_width=2,
         )
-        q_tip = fig.scatter(
+        q_tip = add_glyph(
+            fig,
+            Scatter,
             "x",
             "y",
             source=self.query_tip,
@@ -240,7 +251,9 @@ class GeometryView(pn.viewable.Viewer):
         values = CDSView(filter=GroupFilter(column_name="kind", group="value"))
         contrib = CDSView(filter=GroupFilter(column_name="kind", group="contribution"))
         output = CDSView(filter=GroupFilter(column_name="kind", group="output"))
-        self._distractor_values = fig.scatter(
+        self._distractor_values = add_glyph(
+            fig,
+            Scatter,
             "vx",
             "vy",
             source=self.distractors,
@@ -265,7 +278,9 @@ class GeometryView(pn.viewable.Viewer):
             [c_seg, o_seg],
             [("", "@label"), ("weight", "@weight{0.000}"), ("|w·v|", "@norm{0.000}")],
         )
-        v_tip = fig.scatter(
+        v_tip = add_glyph(
+            fig,
+            Scatter,
             "x",
             "y",
             source=self.value_tips,
@@ -289,7 +304,9 @@ class GeometryView(pn.viewable.Viewer):
         if not hasattr(self, "_proxy_source"):
             self._proxy_source = ColumnDataSource(data={"x": [math.nan], "y": [math.nan]})
         for text, role in entries:
-            fig.line(
+            add_glyph(
+                fig,
+                Line,
                 "x",
                 "y",
                 source=self._proxy_source,
@@ -333,7 +350,9 @@ class GeometryView(pn.viewable.Viewer):
 
     def _tip_labels(self, fig, view, font_size: str) -> None:
         """Each arrow's label just past its tip (offsets come with the data)."""
-        fig.text(
+        add_glyph(
+            fig,
+            Text,
             "x1",
             "y1",
             text="tag",

@@ -15,10 +15,11 @@ from bokeh.models import (
     LinearColorMapper,
     Range1d,
 )
+from bokeh.models.glyphs import Rect
 from bokeh.palettes import PuOr11
 
 from .rows import set_ticks
-from .style import add_hover, assign, f32, make_figure
+from .style import add_glyph, add_hover, assign, f32, make_figure
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
 MAX_SIDE = 12
@@ -39,7 +40,9 @@ class JacobianView(pn.viewable.Viewer):
             x_range=Range1d(-0.5, 0.5),
             y_range=Range1d(0.5, -0.5),
         )
-        rect = fig.rect(
+        rect = add_glyph(
+            fig,
+            Rect,
             "x",
             "y",
             width=0.96,

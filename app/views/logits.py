@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, Range1d, Span
+from bokeh.models.glyphs import HBar, Text
 from bokeh.transform import dodge
 
 from .rows import NULL_LABEL, row_axis, row_positions, row_range, set_rows
-from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
+from .style import STAGE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26
@@ -53,7 +54,9 @@ class LogitsView(pn.viewable.Viewer):
         for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True):
             drawn = {"logit": "logit_drawn", "raw": "visible"}.get(column, column)
             renderers.append(
-                fig.hbar(
+                add_glyph(
+                    fig,
+                    HBar,
                     y=dodge("row", offset, range=fig.y_range),
                     right=drawn,
                     left=0,
@@ -65,7 +68,9 @@ class LogitsView(pn.viewable.Viewer):
             )
         # With d_k > 2 the raw score has a hidden part (the d_k - 2 coordinates not drawn),
         # stacked after the visible one: from q·k in the plane to the full q·k.
-        self._hidden = fig.hbar(
+        self._hidden = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", -BAR, range=fig.y_range),
             left="visible",
             right="raw",
@@ -79,7 +84,9 @@ class LogitsView(pn.viewable.Viewer):
             legend_label="+ hidden dims",
         )
         renderers.append(self._hidden)
-        null_bar = fig.hbar(
+        null_bar = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", BAR, range=fig.y_range),
             right="logit",
             left=0,
@@ -90,7 +97,9 @@ class LogitsView(pn.viewable.Viewer):
             hatch_color="#ffffff",
             hatch_alpha=0.6,
         )
-        fig.hbar(
+        add_glyph(
+            fig,
+            HBar,
             y=dodge("row", BAR, range=fig.y_range),
             left="hatch_left",
             right="hatch_right",
@@ -103,7 +112,9 @@ class LogitsView(pn.viewable.Viewer):
             hatch_scale=8,
             legend_label="masked (−∞)",
         )
-        fig.text(
+        add_glyph(
+            fig,
+            Text,
             x="hatch_right",
             y=dodge("row", BAR, range=fig.y_range),
             text="mask_text",

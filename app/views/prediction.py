@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
+from bokeh.models.glyphs import HBar
 from bokeh.transform import dodge
 
 from engine.heads import shown_token
 
 from .rows import row_axis, row_range, set_rows
-from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
+from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.4
 SHOWN = 8  # the most likely answers; the rest are one "all others" row
@@ -45,7 +46,9 @@ class PredictionView(pn.viewable.Viewer):
         fig.name = "prediction_plot"
         fig.xaxis.axis_label = "probability of each answer (all sum to 100%)"
         fig.xaxis.formatter = NumeralTickFormatter(format="0%")
-        before = fig.hbar(
+        before = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", -BAR / 2, range=fig.y_range),
             right="before",
             left=0,
@@ -56,7 +59,9 @@ class PredictionView(pn.viewable.Viewer):
             line_dash="dashed",
             legend_label="before the intervention",
         )
-        after = fig.hbar(
+        after = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", BAR / 2, range=fig.y_range),
             right="probability",
             left=0,

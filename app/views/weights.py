@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
+from bokeh.models.glyphs import HBar, Text
 from bokeh.transform import dodge
 
 from engine.snapshot import _pct
@@ -22,7 +23,7 @@ from .rows import (
     row_range,
     set_rows,
 )
-from .style import STAGE_COLOURS, add_hover, assign, f32, make_figure, style_legend
+from .style import STAGE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
@@ -47,7 +48,9 @@ class WeightsView(pn.viewable.Viewer):
         )
         fig.xaxis.axis_label = AXIS_LABEL
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
-        w = fig.hbar(
+        w = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", -BAR / 2, range=fig.y_range),
             right="weight",
             left=0,
@@ -56,7 +59,9 @@ class WeightsView(pn.viewable.Viewer):
             color=STAGE_COLOURS["weight"],
             legend_label="weight w",
         )
-        s = fig.hbar(
+        s = add_glyph(
+            fig,
+            HBar,
             y=dodge("row", BAR / 2, range=fig.y_range),
             right="norm_share",
             left=0,
@@ -71,7 +76,9 @@ class WeightsView(pn.viewable.Viewer):
         extras = []
         for source in (self.extra,):
             extras.append(
-                fig.hbar(
+                add_glyph(
+                    fig,
+                    HBar,
                     y=dodge("row", -BAR / 2, range=fig.y_range),
                     right="weight",
                     left=0,
@@ -84,7 +91,9 @@ class WeightsView(pn.viewable.Viewer):
                 )
             )
             extras.append(
-                fig.hbar(
+                add_glyph(
+                    fig,
+                    HBar,
                     y=dodge("row", BAR / 2, range=fig.y_range),
                     right="norm_share",
                     left=0,
@@ -96,7 +105,9 @@ class WeightsView(pn.viewable.Viewer):
                     hatch_alpha=0.5,
                 )
             )
-            fig.text(
+            add_glyph(
+                fig,
+                Text,
                 x="weight",
                 y="row",
                 text="note",
@@ -106,7 +117,9 @@ class WeightsView(pn.viewable.Viewer):
                 text_font_size="14px",
                 text_color="#333333",
             )
-        fig.text(
+        add_glyph(
+            fig,
+            Text,
             x=0,
             y="row",
             text="mask_text",

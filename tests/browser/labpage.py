@@ -148,6 +148,25 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+ANALYSIS_DRAWN = (
+    "() => { const m = Bokeh.documents[0].get_model_by_name('entropy_sweep');"
+    " return m !== null && m.data.entropy.length > 0; }"
+)
+
+
+def show_analysis(page, *, by_scrolling: bool = False) -> None:
+    """Have the page build its analysis plots (app/views/deferred.py) and wait for their data:
+    by pressing the placeholder's button, or as a student does, by scrolling to it."""
+    if page.evaluate(ANALYSIS_DRAWN):
+        return  # built already
+    placeholder = page.locator(".lab-deferred").first
+    if by_scrolling:
+        placeholder.evaluate("el => el.scrollIntoView({block: 'center'})")
+    else:
+        placeholder.locator("button").click()
+    page.wait_for_function(ANALYSIS_DRAWN, timeout=30000)
+
+
 class LabPage:
     """One browser tab on the lab (one server session)."""
 
@@ -173,6 +192,9 @@ class LabPage:
             ("data:", "blob:")
         ):
             self.problems.append(f"request left the machine: {request.url}")
+
+    def show_analysis(self, *, by_scrolling: bool = False) -> None:
+        show_analysis(self.page, by_scrolling=by_scrolling)
 
     # -- reading ------------------------------------------------------------------------------
     def data(self, name: str) -> dict[str, list]:

@@ -31,6 +31,7 @@ def lab(chromium, lab_server, problems):
 
 
 def test_every_named_source_is_drawn(lab):
+    lab.show_analysis()
     for name in SOURCE_NAMES:
         data = lab.data(name)
         assert data and all(len(col) > 0 for col in data.values()), name
@@ -99,7 +100,28 @@ def test_rotating_the_query_changes_the_weights(lab):
     lab.wait_until(lambda: "angle=" in lab.search(), "the angle to reach the URL")
 
 
+@pytest.mark.parametrize("viewport", [(1920, 1080), (1366, 768), (390, 844)])
+def test_analysis_plots_wait_below_the_first_screen_until_scrolled_to(
+    chromium, lab_server, viewport
+):
+    from .labpage import LOADED, show_analysis
+
+    page = chromium.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        page.goto(lab_server.url)
+        page.wait_for_function(LOADED, timeout=30000)
+        page.wait_for_timeout(800)  # time enough for a wrongly eager placeholder to fire
+        figures = "() => [...Bokeh.documents[0].all_models].filter(m => m.type === 'Figure').length"
+        assert page.evaluate(figures) == 4  # planes, weights, logits
+        show_analysis(page, by_scrolling=True)
+        assert page.evaluate(figures) == 8
+        assert not page.locator(".lab-deferred").count()
+    finally:
+        page.close()
+
+
 def test_lower_temperature_keeps_ranking_and_lowers_entropy(lab):
+    lab.show_analysis()
     weights = lab.column("weights", "weight")
     now = lab.data("entropy_now")
     lab.slider_keys("Temperature", "ArrowLeft", times=60)  # 60 x 0.005 in log10: x0.5
@@ -112,6 +134,7 @@ def test_lower_temperature_keeps_ranking_and_lowers_entropy(lab):
 
 
 def test_larger_d_k_without_scale_sharpens_the_route(lab):
+    lab.show_analysis()
     lab.toggle_checkbox("Divide logits by")
     lab.wait_until(lambda: "scale=false" in lab.search(), "scale=false in the URL")
     logits = lab.data("logits")
@@ -181,6 +204,7 @@ def test_masking_every_key_shows_a_message_and_keeps_the_drawing(lab):
 
 def test_url_round_trip(open_lab):
     page = open_lab("?temperature=0.5&d_k=64&scale=false&scenario=bank")
+    page.show_analysis()
     assert page.data("weights")["label"] == ["the (1)", "bank", "approved", "the (2)", "loan"]
     assert page.data("entropy_now")["temperature"] == [0.5]
     assert page.model_attr("d_k_marker", "location") == 64
@@ -211,6 +235,7 @@ def test_bad_url_values_are_named_and_the_page_loads(open_lab):
     text = " ".join(message)
     assert "temperature" in text and "d_k" in text
     assert page.data("weights")["label"][1] == "bank"  # the valid part still applied
+    page.show_analysis()
     assert page.data("entropy_now")["temperature"] == [1.0]  # the bad one fell back
     assert not page.shows("Traceback")
 
@@ -253,6 +278,7 @@ def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):
     good.write_text('{"format": "attention-lab/1", "scenario": "contest", "temperature": 2.0}')
     page.page.locator("input[type=file]").set_input_files(str(good))
     page.wait_until(lambda: page.data("weights")["label"][0] == "logit 2", "the imported scenario")
+    page.show_analysis()
     assert page.data("entropy_now")["temperature"] == [2.0]
     assert "scenario=contest" in page.search()
     # The share button puts this exact lab's address on the clipboard.

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from .labpage import FOCUSED, LOADED
+from .labpage import FOCUSED, LOADED, show_analysis
 
 pytestmark = pytest.mark.browser
 
@@ -285,6 +285,7 @@ def test_page_up_turns_the_query_a_quarter_in_six_presses(sized):
 
 def test_d_k_slider_updates_the_plots_while_it_is_dragged(sized):
     page = sized(1920, 1080)
+    show_analysis(page)  # the d_k marker lives in the analysis plots
     handles = page.locator(".noUi-handle")
     index = handles.evaluate_all(
         "hs => hs.findIndex(h => (h.getAttribute('aria-label') || '').startsWith('d_k'))"

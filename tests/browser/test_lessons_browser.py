@@ -32,6 +32,7 @@ def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
     page.wait_until(lambda: page.shows("Step 6 of"), "step 6 after Next")
     page.wait_until(lambda: "lesson=6" in page.search(), "the address to name step 6")
     # Step 6's set-up: d_k 512 with the scale off.
+    page.show_analysis()  # the d_k marker lives in the analysis plots
     page.wait_until(lambda: page.model_attr("d_k_marker", "location") == 512, "d_k at 512")
     assert "d_k=512" in page.search() and "scale=false" in page.search()
     assert page.shows("Scaling brings the contest back")

@@ -16,7 +16,7 @@ from app.state import LabState
 from app.views.preview import THROTTLE_MS
 from engine.scenarios import SCENARIOS
 
-from .labpage import LOADED, SCREEN_POINT, LabPage
+from .labpage import LOADED, SCREEN_POINT, LabPage, show_analysis
 
 pytestmark = pytest.mark.browser
 
@@ -171,6 +171,7 @@ def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages
 ):
     page = _counting_page(chromium, lab_server.url)
     try:
+        show_analysis(page)  # the entropy chart follows the drag too, once it is built
         before = _data(page, "weights")["weight"]
         x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
         x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.2, 0.9])
