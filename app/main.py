@@ -15,13 +15,14 @@ from pathlib import Path
 import panel as pn
 
 from app import bokeh_speedups
+from app.lessons import control_names
 from app.sources import MODEL, SourceSwitch
 from app.sources import SCENARIOS as HAND_MADE
 from app.state import LabState, listed_backends
 from app.views.a11y import ControlNames, PageTools
 from app.views.analysis import AuditView, DiagnosisView
-from app.views.controls import ControlsPanel
-from app.views.deferred import Deferred
+from app.views.controls import CandidateControls, ControlsPanel
+from app.views.deferred import Deferred, Disclosure
 from app.views.dimension import DimensionView
 from app.views.entropy import EntropyView
 from app.views.export import ExportView
@@ -50,6 +51,37 @@ PROJECTION_CAPTIONS = {
 SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
 SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
 CSS_FILE = "lab.css"
+MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
+# The state's settings whose controls are behind "More settings" (not the query position: each
+# scenario sets its own, and it matters only once "Causal" is on).
+CANDIDATE_SETTINGS = (
+    "causal",
+    "distractors",
+    "distractor_norm",
+    "distractor_similarity",
+    "null_route",
+    "null_threshold",
+    "seed",
+    "backend",
+)
+# What the lessons call those controls (in bold, by their page labels; tests/app checks them).
+MORE_SETTINGS_NAMES = frozenset(
+    {
+        "Causal",
+        "Query position",
+        "Distractor keys",
+        "Distractor norm",
+        "Distractor similarity to q",
+        "Null route",
+        "Null-route threshold",
+        "Random seed",
+        "Backend",
+        "Swap the value of",
+        "with the value of",
+        "Swap values",
+        "Reverse the pairs",
+    }
+)
 
 # The main area is a size container (assets/lab.css), so 100cqw/100cqh below are its width
 # and height. Wide: question, planes and bars on the left, the teaching tabs in a column
@@ -149,21 +181,22 @@ class Lab:
             title="Entropy, softmax Jacobian and d_k",
             note="These three plots are drawn when you scroll here.",
         )
-        backends = listed_backends()  # never imports torch: see app.state.listed_backends
         self.controls = ControlsPanel(
-            state,
-            scenario_titles={name: sc.title for name, sc in SCENARIOS.items()},
-            backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
-            unchecked=tuple(b.name for b in backends if not b.checked),
+            state, scenario_titles={name: sc.title for name, sc in SCENARIOS.items()}
         )
-        self.pairs = PairsEditor(state)
+        # The candidates, engine and key/value pairs sit behind "More settings", built when first
+        # opened: a third of a page's server memory and CPU, and folded away on a phone anyway.
+        self.candidates = self.pairs = None
+        self.more_settings = Disclosure(self._build_more_settings, label=MORE_SETTINGS)
+        for name in CANDIDATE_SETTINGS:
+            state.param.watch(self._setting_moved, name)
         self.tools = PageTools(margin=(0, 10))
-        self.audit = AuditView(state)
-        self.diagnosis = DiagnosisView(state)
-        self.export = ExportView(state)
+        # The other teaching tabs are built the first time they are opened (_open_tab).
+        self.audit = self.diagnosis = self.export = None
         self.lessons = LessonsView(
             state, sources=self.sources, show_ghost=getattr(self.geometry, "set_ghost", None)
         )
+        self.lessons.param.watch(self._lesson_opened, "lesson")
         self.source_picker = pn.widgets.RadioButtonGroup(
             name="What the lab shows",
             options=list(SOURCE_LABELS),
@@ -191,7 +224,37 @@ class Lab:
 
     def release(self) -> None:
         """Undo what this page registered outside itself, so all of it can be freed."""
-        self.controls.release()
+        if self.candidates is not None:
+            self.candidates.release()
+
+    def show_more_settings(self) -> None:
+        """Open the sidebar's "More settings" (building its controls the first time)."""
+        self.more_settings.show()
+
+    def _build_more_settings(self):
+        backends = listed_backends()  # never imports torch: see app.state.listed_backends
+        self.candidates = CandidateControls(
+            self.state,
+            backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
+            unchecked=tuple(b.name for b in backends if not b.checked),
+        )
+        self.pairs = PairsEditor(self.state)
+        pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
+        return pn.Column(
+            self.candidates, pairs_title, self.pairs, sizing_mode="stretch_width", margin=0
+        )
+
+    def _setting_moved(self, event) -> None:
+        # A link, an import, a scenario or a lesson moved a setting that is behind "More
+        # settings": show its control, so the page never hides what it is using.
+        if self.candidates is None and event.new != self.state.param[event.name].default:
+            self.show_more_settings()
+
+    def _lesson_opened(self, event) -> None:
+        """A step that names a control behind "More settings" opens it."""
+        names = set(control_names(self.lessons.step))
+        if self.candidates is None and names & MORE_SETTINGS_NAMES:
+            self.show_more_settings()
 
     def session_ended(self, session_context) -> None:
         """Bokeh's hook for a discarded session (the signature it requires)."""
@@ -338,18 +401,53 @@ class Lab:
         self.weights.update(snap)
         self._draw_analysis(snap)
 
+    def open_tab(self, name: str) -> None:
+        """Show a teaching tab by its name (building its view the first time)."""
+        names = [tab.name for tab in self._teaching.objects]
+        self._teaching.active = names.index(name)
+
+    def _open_tab(self, event) -> None:
+        """Build a teaching tab's view when it is first opened: most visits never open them, and
+        they were a seventh of a page's memory."""
+        tabs = self._teaching.objects
+        if not 0 <= event.new < len(tabs):
+            return
+        holder = tabs[event.new]
+        attr, view_class = self._tab_views.get(holder.name, (None, None))
+        if view_class is None or getattr(self, attr) is not None:
+            return
+        view = view_class(self.state)
+        setattr(self, attr, view)
+        doc = self._doc
+        if doc is None:
+            holder.objects = [view]
+            return
+        with pn.io.hold(doc), doc.models.freeze():
+            holder.objects = [view]
+
     def main_area(self):
         def tab(name, view):
             # Fills the teaching column; longer content scrolls inside its tab.
-            return pn.Column(view, name=name, scroll=True, sizing_mode="stretch_both", min_height=0)
+            return pn.Column(
+                *([view] if view is not None else []),
+                name=name,
+                scroll=True,
+                sizing_mode="stretch_both",
+                min_height=0,
+            )
 
         lessons = tab("Lessons", self.lessons)
         self._scenario_tabs = [
             lessons,
-            tab("Why is it sharp?", self.diagnosis),
-            tab("Audit", self.audit),
-            tab("Share & export", self.export),
+            tab("Why is it sharp?", None),
+            tab("Audit", None),
+            tab("Share & export", None),
         ]
+        self._tab_views = {
+            "Why is it sharp?": ("diagnosis", DiagnosisView),
+            "Audit": ("audit", AuditView),
+            "Share & export": ("export", ExportView),
+        }
         # The hand-made diagnosis, audit and export describe the scenarios, not a model's head.
         self.experiments_tab = pn.Column(name="Experiments")
         self._model_tabs = [lessons, tab("Experiments", self.experiments_tab)]
@@ -361,6 +459,7 @@ class Lab:
             css_classes=["lab-teaching"],
         )
         self._teaching = teaching
+        teaching.param.watch(self._open_tab, "active")
         planes = self.geometry.__panel__()
         grow(planes, "lab-plane")
         for pane in planes.select(pn.pane.Bokeh):
@@ -397,9 +496,8 @@ class Lab:
         return [stage, self._logits_below, self.analysis]
 
     def sidebar(self):
-        pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
         self._scenario_side = pn.Column(
-            self.controls, pairs_title, self.pairs, sizing_mode="stretch_width", margin=0
+            self.controls, self.more_settings, sizing_mode="stretch_width", margin=0
         )
         return [
             ControlNames(width=0, height=0, margin=0),

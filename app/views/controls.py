@@ -52,17 +52,10 @@ class TwoWay:
 
 
 class ControlsPanel(pn.viewable.Viewer):
-    """Settings grouped the way the lessons use them: route, regime, candidates, engine."""
+    """The first settings, grouped the way the lessons use them: the route and the regime (the
+    candidates and the engine are in CandidateControls)."""
 
-    def __init__(
-        self,
-        state,
-        *,
-        scenario_titles: dict[str, str],
-        backend_notes: dict[str, str],
-        unchecked: tuple[str, ...] = (),
-        **params,
-    ):
+    def __init__(self, state, *, scenario_titles: dict[str, str], **params):
         super().__init__(**params)
         self._state = state
         p = state.param
@@ -127,10 +120,43 @@ class ControlsPanel(pn.viewable.Viewer):
             )
         )
         self.scale = pn.widgets.Checkbox.from_param(p.scale, name="Divide logits by √d_k")
-        self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
         self.normalise = pn.widgets.Checkbox.from_param(
             p.normalise, name="Normalise q and keys to unit length"
         )
+        respond_at_once(*widgets_of(self))
+
+    def __panel__(self):
+        return pn.Column(
+            self.scenario,
+            self.reset,
+            heading("Route"),
+            self.angle,
+            self.normalise,
+            heading("Regime"),
+            self.temperature,
+            self.d_k,
+            self.scale,
+            sizing_mode="stretch_width",
+            css_classes=["lab-controls"],
+        )
+
+
+class CandidateControls(pn.viewable.Viewer):
+    """The rest of the settings: which keys compete (causal order, distractors, the null route)
+    and the engine. Built when the sidebar's "More settings" is first opened."""
+
+    def __init__(
+        self,
+        state,
+        *,
+        backend_notes: dict[str, str],
+        unchecked: tuple[str, ...] = (),
+        **params,
+    ):
+        super().__init__(**params)
+        self._state = state
+        p = state.param
+        self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
         self.query_position = pn.widgets.IntSlider.from_param(
             p.query_position,
             name="Query position (causal hides keys after it)",
@@ -243,17 +269,7 @@ class ControlsPanel(pn.viewable.Viewer):
             self.query_position.end = end
 
     def __panel__(self):
-        heading = lambda text: pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))  # noqa: E731
         return pn.Column(
-            self.scenario,
-            self.reset,
-            heading("Route"),
-            self.angle,
-            self.normalise,
-            heading("Regime"),
-            self.temperature,
-            self.d_k,
-            self.scale,
             heading("Candidates"),
             self.causal,
             self.query_position,
@@ -269,6 +285,10 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["lab-controls"],
         )
+
+
+def heading(text: str):
+    return pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))
 
 
 def _backend_text(name: str, notes: dict[str, str], unchecked: tuple[str, ...]) -> str:

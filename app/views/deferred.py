@@ -1,9 +1,10 @@
-"""A part of the page that is built the first time a student looks at it.
+"""Parts of the page that are built the first time a student looks at them.
 
 Every Bokeh model in a page is held by the server for as long as the page is open, and each one
 costs CPU to build and send. Views below the first screen wait as a light placeholder; when it
 scrolls into sight (or its button is pressed, for a keyboard or a screen reader), the browser
-tells the server, which builds the views once and puts them in its place.
+tells the server, which builds the views once and puts them in its place. A Disclosure is
+the same for a section a student opens with a button (the sidebar's less used settings).
 """
 
 from __future__ import annotations
@@ -85,3 +86,64 @@ class Deferred(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._box
+
+
+class DisclosureButton(ReactiveHTML):
+    """A button that opens and closes a section (announced as expanded or collapsed)."""
+
+    open = param.Boolean(default=False)
+    label = param.String(default="")
+
+    _child_config = {"label": "literal"}  # noqa: RUF012 - text, not a Panel component
+
+    _template = (
+        '<button id="btn" type="button" class="lab-disclosure" aria-expanded="false" '
+        "onclick=\"${script('toggle')}\">"
+        '<span id="arrow" aria-hidden="true">▸</span> <span id="text">${label}</span></button>'
+    )
+    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
+        "render": "self.open();",
+        "open": (
+            "btn.setAttribute('aria-expanded', data.open ? 'true' : 'false');"
+            "arrow.textContent = data.open ? '▾' : '▸';"
+        ),
+        "toggle": "data.open = !data.open;",
+    }
+    _stylesheets = [  # noqa: RUF012
+        ".lab-disclosure { width: 100%; text-align: left; font: inherit;"
+        " font-size: var(--lab-text, 16px); font-weight: 700; color: #0b3d5c;"
+        " background: #eef3f7; border: 1px solid #c8d3dc; border-radius: 6px;"
+        " padding: 8px 10px; cursor: pointer; }"
+        ":focus-visible { outline: 3px solid #ffd166 !important; outline-offset: 2px; }"
+    ]
+
+
+class Disclosure(pn.viewable.Viewer):
+    """A section behind a button, whose views `build()` makes the first time it is opened."""
+
+    def __init__(self, build, *, label: str, **params):
+        super().__init__(**params)
+        self._build = build
+        self.button = DisclosureButton(label=label, sizing_mode="stretch_width", margin=(8, 10))
+        self._content = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
+        self.built = False
+        self.button.param.watch(self._toggled, "open")
+
+    def show(self) -> None:
+        """Open the section (building it the first time)."""
+        self.button.open = True
+
+    def _toggled(self, event) -> None:
+        doc = pn.state.curdoc
+        if event.new and not self.built:
+            self.built = True
+            if doc is None:
+                self._content.objects = [self._build()]
+            else:
+                # As in Deferred.show: one message, and the graph walked before it is sent.
+                with pn.io.hold(doc), doc.models.freeze():
+                    self._content.objects = [self._build()]
+        self._content.visible = event.new
+
+    def __panel__(self):
+        return pn.Column(self.button, self._content, sizing_mode="stretch_width", margin=0)

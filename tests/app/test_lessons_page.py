@@ -25,7 +25,10 @@ def _page_labels() -> set[str]:
     from app.main import create_app
 
     lab = create_app().lab
+    lab.show_more_settings()
     roots = [pn.Column(*lab.sidebar(), *lab.main_area())]
+    for tab in ("Why is it sharp?", "Audit", "Share & export"):
+        lab.open_tab(tab)  # each builds its view when first opened
     roots += [v.__panel__() for v in vars(lab).values() if isinstance(v, pn.viewable.Viewer)]
     labels = set()
     for root in roots:

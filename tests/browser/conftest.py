@@ -25,8 +25,8 @@ def problems():
 def open_lab(chromium, lab_server, problems):
     pages = []
 
-    def _open(query: str = "") -> LabPage:
-        page = LabPage(chromium, lab_server.url + query, problems)
+    def _open(query: str = "", *, more_settings: bool = True) -> LabPage:
+        page = LabPage(chromium, lab_server.url + query, problems, more_settings=more_settings)
         pages.append(page)
         return page
 

@@ -154,6 +154,14 @@ ANALYSIS_DRAWN = (
 )
 
 
+def open_more_settings(page) -> None:
+    """Open the sidebar's "More settings" (candidates, engine, key/value pairs) and wait for it."""
+    button = page.locator("button.lab-disclosure").first
+    if button.get_attribute("aria-expanded") != "true":
+        button.click()
+    page.get_by_text("Reverse the pairs").first.wait_for(state="visible", timeout=30000)
+
+
 def show_analysis(page, *, by_scrolling: bool = False) -> None:
     """Have the page build its analysis plots (app/views/deferred.py) and wait for their data:
     by pressing the placeholder's button, or as a student does, by scrolling to it."""
@@ -170,7 +178,7 @@ def show_analysis(page, *, by_scrolling: bool = False) -> None:
 class LabPage:
     """One browser tab on the lab (one server session)."""
 
-    def __init__(self, browser, url: str, problems: list[str]):
+    def __init__(self, browser, url: str, problems: list[str], *, more_settings: bool = True):
         self.page = browser.new_page(
             viewport={"width": 1600, "height": 1000},
             permissions=["clipboard-read", "clipboard-write"],
@@ -181,6 +189,8 @@ class LabPage:
         self.page.on("request", self._request)
         self.page.goto(url)
         self.page.wait_for_function(LOADED, timeout=30000)
+        if more_settings:  # most tests move a control from there
+            open_more_settings(self.page)
 
     def _console(self, msg) -> None:
         if msg.type == "error":

@@ -120,6 +120,26 @@ def test_analysis_plots_wait_below_the_first_screen_until_scrolled_to(
         page.close()
 
 
+def test_more_settings_open_from_the_keyboard_and_when_a_lesson_needs_them(open_lab):
+    from .labpage import FOCUSED
+
+    page = open_lab(more_settings=False)
+    button = page.page.locator("button.lab-disclosure")
+    assert button.get_attribute("aria-expanded") == "false"
+    assert not page.shows("Distractor keys")
+    button.focus()
+    assert page.page.evaluate(FOCUSED).startswith("More settings")
+    page.page.keyboard.press("Enter")
+    page.wait_until(lambda: page.shows("Distractor keys"), "the candidate controls")
+    assert button.get_attribute("aria-expanded") == "true"
+    page.page.keyboard.press("Tab")  # focus goes on into the opened section
+    assert page.page.evaluate(FOCUSED).startswith("Causal")
+    # A fresh page: "Load this step" on step 1 (it swaps values) opens the section itself.
+    fresh = open_lab(more_settings=False)
+    fresh.click_button("Load this step")
+    fresh.wait_until(lambda: fresh.shows("Swap the value of"), "the pairs editor")
+
+
 def test_lower_temperature_keeps_ranking_and_lowers_entropy(lab):
     lab.show_analysis()
     weights = lab.column("weights", "weight")

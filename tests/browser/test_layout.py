@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from .labpage import FOCUSED, LOADED, show_analysis
+from .labpage import FOCUSED, LOADED, open_more_settings, show_analysis
 
 pytestmark = pytest.mark.browser
 
@@ -256,6 +256,8 @@ def test_keyboard_focus_is_drawn_on_buttons_and_slider_handles(sized):
 
 def test_every_pair_field_and_slider_handle_names_what_it_moves(sized):
     page = sized(1920, 1080)
+    open_more_settings(page)
+    page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
     names = page.evaluate(
         "() => {"
         + DEEP

@@ -7,13 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import panel as pn
 import pytest
 from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
 from bokeh.models import GlyphRenderer
 from panel.io.state import set_curdoc
 
+import app.main as main
 from app import state as state_mod
+from app.lessons import LESSONS, control_names
 from app.main import create_app
 from app.state import LabState, listed_backends
 from app.urlstate import BACKENDS
@@ -75,7 +78,9 @@ def test_unchecked_backend_is_labelled_in_the_picker(monkeypatch):
             state_mod.BackendChoice("torch-cuda", True, "", checked=False),
         ],
     )
-    controls = create_app().lab.controls
+    lab = create_app().lab
+    lab.show_more_settings()
+    controls = lab.candidates
     assert "torch-cuda (checked when picked)" in controls.backend.options
     assert "checked when picked" in controls.backend_note.object
     assert controls.backend_note.visible
@@ -160,3 +165,82 @@ def test_the_short_walk_for_plot_text_finds_every_font_size_a_full_walk_finds():
                 if isinstance(value, str) and value.endswith("px"):
                     full.add((model.id, name))
     assert len(full) > 40 and short == full
+
+
+def _labels(root) -> set[str]:
+    labels = set()
+    for widget in root.select(pn.widgets.Widget):
+        for attr in ("label", "name"):
+            text = getattr(widget, attr, None)
+            if isinstance(text, str) and text.strip():
+                labels.add(text.strip().split(" (")[0])
+    return labels
+
+
+def test_more_settings_wait_behind_their_button_until_opened():
+    doc, page = _served_page()
+    lab = page.lab
+    assert lab.candidates is None and lab.pairs is None
+    assert doc.get_model_by_name("weights") is not None
+    before = len(doc.models)
+    with set_curdoc(doc):
+        lab.more_settings.button.open = True  # what the browser sends when it is pressed
+    assert lab.candidates is not None and len(doc.models) > before + 50
+    # Its labels are the ones the lab opens it for (a lesson naming one of them opens it).
+    assert main.MORE_SETTINGS_NAMES <= _labels(lab.more_settings.__panel__())
+    with set_curdoc(doc):
+        lab.more_settings.button.open = False  # closed again: hidden, not rebuilt
+        lab.more_settings.button.open = True
+    assert lab.more_settings._content.visible
+
+
+def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_settings():
+    """So that "Load this step" always leaves the controls it names in sight (a teaching tab's
+    own controls appear with its tab, which the student opens by name)."""
+    lab = create_app().lab
+    first = _labels(pn.Column(*lab.sidebar(), *lab.main_area()))
+    first |= {tab.name for tab in lab._teaching.objects}
+    for tab in ("Why is it sharp?", "Audit", "Share & export"):
+        lab.open_tab(tab)
+    in_tabs = set().union(*(_labels(pn.panel(v)) for v in (lab.audit, lab.diagnosis, lab.export)))
+    for step in LESSONS:
+        for name in control_names(step):
+            assert name in first | in_tabs | main.MORE_SETTINGS_NAMES, (step.slug, name)
+    assert "Distractor keys" not in first  # behind "More settings": the check can fail
+
+
+@pytest.mark.parametrize(
+    "open_it",
+    [
+        lambda lab: lab.lessons.open(1),  # step 1 swaps values: its controls are in there
+        lambda lab: setattr(lab.state, "distractors", 64),  # a link or an import set it
+        lambda lab: lab.state.load_scenario("null_route"),  # a scenario that uses the null route
+    ],
+    ids=["lesson", "setting", "scenario"],
+)
+def test_whatever_uses_a_hidden_setting_opens_more_settings(open_it):
+    lab = create_app().lab
+    open_it(lab)
+    assert lab.candidates is not None and lab.more_settings._content.visible
+
+
+def test_a_plain_change_keeps_more_settings_closed():
+    lab = create_app().lab
+    lab.state.temperature = 0.4
+    lab.state.swap_values(0, 1)
+    lab.lessons.show(3)  # shown, not loaded
+    assert lab.candidates is None
+
+
+def test_teaching_tabs_build_their_view_when_first_opened():
+    doc, page = _served_page()
+    lab = page.lab
+    assert lab.audit is None and lab.diagnosis is None and lab.export is None
+    with set_curdoc(doc):
+        lab.open_tab("Audit")
+    assert lab.audit is not None and lab.diagnosis is None
+    audit = lab.audit
+    with set_curdoc(doc):
+        lab.open_tab("Lessons")
+        lab.open_tab("Audit")
+    assert lab.audit is audit  # built once

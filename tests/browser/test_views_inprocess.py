@@ -168,8 +168,9 @@ def _lab_widgets(page) -> list:
     from app.views.live import widgets_of
 
     lab = page.lab
+    lab.show_more_settings()
     rows = [w for row in lab.pairs._rows for w in (row.kx, row.ky, row.vx, row.vy, row.legal)]
-    return [*widgets_of(lab.controls), *rows]
+    return [*widgets_of(lab.controls), *widgets_of(lab.candidates), *rows]
 
 
 def test_lab_controls_answer_a_browser_change_without_panels_wait():
@@ -208,8 +209,9 @@ def test_a_released_page_leaves_nothing_behind():
 
     page = create_app()
     lab = page.lab
-    lab.state.distractors = 9  # the page has been used
-    alive = [weakref.ref(obj) for obj in (lab.state, lab, lab.controls.distractors, page)]
+    lab.state.distractors = 9  # the page has been used (and opened "More settings")
+    assert lab.candidates is not None
+    alive = [weakref.ref(obj) for obj in (lab.state, lab, lab.candidates.distractors, page)]
     lab.release()
     del page, lab
     gc.collect()
