@@ -102,7 +102,7 @@ class DisclosureButton(ReactiveHTML):
         '<span id="arrow" aria-hidden="true">▸</span> <span id="text">${label}</span></button>'
     )
     _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": "self.open();",
+        "render": "btn.setAttribute('aria-label', data.label); self.open();",
         "open": (
             "btn.setAttribute('aria-expanded', data.open ? 'true' : 'false');"
             "arrow.textContent = data.open ? '▾' : '▸';"

@@ -189,8 +189,8 @@ class LabPage:
         self.page.on("request", self._request)
         self.page.goto(url)
         self.page.wait_for_function(LOADED, timeout=30000)
-        if more_settings:  # most tests move a control from there
-            open_more_settings(self.page)
+        if more_settings and self.page.locator("button.lab-disclosure").first.is_visible():
+            open_more_settings(self.page)  # most tests move a control from there
 
     def _console(self, msg) -> None:
         if msg.type == "error":

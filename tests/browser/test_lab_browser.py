@@ -132,6 +132,7 @@ def test_more_settings_open_from_the_keyboard_and_when_a_lesson_needs_them(open_
     page.page.keyboard.press("Enter")
     page.wait_until(lambda: page.shows("Distractor keys"), "the candidate controls")
     assert button.get_attribute("aria-expanded") == "true"
+    page.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
     page.page.keyboard.press("Tab")  # focus goes on into the opened section
     assert page.page.evaluate(FOCUSED).startswith("Causal")
     # A fresh page: "Load this step" on step 1 (it swaps values) opens the section itself.

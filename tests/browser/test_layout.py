@@ -153,6 +153,7 @@ def _px(text: str) -> float:
 
 def test_text_is_at_least_16px_inside_the_components(sized):
     page = sized(1920, 1080)
+    open_more_settings(page)
     sizes = page.evaluate(TEXT_SIZES)
     assert len(sizes["lesson"]) >= 5 and len(sizes["controls"]) >= 15, sizes
     small = [s for s in sizes["lesson"] + sizes["controls"] if s[0] < 16]
