@@ -1,6 +1,6 @@
-"""Two exact shortcuts in Bokeh's property system, for the page build (`apply()`).
+"""Three exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
-Profiling a page open (app/bench_page.py) showed a fifth of it inside two Bokeh functions that
+Profiling a page open (app/bench_page.py) showed a fifth of it inside Bokeh functions that
 recompute what they already know:
 
 - `HasProps.query_properties_with_values` (every serialisation of every model, and Panel's
@@ -11,8 +11,12 @@ recompute what they already know:
 - `HasProps._overridden_defaults` walks the class's MRO on every default lookup. The
   overrides are fixed when a class is created (Bokeh's metaclass sets them), so they are
   computed once per class.
+- `PropertyDescriptor._get_default` prepares and validates a property's default afresh on every
+  read of a property nobody set (every walk of the model graph reads them all). A default that
+  is stable (not made by a function or per instance), not themed and immutable (None, a bool, a
+  number or a string) is the same every time, so it is kept per class and property.
 
-Both return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
+All three return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). They are applied only to the Bokeh source they were checked
 against: if Bokeh changes either function, `apply()` leaves it alone and says so in the log.
 """
@@ -26,20 +30,25 @@ import logging
 from types import MappingProxyType
 
 from bokeh.core.has_props import HasProps
-from bokeh.core.property.descriptors import UnsetValueError
+from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
 from bokeh.core.property.singletons import Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
 
-# sha256 (first 16 hex digits) of the two functions' source in the Bokeh releases checked
-# (3.7 to 3.9; the same text in each).
+# sha256 (first 16 hex digits) of the three functions' source in the Bokeh release checked
+# (3.9.2, which Panel 1.9.4 installs on Python 3.11; any other source is left alone).
 CHECKED_SOURCE = {
     "query_properties_with_values": "e864a09d384658f4",
     "_overridden_defaults": "c3b1c82a295e3b8b",
+    "_get_default": "6173b5a328b12fc3",
 }
 _ORIGINALS = {
     "query_properties_with_values": HasProps.query_properties_with_values,
     "_overridden_defaults": HasProps.__dict__["_overridden_defaults"].__func__,
+    "_get_default": PropertyDescriptor._get_default,
 }
+_IMMUTABLE = (type(None), bool, int, float, str)
+_stable_defaults: dict[tuple[type, str], object] = {}
+_MISSING = object()
 _log = logging.getLogger(__name__)
 
 
@@ -107,8 +116,22 @@ def query_properties_with_values(
     return result
 
 
+def _get_default(self, obj):
+    """Bokeh's own function, with an immutable stable default kept (see the module)."""
+    themed = obj.themed_values()
+    if themed is not None and self.name in themed:
+        return _ORIGINALS["_get_default"](self, obj)
+    key = (obj.__class__, self.name)
+    value = _stable_defaults.get(key, _MISSING)
+    if value is _MISSING:
+        value = _ORIGINALS["_get_default"](self, obj)
+        if type(value) in _IMMUTABLE and not self.has_unstable_default(obj):
+            _stable_defaults[key] = value
+    return value
+
+
 def apply() -> bool:
-    """Install both shortcuts if this Bokeh has the checked source; True when installed."""
+    """Install the shortcuts if this Bokeh has the checked source; True when installed."""
     if HasProps.query_properties_with_values is query_properties_with_values:
         return True
     found = {name: _source_hash(fn) for name, fn in _ORIGINALS.items()}
@@ -117,6 +140,7 @@ def apply() -> bool:
         return False
     HasProps.query_properties_with_values = query_properties_with_values
     HasProps._overridden_defaults = classmethod(_overridden_defaults)
+    PropertyDescriptor._get_default = _get_default
     return True
 
 
@@ -124,3 +148,4 @@ def remove() -> None:
     """Put Bokeh's own functions back (for the equivalence tests)."""
     HasProps.query_properties_with_values = _ORIGINALS["query_properties_with_values"]
     HasProps._overridden_defaults = classmethod(_ORIGINALS["_overridden_defaults"])
+    PropertyDescriptor._get_default = _ORIGINALS["_get_default"]

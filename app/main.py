@@ -462,11 +462,6 @@ class Lab:
         teaching.param.watch(self._open_tab, "active")
         planes = self.geometry.__panel__()
         grow(planes, "lab-plane")
-        for pane in planes.select(pn.pane.Bokeh):
-            for axis in (*pane.object.xaxis, *pane.object.yaxis):
-                # Five labels per axis: nine ran together on a laptop or a phone.
-                if hasattr(axis.ticker, "desired_num_ticks"):
-                    axis.ticker.desired_num_ticks = 5
         planes.param.update(
             css_classes=[*planes.css_classes, "lab-planes"], stylesheets=[PLANES_CSS]
         )

@@ -180,6 +180,8 @@ class GeometryView(pn.viewable.Viewer):
         )
         fig.xaxis.axis_label = x_label
         fig.yaxis.axis_label = y_label
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.ticker.desired_num_ticks = 5  # nine labels ran together on a laptop or a phone
         for dim in (0, 1):
             fig.add_layout(
                 Span(

@@ -11,12 +11,16 @@ from bokeh.core.property.vectorization import value
 from bokeh.models import (
     AllIndices,
     AllLabels,
+    BasicTicker,
+    BasicTickFormatter,
     CDSView,
     GlyphRenderer,
     HoverTool,
     Legend,
     LegendItem,
+    LinearScale,
     SaveTool,
+    UnionRenderers,
 )
 from bokeh.plotting import figure
 from panel.theme import Bootstrap
@@ -277,18 +281,21 @@ class TextScale:
 
 
 def slim(figures) -> None:
-    """Remove per-renderer models that a lab page never uses, before the page is served.
+    """Share, before the page is served, the models of these figures that hold no state.
 
-    Bokeh gives every renderer its own non-selection and muted glyph copies (this page selects
-    nothing by hand and mutes nothing), its own view with its own "all rows" filter, and every
-    axis its own label policy. BokehJS derives "auto" glyphs itself; renderers of one source
-    can share one view (a view stores the indices it computed for its source, so never across
-    sources), and the filter and the label policy hold no state. This took a page from ~670
-    Bokeh models to ~500 (463 with the other savings in app/main.py); the server keeps each one
-    per session.
+    The server keeps every Bokeh model of a page for as long as it is open. Renderers of one
+    source share one view (a view stores the indices it computed for its source, so never
+    across sources) with one "all rows" filter; every axis shares one label policy, and equal
+    tickers, tick formatters and linear scales are one model (BokehJS computes ticks from the
+    model and clones a plot's scales for its frame), and every source shares one selection
+    policy (a source's selection itself is read-only in Bokeh, so each keeps its own). With the
+    renderers built glyph-only (add_glyph) this took a page from ~670 Bokeh models to ~500
+    (463 with the other savings in app/main.py), and then to ~300.
     """
     every_row, all_labels = AllIndices(), AllLabels()
     views: dict[str, CDSView] = {}
+    shared: dict[tuple, object] = {}
+    policy = UnionRenderers()
     for fig in figures:
         for renderer in fig.renderers:
             if not isinstance(renderer, GlyphRenderer):
@@ -298,5 +305,24 @@ def slim(figures) -> None:
             if isinstance(renderer.view.filter, AllIndices):
                 key = renderer.data_source.id
                 renderer.view = views.setdefault(key, CDSView(filter=every_row))
+            renderer.data_source.selection_policy = policy
         for axis in (*fig.xaxis, *fig.yaxis):
             axis.major_label_policy = all_labels
+            axis.ticker = _one_of(shared, axis.ticker)
+            axis.formatter = _one_of(shared, axis.formatter)
+        for grid in fig.grid:
+            grid.ticker = _one_of(shared, grid.ticker)
+        fig.x_scale = _one_of(shared, fig.x_scale)
+        fig.y_scale = _one_of(shared, fig.y_scale)
+
+
+# Stateless models that equal settings make interchangeable (not FixedTicker: its ticks change).
+_SHAREABLE = (BasicTicker, BasicTickFormatter, LinearScale)
+
+
+def _one_of(shared: dict, model):
+    if type(model) not in _SHAREABLE:
+        return model
+    settings = model.properties_with_values(include_defaults=False)
+    key = (type(model), tuple(sorted((k, repr(v)) for k, v in settings.items())))
+    return shared.setdefault(key, model)

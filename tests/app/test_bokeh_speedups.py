@@ -1,4 +1,4 @@
-"""The page build's two Bokeh shortcuts (app/bokeh_speedups.py) return exactly what Bokeh's own
+"""The page build's Bokeh shortcuts (app/bokeh_speedups.py) return exactly what Bokeh's own
 functions return, over every model of real lab pages, and stay out of an unchecked Bokeh."""
 
 from __future__ import annotations
@@ -36,6 +36,15 @@ def _every_query(doc: Document) -> dict:
                     include_undefined=undefined,
                 )
         out[model.id, "overrides"] = dict(type(model)._overridden_defaults())
+        # Every property as read (a default nobody set included), twice: the kept default
+        # must be what Bokeh prepares each time.
+        for name in model.properties():
+            for read in (1, 2):
+                try:
+                    value = getattr(model, name)
+                except (AttributeError, ValueError):  # unset and required, or write-only
+                    value = "<unset>"
+                out[model.id, name, read] = repr(value)
     return out
 
 

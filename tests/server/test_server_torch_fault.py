@@ -188,6 +188,8 @@ def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         assert page.evaluate(WEIGHTS_JS) == pytest.approx(numpy_weights, abs=1e-6)
+        page.locator("button.lab-disclosure").click()  # the backend is in "More settings"
+        page.get_by_text("Backend", exact=True).first.wait_for(state="visible", timeout=30_000)
 
         labels = page.evaluate(BACKEND_OPTION_JS)
         if fault == "missing":
