@@ -11,7 +11,15 @@ import math
 
 import numpy as np
 import panel as pn
-from bokeh.models import CDSView, ColumnDataSource, GroupFilter, PointDrawTool, Range1d, Span
+from bokeh.models import (
+    CDSView,
+    ColumnDataSource,
+    GroupFilter,
+    PointDrawTool,
+    Range1d,
+    Selection,
+    Span,
+)
 from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
 from app.urlstate import COORD_LIMIT
@@ -119,20 +127,32 @@ class GeometryView(pn.viewable.Viewer):
             "value": ([], []),
         }
 
-        self.geometry = ColumnDataSource(name="geometry", data=self._empty_geometry())
-        self.contributions = ColumnDataSource(name="contributions", data=self._empty_contrib())
+        # No tool selects from these sources (only from the drag handles'), so they share one
+        # empty selection: one model per page instead of one each.
+        self._unselected = Selection()
+        quiet = {"selected": self._unselected}
+        self.geometry = ColumnDataSource(name="geometry", data=self._empty_geometry(), **quiet)
+        self.contributions = ColumnDataSource(
+            name="contributions", data=self._empty_contrib(), **quiet
+        )
         self.distractors = ColumnDataSource(
-            name="distractors", data={c: f32([]) for c in ("kx", "ky", "vx", "vy", "weight")}
+            name="distractors",
+            data={c: f32([]) for c in ("kx", "ky", "vx", "vy", "weight")},
+            **quiet,
         )
         self.key_tips = ColumnDataSource(name="key_tips", data={"x": [], "y": [], "index": []})
         self.value_tips = ColumnDataSource(name="value_tips", data={"x": [], "y": [], "index": []})
         self.query_tip = ColumnDataSource(name="query_tip", data={"x": [0.0], "y": [0.0]})
         # The output "before" an action, drawn faded and dashed (empty when there is none).
-        self.ghost = ColumnDataSource(name="ghost", data=self._ghost_data(None))
+        self.ghost = ColumnDataSource(name="ghost", data=self._ghost_data(None), **quiet)
         # What the browser needs to preview a drag exactly (app/views/preview.py): float64,
         # one row per candidate, and one row of settings.
-        self.preview = ColumnDataSource(name="preview", data={c: np.zeros(0) for c in PREVIEW_ROWS})
-        self.preview_params = ColumnDataSource(name="preview_params", data={"enabled": [0.0]})
+        self.preview = ColumnDataSource(
+            name="preview", data={c: np.zeros(0) for c in PREVIEW_ROWS}, **quiet
+        )
+        self.preview_params = ColumnDataSource(
+            name="preview_params", data={"enabled": [0.0]}, **quiet
+        )
         self._version = 0
         self._query_handle = 1.0
 
@@ -304,7 +324,9 @@ class GeometryView(pn.viewable.Viewer):
         # Invisible glyphs so the legend names each role with its colour and line; one shared
         # source of a single NaN point (a source per glyph would cost three models each).
         if not hasattr(self, "_proxy_source"):
-            self._proxy_source = ColumnDataSource(data={"x": [math.nan], "y": [math.nan]})
+            self._proxy_source = ColumnDataSource(
+                data={"x": [math.nan], "y": [math.nan]}, selected=self._unselected
+            )
         for text, role in entries:
             add_glyph(
                 fig,

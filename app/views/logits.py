@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, Range1d, Span
+from bokeh.models import ColumnDataSource, Range1d, Selection, Span
 from bokeh.models.glyphs import HBar, Text
 from bokeh.transform import dodge
 
@@ -39,10 +39,13 @@ class LogitsView(pn.viewable.Viewer):
             legal=np.zeros(0, dtype=bool),
             mask_text=[],
         )
-        self.source = ColumnDataSource(name="logits", data=cols)
+        unselected = Selection()  # no tool selects from either source: they share one
+        self.source = ColumnDataSource(name="logits", data=cols, selected=unselected)
         # The null candidate's row (a zero key: score 0, logit threshold / temperature).
         self.extra = ColumnDataSource(
-            name="logits_extra", data={c: f32([]) for c in ("row", "logit")} | {"label": []}
+            name="logits_extra",
+            data={c: f32([]) for c in ("row", "logit")} | {"label": []},
+            selected=unselected,
         )
         # A range the server sets: an auto range would follow the live drag preview in the
         # browser and send its new bounds to the server on every frame.

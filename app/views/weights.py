@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
+from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d, Selection
 from bokeh.models.glyphs import HBar, Text
 from bokeh.transform import dodge
 
@@ -36,10 +36,13 @@ class WeightsView(pn.viewable.Viewer):
         super().__init__(**params)
         cols = {c: f32([]) for c in ("index", "row", "weight", "contribution_norm", "norm_share")}
         cols.update(label=[], legal=np.zeros(0, dtype=bool), mask_text=[])
-        self.source = ColumnDataSource(name="weights", data=cols)
+        unselected = Selection()  # no tool selects from either source: they share one
+        self.source = ColumnDataSource(name="weights", data=cols, selected=unselected)
         # Rows that are not one key: "all others" (the summed weight of the keys without a row
         # of their own) and the null candidate. `weights` keeps exactly one row per key.
-        self.extra = ColumnDataSource(name="weights_extra", data=self._extra_data([], [], []))
+        self.extra = ColumnDataSource(
+            name="weights_extra", data=self._extra_data([], [], []), selected=unselected
+        )
         fig = make_figure(
             "Weights and |w·v| shares",
             height=360,
