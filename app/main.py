@@ -22,7 +22,7 @@ from app.state import LabState, listed_backends
 from app.views.a11y import ControlNames, PageTools
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import CandidateControls, ControlsPanel
-from app.views.deferred import Deferred, Disclosure
+from app.views.deferred import Deferred, Disclosure, fill
 from app.views.dimension import DimensionView
 from app.views.entropy import EntropyView
 from app.views.export import ExportView
@@ -416,14 +416,13 @@ class Lab:
         attr, view_class = self._tab_views.get(holder.name, (None, None))
         if view_class is None or getattr(self, attr) is not None:
             return
-        view = view_class(self.state)
-        setattr(self, attr, view)
-        doc = self._doc
-        if doc is None:
-            holder.objects = [view]
-            return
-        with pn.io.hold(doc), doc.models.freeze():
-            holder.objects = [view]
+
+        def build():
+            view = view_class(self.state)
+            setattr(self, attr, view)
+            return view
+
+        fill(holder, build)
 
     def main_area(self):
         def tab(name, view):

@@ -25,6 +25,21 @@ state.observer = observer;
 """
 
 
+def fill(holder, build) -> None:
+    """Put what `build()` returns into the layout `holder`.
+
+    Built inside one hold, so that what the build changes elsewhere (which may point at the
+    new models) leaves in the same message as the models; and with one walk of the document's
+    model graph for the whole insertion, done before that message is sent.
+    """
+    doc = pn.state.curdoc
+    if doc is None:
+        holder.objects = [build()]
+        return
+    with pn.io.hold(doc), doc.models.freeze():
+        holder.objects = [build()]
+
+
 class ShownSignal(ReactiveHTML):
     """The placeholder: says what will appear here, and reports when it is first seen."""
 
@@ -74,15 +89,7 @@ class Deferred(pn.viewable.Viewer):
         if self.built:
             return
         self.built = True
-        doc = pn.state.curdoc
-        if doc is None:
-            self._box.objects = [self._build()]
-            return
-        # Built inside one hold, so that what the build changes elsewhere (which may point at
-        # the new models) goes in the same message as the models; and one walk of the
-        # document's model graph for the whole insertion, before that message is sent.
-        with pn.io.hold(doc), doc.models.freeze():
-            self._box.objects = [self._build()]
+        fill(self._box, self._build)
 
     def __panel__(self):
         return self._box
@@ -134,15 +141,9 @@ class Disclosure(pn.viewable.Viewer):
         self.button.open = True
 
     def _toggled(self, event) -> None:
-        doc = pn.state.curdoc
         if event.new and not self.built:
             self.built = True
-            if doc is None:
-                self._content.objects = [self._build()]
-            else:
-                # As in Deferred.show: one message, and the graph walked before it is sent.
-                with pn.io.hold(doc), doc.models.freeze():
-                    self._content.objects = [self._build()]
+            fill(self._content, self._build)
         self._content.visible = event.new
 
     def __panel__(self):
