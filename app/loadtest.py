@@ -260,18 +260,24 @@ def start_haproxy(
     derived.write_text(haproxy_config(config.read_text(), f"127.0.0.1:{port}", server_ports))
     with open(log_dir / "haproxy.log", "wb") as log:
         process = subprocess.Popen([binary, "-db", "-f", str(derived)], stdout=log, stderr=log)
-    deadline = time.monotonic() + 30
+    _wait_until_live(process, f"http://127.0.0.1:{port}", 30, "HAProxy", log_dir / "haproxy.log")
+    return process, port
+
+
+def _wait_until_live(process, base: str, seconds: float, what: str, log_path: Path) -> None:
+    """Until `base`/liveness answers 200; a process that exits or never answers stops the run."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"loadtest: HAProxy exited:\n{(log_dir / 'haproxy.log').read_text()}")
+            raise SystemExit(f"loadtest: {what} exited:\n{log_path.read_text()}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/liveness", timeout=2) as reply:
+            with urllib.request.urlopen(f"{base}/liveness", timeout=2) as reply:
                 if reply.status == 200:
-                    return process, port
+                    return
         except OSError:
             time.sleep(0.2)
     process.kill()
-    raise SystemExit("loadtest: HAProxy did not answer in 30 s")
+    raise SystemExit(f"loadtest: {what} did not answer in {seconds:.0f} s")
 
 
 def require_loopback(url: str) -> None:
@@ -302,18 +308,8 @@ def start_server(log_path: Path, threads: int) -> tuple[subprocess.Popen, str]:
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://localhost:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"loadtest: the server exited:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{base}/liveness", timeout=2) as response:
-                if response.status == 200:
-                    return process, f"{base}/app"
-        except OSError:
-            time.sleep(0.3)
-    process.kill()
-    raise SystemExit("loadtest: the server did not come up in 120 s")
+    _wait_until_live(process, base, 120, "the server", log_path)
+    return process, f"{base}/app"
 
 
 class Run:
