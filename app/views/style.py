@@ -300,8 +300,7 @@ def slim(figures) -> None:
         for renderer in fig.renderers:
             if not isinstance(renderer, GlyphRenderer):
                 continue
-            renderer.nonselection_glyph = "auto"
-            renderer.muted_glyph = "auto"
+            # (No faded or muted glyph copies to drop: add_glyph never builds them.)
             if isinstance(renderer.view.filter, AllIndices):
                 key = renderer.data_source.id
                 renderer.view = views.setdefault(key, CDSView(filter=every_row))
