@@ -1,7 +1,8 @@
-"""Three exact shortcuts in Bokeh's property system, for the page build (`apply()`).
+"""Five exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
-Profiling a page open (app/bench_page.py) showed a fifth of it inside Bokeh functions that
-recompute what they already know:
+Profiling a page open (app/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
+recompute what they already know, and half of what an open page holds in empty lists and dicts
+that nobody asked for:
 
 - `HasProps.query_properties_with_values` (every serialisation of every model, and Panel's
   property syncing) computes and validates the default of *every* property, then throws away
@@ -15,8 +16,17 @@ recompute what they already know:
   read of a property nobody set (every walk of the model graph reads them all). A default that
   is stable (not made by a function or per instance), not themed and immutable (None, a bool, a
   number or a string) is the same every time, so it is kept per class and property.
+- `HasProps.__init__` builds, for every new model, every property default that is a fresh
+  container (`tags`, `js_property_callbacks`, `styles`, ...: about ten per model, each a list
+  or dict with its own owner set) and keeps it. Here a default that is always an empty
+  container (a literal, not a function, in the class) is left to be built on first read,
+  where Bokeh's descriptor builds and keeps it exactly as `__init__` would have.
+- `bokeh.model.util.visit_immediate_value_references` (every walk of the model graph) reads
+  every property that may hold models, which would build those containers after all. An
+  empty container holds no models, so a property of that kind nobody set, read or themed is
+  passed over.
 
-All three return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
+All five return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). They are applied only to the Bokeh source they were checked
 against: if Bokeh changes either function, `apply()` leaves it alone and says so in the log.
 """
@@ -29,22 +39,27 @@ import inspect
 import logging
 from types import MappingProxyType
 
+import bokeh.model.util as model_util
 from bokeh.core.has_props import HasProps
 from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
-from bokeh.core.property.singletons import Undefined
+from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
 
-# sha256 (first 16 hex digits) of the three functions' source in the Bokeh release checked
+# sha256 (first 16 hex digits) of the five functions' source in the Bokeh release checked
 # (3.9.2, which Panel 1.9.4 installs on Python 3.11; any other source is left alone).
 CHECKED_SOURCE = {
     "query_properties_with_values": "e864a09d384658f4",
     "_overridden_defaults": "c3b1c82a295e3b8b",
     "_get_default": "6173b5a328b12fc3",
+    "__init__": "8184f3bb9444ab37",
+    "visit_immediate_value_references": "94591d886aacef72",
 }
 _ORIGINALS = {
     "query_properties_with_values": HasProps.query_properties_with_values,
     "_overridden_defaults": HasProps.__dict__["_overridden_defaults"].__func__,
     "_get_default": PropertyDescriptor._get_default,
+    "__init__": HasProps.__init__,
+    "visit_immediate_value_references": model_util.visit_immediate_value_references,
 }
 _IMMUTABLE = (type(None), bool, int, float, str)
 _stable_defaults: dict[tuple[type, str], object] = {}
@@ -130,6 +145,56 @@ def _get_default(self, obj):
     return value
 
 
+@functools.lru_cache(None)
+def _empty_by_default(cls: type[HasProps]) -> frozenset[str]:
+    """Properties of `cls` whose default is always a new, empty container: a literal `[]`,
+    `{}` or `set()` in the class (a function could return something else each time)."""
+    overrides = _overrides_of(cls)
+    names = []
+    for name, prop in cls.properties(_with_props=True).items():
+        raw = overrides.get(name, prop._default)
+        if callable(raw) or not isinstance(raw, list | dict | set) or raw:
+            continue
+        prepared = prop.themed_default(cls, name, None)
+        if isinstance(prepared, PropertyValueContainer) and len(prepared) == 0:
+            names.append(name)
+    return frozenset(names)
+
+
+def __init__(self, **properties) -> None:  # noqa: N807 - it replaces HasProps.__init__
+    """Bokeh's own constructor, less the empty containers built before anyone reads them."""
+    super(HasProps, self).__init__()
+    self._property_values = {}
+    self._unstable_default_values = {}
+    self._unstable_themed_values = {}
+    for name, value in properties.items():
+        if value is Undefined or value is Intrinsic:
+            continue
+        setattr(self, name, value)
+    later = _empty_by_default(type(self)) if self.themed_values() is None else frozenset()
+    for name in self.properties(_with_props=True):
+        if name in properties or name in later:
+            continue
+        desc = self.lookup(name)
+        if desc.has_unstable_default(self):
+            desc._get(self)  # fills in `_unstable_*_values`, as Bokeh's does
+    self._initialized = True
+
+
+def visit_immediate_value_references(value, visitor) -> None:
+    """Bokeh's own walk, less the reads of empty containers that were never built."""
+    if not isinstance(value, HasProps):
+        model_util.visit_value_and_its_immediate_references(value, visitor)
+        return
+    empty = _empty_by_default(type(value))
+    built = value._property_values.keys() | value._unstable_default_values.keys()
+    themed = value.themed_values() or {}
+    for attr in value.properties_with_refs():
+        if attr in empty and attr not in built and attr not in themed:
+            continue  # its default is an empty container: no models in it
+        model_util.visit_value_and_its_immediate_references(getattr(value, attr), visitor)
+
+
 def apply() -> bool:
     """Install the shortcuts if this Bokeh has the checked source; True when installed."""
     if HasProps.query_properties_with_values is query_properties_with_values:
@@ -141,6 +206,8 @@ def apply() -> bool:
     HasProps.query_properties_with_values = query_properties_with_values
     HasProps._overridden_defaults = classmethod(_overridden_defaults)
     PropertyDescriptor._get_default = _get_default
+    HasProps.__init__ = __init__
+    model_util.visit_immediate_value_references = visit_immediate_value_references
     return True
 
 
@@ -149,3 +216,5 @@ def remove() -> None:
     HasProps.query_properties_with_values = _ORIGINALS["query_properties_with_values"]
     HasProps._overridden_defaults = classmethod(_ORIGINALS["_overridden_defaults"])
     PropertyDescriptor._get_default = _ORIGINALS["_get_default"]
+    HasProps.__init__ = _ORIGINALS["__init__"]
+    model_util.visit_immediate_value_references = _ORIGINALS["visit_immediate_value_references"]
