@@ -58,6 +58,15 @@ def test_lab_page_loads_with_title_and_bokeh_document(lab):
     session_token(html)
 
 
+def test_lab_page_loads_bokeh_without_its_mathjax_bundle(lab):
+    """The lab shows no TeX (app/page_resources.py): 1.8 MB of script less to every student."""
+    links = _Links()
+    links.feed(_page(lab))
+    scripts = [url.rsplit("/", 1)[-1].split("?")[0] for url in links.urls]
+    assert "bokeh.min.js" in scripts and "panel.min.js" in scripts
+    assert not [name for name in scripts if "mathjax" in name], scripts
+
+
 def test_page_needs_nothing_from_the_internet(lab):
     html = _page(lab)
     links = _Links()

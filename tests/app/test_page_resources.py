@@ -1,0 +1,86 @@
+"""A lab page loads no MathJax (app/page_resources.py): nothing it shows is TeX, so the narrower
+check must say no for every page, and yes as soon as a pane holds TeX."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from panel.io.state import set_curdoc
+
+from app.lessons import LESSONS
+from app.main import create_app
+from app.model_lessons import MODEL_LESSONS
+from app.page_resources import has_tex, html_needs_mathjax, load_mathjax_only_for_tex
+from app.state import LabState
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["$$x^2$$", r"\(q \cdot k\)", r"\[\sqrt{d_k}\]", "weights $w_i$ sum to one"],
+)
+def test_tex_is_recognised(text):
+    assert has_tex(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["w·v / √d_k", "softmax(q·k / (T √d_k))", "costs $5 a month", "a $ sign", "<b>1/sqrt(d_k)</b>"],
+)
+def test_plain_text_is_not_tex(text):
+    assert not has_tex(text)
+
+
+def _opened_page() -> Document:
+    """A page with everything opened: the analysis plots, More settings, every tab."""
+    doc = Document()
+    with set_curdoc(doc):
+        page = create_app(LabState())
+        page.server_doc(doc)
+        lab = page.lab
+        lab.show_analysis()
+        lab.show_more_settings()
+        for tab in [t.name for t in lab._teaching.objects]:
+            lab.open_tab(tab)
+    return doc
+
+
+def test_no_page_text_asks_for_mathjax_and_a_tex_pane_does():
+    doc = _opened_page()
+    assert not html_needs_mathjax(doc.roots)
+    with set_curdoc(doc):
+        pane = pn.pane.Markdown("The scale is $$1/\\sqrt{d_k}$$.")
+        doc.add_root(pane.get_root(doc))
+    assert html_needs_mathjax(doc.roots)
+
+
+def _strings(step) -> list[str]:
+    out = []
+    for field in dataclasses.fields(step):
+        value = getattr(step, field.name)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, str))
+    return out
+
+
+def test_no_lesson_text_is_tex():
+    """Lesson steps are shown later than the first page: their text must not need MathJax."""
+    for step in (*LESSONS, *MODEL_LESSONS):
+        for text in _strings(step):
+            assert not has_tex(text), (step.title, text)
+    for step in LESSONS:  # the measured sentences too
+        assert not has_tex(step.run(LabState())[2]), step.title
+
+
+def test_the_check_is_installed_in_panel(monkeypatch):
+    from panel.io import resources
+
+    monkeypatch.setattr(resources, "_panel_use_mathjax", resources._panel_use_mathjax)
+    assert load_mathjax_only_for_tex()
+    assert resources._panel_use_mathjax is html_needs_mathjax
+    monkeypatch.delattr(resources, "_panel_use_mathjax")
+    assert not load_mathjax_only_for_tex()  # a Panel without the check is left alone
