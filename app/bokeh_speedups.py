@@ -28,7 +28,8 @@ that nobody asked for:
 
 All five return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). They are applied only to the Bokeh source they were checked
-against: if Bokeh changes either function, `apply()` leaves it alone and says so in the log.
+against: if Bokeh changes any of these functions, `apply()` leaves them all alone and says so
+in the log.
 """
 
 from __future__ import annotations
