@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +48,22 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(extra or {})
     return env
+
+
+def page_links(html: str) -> list[str]:
+    """Every src and href a page asks the browser to load, in order."""
+
+    class Links(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.urls: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.urls.extend(value for name, value in attrs if name in {"src", "href"} and value)
+
+    links = Links()
+    links.feed(html)
+    return links.urls
 
 
 def http_get(url: str, timeout: float = 30.0, headers: Mapping[str, str] | None = None):

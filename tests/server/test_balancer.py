@@ -32,6 +32,7 @@ from labserver import (
     free_port,
     http_get,
     open_lab_page,
+    page_links,
     session_token,
     start_lab,
 )
@@ -476,17 +477,6 @@ def test_a_replica_stops_mid_lesson_its_pages_come_back_elsewhere_and_the_rest_n
 def test_the_balancer_gzips_the_page_and_its_scripts(balancer):
     """What a class downloads at once: the same bytes as the replica sends, about a third."""
     import gzip
-    from html.parser import HTMLParser
-
-    class Scripts(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.urls: list[str] = []
-
-        def handle_starttag(self, tag, attrs):
-            src = dict(attrs).get("src")
-            if tag == "script" and src:
-                self.urls.append(src)
 
     def encoding(headers) -> str | None:  # HAProxy writes header names in lower case
         return {k.lower(): v for k, v in headers.items()}.get("content-encoding")
@@ -494,9 +484,8 @@ def test_the_balancer_gzips_the_page_and_its_scripts(balancer):
     zipped = {"Accept-Encoding": "gzip"}
     status, headers, body = http_get(f"{balancer.base}/app", headers=zipped)
     assert status == 200 and encoding(headers) == "gzip"
-    scripts = Scripts()
-    scripts.feed(gzip.decompress(body).decode())
-    bokeh = next(url for url in scripts.urls if "/bokeh.min.js" in url)
+    urls = page_links(gzip.decompress(body).decode())
+    bokeh = next(url for url in urls if "/bokeh.min.js" in url)
     replica = next(iter(balancer.replicas.values()))
     _, plain_headers, plain = http_get(f"http://127.0.0.1:{replica.port}/{bokeh}")
     assert encoding(plain_headers) is None  # the replica itself does not compress

@@ -4,30 +4,16 @@ from __future__ import annotations
 
 import re
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
-from labserver import http_get, session_token, token_payload, websocket_handshake
+from labserver import http_get, page_links, session_token, token_payload, websocket_handshake
 
 pytestmark = pytest.mark.server
 
 ROOT = Path(__file__).resolve().parents[2]
 TITLE = "Attention Lab"
-
-
-class _Links(HTMLParser):
-    """Every src/href a page asks the browser to load."""
-
-    def __init__(self):
-        super().__init__()
-        self.urls: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if name in {"src", "href"} and value:
-                self.urls.append(value)
 
 
 def _page(lab, path="/app") -> str:
@@ -60,21 +46,18 @@ def test_lab_page_loads_with_title_and_bokeh_document(lab):
 
 def test_lab_page_loads_bokeh_without_its_mathjax_bundle(lab):
     """The lab shows no TeX (app/page_resources.py): 1.8 MB of script less to every student."""
-    links = _Links()
-    links.feed(_page(lab))
-    scripts = [url.rsplit("/", 1)[-1].split("?")[0] for url in links.urls]
+    scripts = [url.rsplit("/", 1)[-1].split("?")[0] for url in page_links(_page(lab))]
     assert "bokeh.min.js" in scripts and "panel.min.js" in scripts
     assert not [name for name in scripts if "mathjax" in name], scripts
 
 
 def test_page_needs_nothing_from_the_internet(lab):
     html = _page(lab)
-    links = _Links()
-    links.feed(html)
-    external = [url for url in links.urls if re.match(r"(?i)^(https?:)?//", url)]
+    urls = page_links(html)
+    external = [url for url in urls if re.match(r"(?i)^(https?:)?//", url)]
     assert not external, f"the page loads resources from elsewhere: {external}"
     assert not re.search(r"(?i)cdn\.|unpkg|jsdelivr|googleapis", html)
-    scripts = [url for url in links.urls if url.endswith((".js", ".css")) or ".js?" in url]
+    scripts = [url for url in urls if url.endswith((".js", ".css")) or ".js?" in url]
     assert scripts, "expected the page to load Bokeh/Panel scripts from this server"
     for url in scripts:
         status, _, _ = http_get(urljoin(lab.base + "/app", url))
