@@ -13,7 +13,7 @@ import panel as pn
 from bokeh.models import CustomJSTickFormatter
 from panel.links import Callback
 
-from .live import respond_at_once, widgets_of
+from app.patches.panel_events import respond_at_once, widgets_of
 
 TEMPERATURE_RANGE = (0.05, 20.0)
 

@@ -22,7 +22,7 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
-from app.urlstate import COORD_LIMIT
+from app.state.settings_schema import COORD_LIMIT
 from engine.scenarios import SCENARIOS
 
 from .style import ROLE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import panel as pn
 
-from .live import respond_at_once
+from app.patches.panel_events import respond_at_once
+
 from .notify import notify
 
 INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
@@ -35,7 +36,7 @@ class PairRow:
             self.legal,
             pn.Row(self.kx, self.ky, self.vx, self.vy, margin=0),
             margin=(0, 0, 6, 0),
-            # app/views/a11y.py names each box after this row's pair ("A key x").
+            # app/page/a11y.py names each box after this row's pair ("A key x").
             css_classes=["lab-pair"],
         )
 

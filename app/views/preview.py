@@ -10,7 +10,7 @@ contributions, output and entropy, and writes them into the sources the plots dr
 every THROTTLE_MS while dragging, and on release, it sends the tip to the server, whose NumPy
 engine computes the authoritative snapshot that overwrites the preview.
 
-`compute` mirrors the server's pipeline (app/state.py, GeometryView._flush): a key or value
+`compute` mirrors the server's pipeline (app/state/lab_state.py, GeometryView._flush): a key or value
 lands at its position rounded to 4 decimals; a query drag turns the scenario's query to the new
 angle (rounded to 0.01 degree, wrapped into the angle bounds) and the distractor cloud with it;
 "normalise" makes the query and keys unit length in the plane, which leaves the hidden parts
@@ -285,7 +285,7 @@ const apply = (drag) => {
   if (r == null) return;
   LAB.draw(a, P, r, move, drag);
   drag.frames += 1;
-  // Read by tests and app/bench_drag.py: frames previewed, and the last frames' cost in ms.
+  // Read by tests and tools/bench_drag.py: frames previewed, and the last frames' cost in ms.
   window.__attentionLabFrames = (window.__attentionLabFrames ?? 0) + 1;
   const cost = (window.__attentionLabFrameMs ??= []);
   cost.push(performance.now() - t0);

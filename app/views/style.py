@@ -290,7 +290,7 @@ def slim(figures) -> None:
     model and clones a plot's scales for its frame), and every source shares one selection
     policy (a source's selection itself is read-only in Bokeh, so each keeps its own). With the
     renderers built glyph-only (add_glyph) this took a page from ~670 Bokeh models to ~500
-    (463 with the other savings in app/main.py), and then to ~300.
+    (463 with the other savings in app/page/lab_page.py), and then to ~300.
     """
     every_row, all_labels = AllIndices(), AllLabels()
     views: dict[str, CDSView] = {}

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from app.state import LabState
+from app.state.lab_state import LabState
 from app.views.analysis import AuditView, DiagnosisView, audit_headline, diagnosis_text
 from engine.audit import Check
 from engine.snapshot import describe
@@ -75,7 +75,7 @@ def test_the_summary_never_says_minus_zero():
 
 
 def test_lesson_numbers_never_show_minus_zero():
-    from app.lessons import _f
+    from app.lessons.lab_lessons import _f
 
     assert _f(-1e-17) == "0.00" and _f(-0.004, 2) == "0.00" and _f(-0.006) == "-0.01"
     assert _f(-1e-9, 0) == "0"

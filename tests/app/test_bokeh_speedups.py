@@ -1,4 +1,4 @@
-"""The page build's Bokeh shortcuts (app/bokeh_speedups.py) return exactly what Bokeh's own
+"""The page build's Bokeh shortcuts (app/patches/bokeh_speedups.py) return exactly what Bokeh's own
 functions return, over every model of real lab pages, and stay out of an unchecked Bokeh."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from bokeh.document import Document
 from bokeh.models import GroupFilter
 from panel.io.state import set_curdoc
 
-from app import bokeh_speedups
-from app.main import create_app
-from app.state import LabState
+from app.page.lab_page import create_app
+from app.patches import bokeh_speedups
+from app.state.lab_state import LabState
 
 
 def _page(source: str = "scenarios") -> Document:

@@ -6,8 +6,8 @@ import io
 import numpy as np
 import pytest
 
-from app.export import CSV_COLUMNS, NULL_ROUTE_LABEL, safe_cell
-from app.state import LabState
+from app.state.lab_state import LabState
+from app.state.snapshot_csv import CSV_COLUMNS, NULL_ROUTE_LABEL, safe_cell
 
 
 def _rows(text):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.main import create_app
+from app.page.lab_page import create_app
 
 
 def test_set_ghost_draws_a_before_arrow_and_none_removes_it():

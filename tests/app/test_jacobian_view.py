@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.state import LabState
+from app.state.lab_state import LabState
 from app.views.jacobian import JacobianView
 
 

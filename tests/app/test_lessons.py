@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from app.lessons import LESSONS, LESSONS_BY_SLUG, PARTS, LessonStep
-from app.state import LabState
+from app.lessons.lab_lessons import LESSONS, LESSONS_BY_SLUG, PARTS, LessonStep
+from app.state.lab_state import LabState
 from engine.scenarios import SCENARIOS
 
 

@@ -9,10 +9,10 @@ import panel as pn
 import param
 import pytest
 
-from app.lessons import LESSONS, LESSONS_BY_SLUG, control_names
-from app.state import INPUTS, LabState
-from app.views.lessons import LessonsView
-from app.views.urlsync import UrlSync
+from app.lessons.lab_lessons import LESSONS, LESSONS_BY_SLUG, control_names
+from app.page.urlsync import UrlSync
+from app.state.lab_state import INPUTS, LabState
+from app.views.lesson_panel import LessonsView
 
 
 class FakeLocation(param.Parameterized):
@@ -22,7 +22,7 @@ class FakeLocation(param.Parameterized):
 
 
 def _page_labels() -> set[str]:
-    from app.main import create_app
+    from app.page.lab_page import create_app
 
     lab = create_app().lab
     lab.show_more_settings()
@@ -181,7 +181,7 @@ def test_a_step_link_with_a_flag_that_is_not_a_setting_still_sets_the_step_up():
 
 
 def test_link_warnings_outside_a_server_are_shown_at_once(monkeypatch):
-    from app.views import urlsync
+    from app.page import urlsync
 
     shown = []
     monkeypatch.setattr(urlsync, "notify", lambda kind, text: shown.append((kind, text)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.model_lessons import MODEL_LESSONS
-from app.model_state import ModelState
+from app.lessons.model_lessons import MODEL_LESSONS
+from app.state.model_state import ModelState
 
 
 def _language_model_ready() -> bool:
@@ -56,8 +56,8 @@ def test_steps_leave_no_intervention_behind(m):
 def test_every_control_a_trained_head_step_names_is_on_the_page():
     import panel as pn
 
-    from app.lessons import control_names
-    from app.main import create_app
+    from app.lessons.lab_lessons import control_names
+    from app.page.lab_page import create_app
 
     lab = create_app().lab
     roots = [pn.Column(*lab.sidebar(), *lab.main_area())]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.model_state import ModelState
-from app.sources import MODEL, SCENARIOS, SourceSwitch
-from app.state import LabState
+from app.state.lab_state import LabState
+from app.state.model_state import ModelState
+from app.state.sources import MODEL, SCENARIOS, SourceSwitch
 from engine import trained
 from engine.snapshot import LabSnapshot
 
@@ -154,7 +154,7 @@ def test_a_language_model_loads_in_the_background_and_opens_when_ready():
 
 
 def test_a_model_that_is_not_installed_is_listed_with_its_install_command(monkeypatch):
-    from app.views.model import ModelPanel
+    from app.views.model_panel import ModelPanel
 
     listed = [
         ("binding", "Variable binding", True, ""),

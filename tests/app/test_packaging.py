@@ -1,5 +1,5 @@
-"""`python -m app.loadtest` runs after the README's plain install: what it imports is a core
-dependency, not only part of the test extra."""
+"""The runtime packages need only the core dependencies; the tools in tools/ need theirs from the
+`tools` extra, and nothing installed imports the tools."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# Import names that differ from their distribution's name.
-DISTRIBUTION = {"yaml": "pyyaml"}
+# tests/browser (imported as `browser`) holds the served-lab-in-Chromium helper the benchmarks share.
+OURS = {"app", "engine", "tools", "tests", "browser", "__future__"}
+# Import names that differ from their distribution's name; tornado comes with bokeh.
+DISTRIBUTION = {"yaml": "pyyaml", "tornado": "bokeh", "array_api_compat": "array-api-compat"}
+# Optional at run time, each behind its own extra and imported only when asked for.
+OPTIONAL = {"torch", "gguf", "tokenizers"}
 
 
-def _core_dependencies() -> set[str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+def _names(specs) -> set[str]:
     names = set()
-    for spec in project["dependencies"]:
+    for spec in specs:
         name = spec.split(";")[0]
         for mark in "<>=!~[ ":
             name = name.split(mark)[0]
@@ -24,23 +27,51 @@ def _core_dependencies() -> set[str]:
     return names
 
 
-def test_everything_the_load_tool_imports_is_installed_by_pip_install_dot():
-    tree = ast.parse((ROOT / "app" / "loadtest.py").read_text())
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            imported.add(node.module.split(".")[0])
-    third_party = {
-        name
-        for name in imported
-        if name not in sys.stdlib_module_names and name not in ("app", "engine", "__future__")
-    }
-    assert "psutil" in third_party  # the one that used to live in the test extra
-    core = _core_dependencies()
-    # tornado comes with bokeh (a Bokeh server runs on it).
-    missing = sorted(
-        n for n in third_party if DISTRIBUTION.get(n, n) not in core and n != "tornado"
-    )
-    assert missing == [], f"app/loadtest.py imports {missing}, which `pip install -e .` lacks"
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _third_party_imports(folder: Path) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module.split(".")[0]]
+            else:
+                continue
+            for name in names:
+                if name not in sys.stdlib_module_names and name not in OURS:
+                    found.setdefault(DISTRIBUTION.get(name, name), set()).add(
+                        str(path.relative_to(ROOT))
+                    )
+    return found
+
+
+def test_the_runtime_packages_import_only_core_and_optional_dependencies():
+    core = _names(_project()["dependencies"]) | OPTIONAL
+    for package in ("app", "engine"):
+        imports = _third_party_imports(ROOT / package)
+        missing = {name: where for name, where in imports.items() if name not in core}
+        assert missing == {}, f"{package}/ imports what `pip install .` lacks: {missing}"
+
+
+def test_the_tools_get_what_they_import_from_the_tools_extra():
+    project = _project()
+    have = _names(project["dependencies"]) | _names(project["optional-dependencies"]["tools"])
+    imports = _third_party_imports(ROOT / "tools")
+    assert "psutil" in imports  # the one dependency that moved out of the runtime
+    missing = {name: where for name, where in imports.items() if name not in have | OPTIONAL}
+    assert missing == {}, f"tools/ imports what `pip install .[tools]` lacks: {missing}"
+
+
+def test_nothing_installed_imports_the_tools():
+    for package in ("app", "engine"):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    assert not node.module.startswith("tools"), f"{path} imports {node.module}"
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        assert not alias.name.startswith("tools"), f"{path} imports tools"

@@ -1,4 +1,4 @@
-"""A lab page loads no MathJax (app/page_resources.py): nothing it shows is TeX, so the narrower
+"""A lab page loads no MathJax (app/patches/panel_resources.py): nothing it shows is TeX, so the narrower
 check must say no for every page, and yes as soon as a pane holds TeX."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
-from app.lessons import LESSONS
-from app.main import create_app
-from app.model_lessons import MODEL_LESSONS
-from app.page_resources import has_tex, html_needs_mathjax, load_mathjax_only_for_tex
-from app.state import LabState
+from app.lessons.lab_lessons import LESSONS
+from app.lessons.model_lessons import MODEL_LESSONS
+from app.page.lab_page import create_app
+from app.patches.panel_resources import has_tex, html_needs_mathjax, load_mathjax_only_for_tex
+from app.state.lab_state import LabState
 
 
 @pytest.mark.parametrize(

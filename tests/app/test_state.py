@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from app.state import EVERY_KEY_MASKED, LabSnapshot, LabState, entropy_of
+from app.state.lab_state import EVERY_KEY_MASKED, LabSnapshot, LabState, entropy_of
 from engine import attention
 from engine import interventions as iv
 
@@ -372,7 +372,7 @@ def test_state_layer_never_imports_panel_or_bokeh():
     import sys
 
     code = (
-        "import sys, app.state, app.urlstate, app.export, app.lessons; "
+        "import sys, app.state.lab_state, app.state.settings_schema, app.state.snapshot_csv, app.lessons.lab_lessons; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('panel', 'bokeh')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -393,7 +393,7 @@ def test_state_layer_never_imports_panel_or_bokeh():
     ],
 )
 def test_summary_percentages_never_round_a_real_share_away(share, shown):
-    from app.state import _pct
+    from app.state.lab_state import _pct
 
     assert _pct(share) == shown
 

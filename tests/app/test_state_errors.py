@@ -6,9 +6,9 @@ from concurrent import futures
 import numpy as np
 import pytest
 
-import app.state as state_mod
-from app import urlstate as us
-from app.state import LabState, available_backends
+import app.state.lab_state as state_mod
+from app.state import settings_schema as us
+from app.state.lab_state import LabState, available_backends
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import urlstate as us
-from app.state import FIELDS, LabState
+from app.state import settings_schema as us
+from app.state.lab_state import FIELDS, LabState
 
 
 def _edited():

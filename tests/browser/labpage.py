@@ -163,7 +163,7 @@ def open_more_settings(page) -> None:
 
 
 def show_analysis(page, *, by_scrolling: bool = False) -> None:
-    """Have the page build its analysis plots (app/views/deferred.py) and wait for their data:
+    """Have the page build its analysis plots (app/page/deferred.py) and wait for their data:
     by pressing the placeholder's button, or as a student does, by scrolling to it."""
     if page.evaluate(ANALYSIS_DRAWN):
         return  # built already

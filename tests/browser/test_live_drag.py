@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlencode
 import numpy as np
 import pytest
 
-from app.main import create_app
-from app.state import LabState
+from app.page.lab_page import create_app
+from app.state.lab_state import LabState
 from app.views.preview import THROTTLE_MS
 from engine.scenarios import SCENARIOS
 

@@ -14,12 +14,12 @@ from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
 from bokeh.models import GlyphRenderer
 from panel.io.state import set_curdoc
 
-import app.main as main
-from app import state as state_mod
-from app.lessons import LESSONS, control_names
-from app.main import create_app
-from app.state import LabState, listed_backends
-from app.urlstate import BACKENDS
+import app.page.lab_page as main
+from app.lessons.lab_lessons import LESSONS, control_names
+from app.page.lab_page import create_app
+from app.state import lab_state as state_mod
+from app.state.lab_state import LabState, listed_backends
+from app.state.settings_schema import BACKENDS
 from app.views import style
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_building_a_page_does_not_import_torch():
         "import sys\n"
         "from bokeh.document import Document\n"
         "from panel.io.state import set_curdoc\n"
-        "from app.main import create_app\n"
+        "from app.page.lab_page import create_app\n"
         "doc = Document()\n"
         "with set_curdoc(doc):\n"
         "    create_app().server_doc(doc)\n"
@@ -71,7 +71,7 @@ def test_listed_backends_name_every_choice_and_say_which_are_unchecked(monkeypat
 
 def test_unchecked_backend_is_labelled_in_the_picker(monkeypatch):
     monkeypatch.setattr(
-        "app.main.listed_backends",
+        "app.page.lab_page.listed_backends",
         lambda: [
             state_mod.BackendChoice("numpy", True, ""),
             state_mod.BackendChoice("torch-cpu", True, ""),

@@ -1,8 +1,8 @@
-"""engine.bench runs end to end on tiny sizes and reports every kernel and the memory ratio."""
+"""tools.bench_engine runs end to end on tiny sizes and reports every kernel and the memory ratio."""
 
 import pytest
 
-from engine import bench
+from tools import bench_engine as bench
 
 
 def test_bench_prints_a_table_for_small_sizes(capsys):

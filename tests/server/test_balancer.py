@@ -37,7 +37,7 @@ from labserver import (
     start_lab,
 )
 
-from app.loadtest import haproxy_config
+from tools.loadtest import haproxy_config
 
 pytestmark = pytest.mark.server
 
@@ -227,7 +227,7 @@ def test_shipped_haproxy_config_is_valid_and_sticky_by_inserted_cookie(tmp_path)
     assert len(servers) >= 2 and all(cookie == name for name, _, cookie in servers)
     tunnel = next(line for line in lines if line.startswith("timeout tunnel "))
     assert tunnel.endswith("h") and int(tunnel.split()[-1][:-1]) >= 2  # a lecture and a nap
-    # The configuration the balancer tests (and app.loadtest) run is the shipped one with
+    # The configuration the balancer tests (and tools.loadtest) run is the shipped one with
     # loopback servers: every other line is kept, in order.
     derived = haproxy_config(shipped, "127.0.0.1:18080", {"r1": 1, "r2": 2, "r3": 3})
     kept = [line for line in shipped.splitlines() if line.split()[:1] not in (["bind"], ["server"])]
@@ -499,7 +499,7 @@ def test_the_balancer_gzips_the_page_and_its_scripts(balancer):
 
 def test_load_tool_aimed_at_the_balancer_reports_sessions_per_replica(balancer, tmp_path):
     out = tmp_path / "through.json"
-    command = [sys.executable, "-m", "app.loadtest", "--target", f"{balancer.base}/app"]
+    command = [sys.executable, "-m", "tools.loadtest", "--target", f"{balancer.base}/app"]
     command += ["--sessions", "6", "--busy", "3", "--busy-seconds", "2", "--waves", "0"]
     command += ["--settle-seconds", "1", "--max-seconds", "150", "--json", str(out)]
     for server in balancer.replicas.values():

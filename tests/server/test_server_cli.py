@@ -8,7 +8,7 @@ import sys
 import pytest
 from labserver import ROOT, clean_env, lab_command
 
-from app import cli
+from app.server import cli
 
 FLAGS = [
     "--port",

@@ -158,7 +158,12 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     (wheel,) = (tmp_path / "wheels").glob("attention_lab-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for module in ("app/serve.py", "app/cli.py", "app/main.py", "app/reconnect.py"):
+    for module in (
+        "app/server/serve.py",
+        "app/server/cli.py",
+        "app/page/lab_page.py",
+        "app/server/reconnect.py",
+    ):
         assert module in names, f"{module} is not in the wheel"
     version = wheel.name.split("-")[1]
     data = f"attention_lab-{version}.data/data/share/attention-lab/assets/"
@@ -167,4 +172,4 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
     entry_points = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("entry_points.txt"))
     )
-    assert b"attention-lab = app.cli:main" in entry_points
+    assert b"attention-lab = app.server.cli:main" in entry_points

@@ -19,7 +19,7 @@ from labserver import (
     start_lab,
 )
 
-from app.reconnect import POLL_S, RELOAD_AFTER_S
+from app.server.reconnect import POLL_S, RELOAD_AFTER_S
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
@@ -59,7 +59,7 @@ def _move_until_it_answers(
         # A Wi-Fi blip: the server still holds the session; Bokeh reattaches the page as it is.
         (3000, [], False),
         # A laptop asleep: the server has discarded the session (after ~1 s here), so the page
-        # rebuilds itself from its URL (app/reconnect.py).
+        # rebuilds itself from its URL (app/server/reconnect.py).
         (
             RELOAD_AFTER_S * 1000 + 3000,
             ["--", "--check-unused-sessions", "500", "--unused-session-lifetime", "1000"],

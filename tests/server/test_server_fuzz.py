@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from labserver import http_get
 
-from app.state import INPUTS
+from app.state.lab_state import INPUTS
 
 pytestmark = pytest.mark.server
 
@@ -59,7 +59,7 @@ def _open_session(url: str, arguments: dict[str, str]) -> dict:
         from bokeh.client import pull_session
         from tornado.ioloop import IOLoop
 
-        import app.main  # noqa: F401 - registers the lab's own Bokeh models
+        import app.page.lab_page  # noqa: F401 - registers the lab's own Bokeh models
 
         for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
             try:

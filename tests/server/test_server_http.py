@@ -45,7 +45,7 @@ def test_lab_page_loads_with_title_and_bokeh_document(lab):
 
 
 def test_lab_page_loads_bokeh_without_its_mathjax_bundle(lab):
-    """The lab shows no TeX (app/page_resources.py): 1.8 MB of script less to every student."""
+    """The lab shows no TeX (app/patches/panel_resources.py): 1.8 MB of script less to every student."""
     scripts = [url.rsplit("/", 1)[-1].split("?")[0] for url in page_links(_page(lab))]
     assert "bokeh.min.js" in scripts and "panel.min.js" in scripts
     assert not [name for name in scripts if "mathjax" in name], scripts

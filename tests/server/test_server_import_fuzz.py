@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from labserver import SET_TEMPERATURE_JS, WEIGHTS_JS, open_lab_page
 
-from app import urlstate as us
-from app.state import LabState
+from app.state import settings_schema as us
+from app.state.lab_state import LabState
 from engine.scenarios import SCENARIOS
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
@@ -258,7 +258,7 @@ def test_a_file_too_big_for_the_websocket_is_refused_with_a_message(chromium, la
         page.picker.set_input_files(
             {"name": name, "mimeType": "application/json", "buffer": b" " * (24 * 2**20)}
         )
-        # Refused in the browser before sending (app/views/export.py), named like the server's.
+        # Refused in the browser before sending (app/views/export_panel.py), named like the server's.
         shown = page.page.get_by_text(f"{name} was not imported").first
         shown.wait_for(timeout=30_000)
         assert "the limit is" in shown.inner_text()

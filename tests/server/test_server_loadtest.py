@@ -17,7 +17,7 @@ pytestmark = pytest.mark.server
 
 def test_small_load_run_reports_every_figure_without_errors(tmp_path):
     out = tmp_path / "load.json"
-    command = [sys.executable, "-m", "app.loadtest", "--sessions", "3", "--busy", "2"]
+    command = [sys.executable, "-m", "tools.loadtest", "--sessions", "3", "--busy", "2"]
     command += ["--busy-seconds", "2", "--waves", "2", "--wave-sessions", "1"]
     command += ["--settle-seconds", "2", "--max-seconds", "200", "--json", str(out)]
     result = subprocess.run(
@@ -43,7 +43,7 @@ def test_small_load_run_reports_every_figure_without_errors(tmp_path):
 
 def test_load_tool_refuses_a_remote_target():
     result = subprocess.run(
-        [sys.executable, "-m", "app.loadtest", "--url", "http://192.0.2.10:5006/app"],
+        [sys.executable, "-m", "tools.loadtest", "--url", "http://192.0.2.10:5006/app"],
         cwd=ROOT,
         env=clean_env(),
         capture_output=True,
@@ -56,7 +56,7 @@ def test_load_tool_refuses_a_remote_target():
 
 def test_load_run_stops_at_its_time_budget_and_reports_what_it_measured(tmp_path):
     out = tmp_path / "cut.json"
-    command = [sys.executable, "-m", "app.loadtest", "--sessions", "80", "--busy", "2"]
+    command = [sys.executable, "-m", "tools.loadtest", "--sessions", "80", "--busy", "2"]
     command += ["--max-seconds", "20", "--settle-seconds", "1", "--json", str(out)]
     result = subprocess.run(
         command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=200

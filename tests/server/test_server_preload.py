@@ -7,7 +7,7 @@ import sys
 
 from labserver import ROOT, clean_env
 
-from app.cli import panel_serve_args
+from app.server.cli import panel_serve_args
 
 
 def test_preload_from_the_flag_or_the_environment():

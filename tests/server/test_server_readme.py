@@ -8,7 +8,7 @@ import sys
 
 from labserver import ROOT, clean_env
 
-from app import cli
+from app.server import cli
 
 README = (ROOT / "README.md").read_text()
 

@@ -33,8 +33,8 @@ from labserver import (
     start_lab,
 )
 
-import app.state as state_mod
-from app.state import BACKEND_TIMEOUT_S, LabState
+import app.state.lab_state as state_mod
+from app.state.lab_state import BACKEND_TIMEOUT_S, LabState
 from engine import attention
 
 FAULT_ENV = "ATTENTION_LAB_TEST_TORCH_FAULT"
@@ -61,7 +61,7 @@ LAUNCHER = textwrap.dedent(
     if FAULT == "missing":
         sys.meta_path.insert(0, NoTorch())
 
-    import app.state
+    import app.state.lab_state
 
     if FAULT == "slow":
         # Held far past the lab's time limit; released when the server shuts down (threading
@@ -74,17 +74,17 @@ LAUNCHER = textwrap.dedent(
             release.wait(600)
             raise RuntimeError("released at shutdown")
 
-        app.state._torch_attention = slow_torch
+        app.state.lab_state._torch_attention = slow_torch
     elif FAULT == "failing":
 
         def failing_torch(*args, **kwargs):
             raise RuntimeError({INJECTED!r})
 
-        app.state._torch_attention = failing_torch
+        app.state.lab_state._torch_attention = failing_torch
     elif FAULT != "missing":
         raise SystemExit(f"unknown fault {{FAULT!r}}")
 
-    from app.cli import main
+    from app.server.cli import main
 
     main(sys.argv[1:])
     '''

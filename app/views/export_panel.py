@@ -13,7 +13,7 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
-from app import urlstate as us
+from app.state import settings_schema as us
 
 from .notify import notify
 

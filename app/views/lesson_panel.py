@@ -1,7 +1,7 @@
 """The lessons stepper: load a step, predict, act (by hand or with one button), measure.
 
-The steps themselves (text, action, measurement) live in app/lessons.py; this is only their page.
-The step shown is `lesson` (1-based), which the address carries (app/views/urlsync.py), so a
+The steps themselves (text, action, measurement) live in app/lessons/lab_lessons.py; this is only their page.
+The step shown is `lesson` (1-based), which the address carries (app/page/urlsync.py), so a
 link or a reload opens the same step with its set-up.
 """
 
@@ -12,9 +12,9 @@ import html
 import panel as pn
 import param
 
-from app.lessons import LESSONS
-from app.model_lessons import MODEL_LESSONS, reading
-from app.state import LabState
+from app.lessons.lab_lessons import LESSONS
+from app.lessons.model_lessons import MODEL_LESSONS, reading
+from app.state.lab_state import LabState
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
@@ -36,7 +36,7 @@ class LessonsView(pn.viewable.Viewer):
     def __init__(self, state, *, sources=None, show_ghost=None, **params):
         super().__init__(**params)
         self._state = state
-        # The source switch (app.sources) lets the trained-head steps open the model; without
+        # The source switch (app.state.sources) lets the trained-head steps open the model; without
         # it only the hand-made steps are offered.
         self._sources = sources
         self._steps = ALL_LESSONS if sources is not None else LESSONS
@@ -81,7 +81,7 @@ class LessonsView(pn.viewable.Viewer):
     def _scratch(self):
         """A fresh state of the step's kind, to compute its set-up aside."""
         if is_model_step(self.step):
-            from app.model_state import ModelState
+            from app.state.model_state import ModelState
 
             return ModelState()
         return LabState(backend=self._state.backend)

@@ -1,7 +1,7 @@
 """Benchmark: the reference and tiled kernels beside torch's SDPA (CPU flash and math kernels).
 
-    python -m engine.bench                        # n = 512 ... 8192, 5 repeats
-    python -m engine.bench --sizes 512 1024 --repeats 3
+    python -m tools.bench_engine                        # n = 512 ... 8192, 5 repeats
+    python -m tools.bench_engine --sizes 512 1024 --repeats 3
 
 Shapes are B=1, H=8, d=64, float32, self-attention (Lq = Lk = n), no mask. Every repeat runs all
 kernels back to back, so the ratios compare runs that saw the same machine load; the table shows
@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .core import attention
-from .kernels import DEFAULT_BLOCK_K
+from engine.core import attention
+from engine.kernels import DEFAULT_BLOCK_K
 
 MIB = 2**20
 
@@ -118,7 +118,7 @@ def format_table(rows: list[dict], heads: int, dim: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m engine.bench", description=__doc__.split("\n")[0]
+        prog="python -m tools.bench_engine", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[512, 1024, 2048, 4096, 8192])
     parser.add_argument("--repeats", type=int, default=5)

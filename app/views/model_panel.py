@@ -11,11 +11,11 @@ import html
 import numpy as np
 import panel as pn
 
-from app.model_state import ROTATE_BOUNDS, TEMPERATURE_BOUNDS, model_choices
+from app.patches.panel_events import respond_at_once, widgets_of
+from app.state.model_state import ROTATE_BOUNDS, TEMPERATURE_BOUNDS, model_choices
 from engine.heads import HEAD_FINDERS, find_heads
 from engine.trained import experiments as ex
 
-from .live import respond_at_once, widgets_of
 from .notify import notify
 from .prediction import PredictionView
 

@@ -4,7 +4,7 @@ Behind a balancer a dropped page can reconnect to a different process than the o
 it: its replica stopped, and the balancer sent the reconnecting page elsewhere. That process
 has never seen the page's session, so Bokeh builds a fresh one there, and the page cannot adopt
 it (measured in Chromium: "Failed to repull session"); the page looks alive but its plots no
-longer answer. The reload in app/reconnect.py does not come either, because the balancer
+longer answer. The reload in app/server/reconnect.py does not come either, because the balancer
 answers at once. So once the connection is lost, the page asks `/replica` which process answers
 now, and reloads from its URL (which holds the whole lab) as soon as it is another one. A
 reconnect to the same process (a Wi-Fi blip) changes nothing; a replica restarted in place

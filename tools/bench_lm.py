@@ -1,7 +1,7 @@
 """Benchmark: SmolLM2-135M in NumPy (load, memory, a run, an intervention). Prints medians.
 
-    python -m engine.trained.bench_lm               # 7 repeats
-    python -m engine.trained.bench_lm --repeats 15
+    python -m tools.bench_lm               # 7 repeats
+    python -m tools.bench_lm --repeats 15
 
 Run it in a fresh process: the load time and peak RSS are this process's own. Targets from the
 issue (a 2-core machine): a 16-token run under 400 ms, an intervention at layer 20 under 150 ms,

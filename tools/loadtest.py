@@ -1,11 +1,11 @@
 """Classroom load test: real websocket sessions against a real `attention-lab` server.
 
-    python -m app.loadtest             # the classroom target: 200 open, 50 busy, 3 waves
-    python -m app.loadtest --sessions 50 --wave-sessions 6 --busy-seconds 15   # ~4 minutes
-    python -m app.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
-    python -m app.loadtest --sessions 2 --busy 1 --busy-seconds 2 --waves 4 --wave-sessions 40
-    python -m app.loadtest --target http://127.0.0.1:8080/app --sessions 60 --waves 0
-    python -m app.loadtest --compare-haproxy --sessions 20 --busy 20 --waves 0
+    python -m tools.loadtest             # the classroom target: 200 open, 50 busy, 3 waves
+    python -m tools.loadtest --sessions 50 --wave-sessions 6 --busy-seconds 15   # ~4 minutes
+    python -m tools.loadtest --sessions 3 --busy 2 --busy-seconds 2 --waves 1 --wave-sessions 2
+    python -m tools.loadtest --sessions 2 --busy 1 --busy-seconds 2 --waves 4 --wave-sessions 40
+    python -m tools.loadtest --target http://127.0.0.1:8080/app --sessions 60 --waves 0
+    python -m tools.loadtest --compare-haproxy --sessions 20 --busy 20 --waves 0
 
 The last checks that closed sessions are freed: waves that follow a big crowd fit inside the
 memory the crowd left behind and can hide a leak, so start from an almost empty server.
@@ -594,7 +594,7 @@ def render(report: dict) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m app.loadtest", description=__doc__.split("\n")[0]
+        prog="python -m tools.loadtest", description=__doc__.split("\n")[0]
     )
     add = parser.add_argument
     add("--url", help="an already running lab on loopback (default: start one)")
@@ -658,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import panel.models
 
-    import app.main  # noqa: F401
+    import app.page.lab_page  # noqa: F401
 
     for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
         try:  # Panel loads some models (e.g. Tabulator's) lazily, on first use

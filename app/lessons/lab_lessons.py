@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from app.state import LabSnapshot, LabState
+from app.state.lab_state import LabSnapshot, LabState
 
 PARTS = (
     "The address is not the message",

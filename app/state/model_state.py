@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import param
 
-from app.state import _dimension_sweep
+from app.state.lab_state import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 

@@ -1,4 +1,4 @@
-"""Benchmark of a live drag in headless Chromium (a script, not a test): `python -m app.bench_drag`.
+"""Benchmark of a live drag in headless Chromium (a script, not a test): `python -m tools.bench_drag`.
 
 Serves the lab in a subprocess, opens it in Debian's Chromium and drags key C's tip back and
 forth with the mouse (mouse down, many small moves, mouse up), several times. For each drag it

@@ -1,4 +1,4 @@
-"""Benchmark of the trained-model source (a script, not a test): `python -m app.bench_model`.
+"""Benchmark of the trained-model source (a script, not a test): `python -m tools.bench_model`.
 
 Reports medians and 95th percentiles from one run:
 1. server side, in process: opening the model source in a page (its views built, the head drawn),
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from app.bench_ui import _lab_in_document, _stats, key_press_to_redraw, lab_page
+from tools.bench_ui import _lab_in_document, _stats, key_press_to_redraw, lab_page
 
 # Table rows of the experiments table, looking through every shadow root.
 ROWS_AT_LEAST = """n => {

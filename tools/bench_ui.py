@@ -1,4 +1,4 @@
-"""Benchmark of the lab's update path (a script, not a test): `python -m app.bench_ui`.
+"""Benchmark of the lab's update path (a script, not a test): `python -m tools.bench_ui`.
 
 Reports, from one run, medians and 95th percentiles of
 1. server-side time from a control change to every ColumnDataSource updated (the state
@@ -33,8 +33,8 @@ def _lab_in_document(**settings):
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app.main import create_app
-    from app.state import LabState
+    from app.page.lab_page import create_app
+    from app.state.lab_state import LabState
 
     doc = Document()
     with set_curdoc(doc):

@@ -14,28 +14,28 @@ from pathlib import Path
 
 import panel as pn
 
-from app import bokeh_speedups
-from app.lessons import control_names
-from app.sources import MODEL, SourceSwitch
-from app.sources import SCENARIOS as HAND_MADE
-from app.state import LabState, listed_backends
-from app.views.a11y import ControlNames, PageTools
+from app.lessons.lab_lessons import control_names
+from app.page.a11y import ControlNames, PageTools
+from app.page.deferred import Deferred, Disclosure, fill
+from app.page.urlsync import UrlSync
+from app.patches import bokeh_speedups
+from app.state.lab_state import LabState, listed_backends
+from app.state.sources import MODEL, SourceSwitch
+from app.state.sources import SCENARIOS as HAND_MADE
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import CandidateControls, ControlsPanel
-from app.views.deferred import Deferred, Disclosure, fill
-from app.views.dimension import DimensionView
+from app.views.dimension_sweep import DimensionView
 from app.views.entropy import EntropyView
-from app.views.export import ExportView
+from app.views.export_panel import ExportView
 from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
-from app.views.lessons import FIRST_MODEL_STEP, LessonsView, is_model_step
+from app.views.lesson_panel import FIRST_MODEL_STEP, LessonsView, is_model_step
 from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
 from app.views.preview import attach_preview
 from app.views.status import StatusView
 from app.views.style import LabDesign, TextScale, floor_text, slim
-from app.views.urlsync import UrlSync
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
@@ -149,7 +149,7 @@ PLANES_CSS = """
 
 def _assets_dir() -> Path | None:
     for candidate in (
-        Path(__file__).resolve().parents[1] / "assets",
+        Path(__file__).resolve().parents[2] / "assets",
         Path(sys.prefix) / "share" / "attention-lab" / "assets",
     ):
         if (candidate / CSS_FILE).is_file():
@@ -174,7 +174,7 @@ class Lab:
         self.logits = LogitsView()
         self.weights = WeightsView()
         # The analysis plots below the first screen are built when first scrolled to (see
-        # app/views/deferred.py): a quarter of a page's models, which most visits never see.
+        # app/page/deferred.py): a quarter of a page's models, which most visits never see.
         self.entropy = self.dimension = self.jacobian = None
         self.analysis = Deferred(
             self._build_analysis,
@@ -232,7 +232,7 @@ class Lab:
         self.more_settings.show()
 
     def _build_more_settings(self):
-        backends = listed_backends()  # never imports torch: see app.state.listed_backends
+        backends = listed_backends()  # never imports torch: see app.state.lab_state.listed_backends
         self.candidates = CandidateControls(
             self.state,
             backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
@@ -339,7 +339,7 @@ class Lab:
 
     def _build_model_views(self) -> None:
         """The trained model's controls, answer and experiments, styled like the rest."""
-        from app.views.model import ModelMainView, ModelPanel
+        from app.views.model_panel import ModelMainView, ModelPanel
 
         self.model_panel = ModelPanel(self.sources.model)
         self.model_main = ModelMainView(self.sources.model)
@@ -388,7 +388,7 @@ class Lab:
                 # The new address rides in the same message as the plots (its own watcher,
                 # which runs next, then finds it written): one message per change, not two.
                 self.url.write()
-        self.drawn_at = time.perf_counter()  # read by app/bench_ui.py
+        self.drawn_at = time.perf_counter()  # read by tools/bench_ui.py
 
     def draw(self, snap) -> None:
         """Assign every source from one snapshot (the caller holds the document)."""
@@ -541,7 +541,7 @@ def _report_problem(exc: BaseException) -> None:
 
 
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
-    """Build one session's page. Call it once per session (app/serve.py does)."""
+    """Build one session's page. Call it once per session (app/server/serve.py does)."""
     _serve_resources_locally()
     pn.extension(
         notifications=True,

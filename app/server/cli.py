@@ -3,7 +3,7 @@
 It builds the argument list of a `panel serve` call and runs Panel's own serve command in this
 process, so every behaviour (liveness, session reuse, static routes, origin checks) is exactly
 Panel's. The one change is the route: Panel names a route after its script's file stem, and the
-served script is `app/serve.py`, so the route is renamed from /serve to /app.
+served script is `app/server/serve.py`, so the route is renamed from /serve to /app.
 
 Every flag has an environment variable, because a container's exec-form CMD expands none.
 """
@@ -108,7 +108,7 @@ def _port(text: str) -> int:
 def default_assets_dir() -> Path | None:
     """The lab's static files: the source checkout's assets/, else the installed data files."""
     candidates = []
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file():  # a source checkout, not site-packages
         candidates.append(checkout / "assets")
     for prefix in (sys.prefix, site.USER_BASE or ""):
@@ -302,8 +302,8 @@ def _lab_serve_command():
     from panel.command.serve import Serve
     from panel.io.liveness import LivenessHandler
 
-    from app.replica import ENDPOINT as REPLICA_ENDPOINT
-    from app.replica import ReplicaHandler as Replica
+    from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
+    from app.server.replica import ReplicaHandler as Replica
 
     stem_route = "/" + SERVE_SCRIPT.stem
 
@@ -367,7 +367,7 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     os.environ["BOKEH_RESOURCES"] = "server"
     gc.set_threshold(*GC_THRESHOLDS)
     send_updates_without_delay()
-    from app.page_resources import load_mathjax_only_for_tex
+    from app.patches.panel_resources import load_mathjax_only_for_tex
 
     load_mathjax_only_for_tex()  # the lab shows no TeX: 1.8 MB less to load per page
     gc.freeze()  # what is loaded so far lives as long as the server: stop rescanning it

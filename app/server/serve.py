@@ -2,9 +2,9 @@
 
 import panel as pn
 
-from app.main import create_app
-from app.reconnect import reload_after_long_disconnection
-from app.replica import mark_page
+from app.page.lab_page import create_app
+from app.server.reconnect import reload_after_long_disconnection
+from app.server.replica import mark_page
 
 doc = pn.state.curdoc
 # Bokeh re-walks the whole model graph (~670 models) after every root and every JS link added

@@ -1,4 +1,4 @@
-"""What opening one lab page costs (a script, not a test): `python -m app.bench_page`.
+"""What opening one lab page costs (a script, not a test): `python -m tools.bench_page`.
 
 Reports, from one run, medians of
 1. the server's CPU to build a page as a session does (the app, its Bokeh models and the
@@ -7,7 +7,7 @@ Reports, from one run, medians of
 2. with --browser: in headless Chromium, navigation start to every plot in the page drawn,
    and (once the page defers its analysis plots) a scroll to them until they are drawn.
 
-`python -m app.loadtest` measures the same costs on a running server (CPU and resident memory
+`python -m tools.loadtest` measures the same costs on a running server (CPU and resident memory
 per session); this script isolates the page build so a change can be judged side by side.
 """
 
@@ -38,12 +38,12 @@ def _build_page():
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app.main import create_app
-    from app.state import LabState
+    from app.page.lab_page import create_app
+    from app.state.lab_state import LabState
 
     doc = Document()
     with set_curdoc(doc):
-        with doc.models.freeze():  # as app/serve.py builds it
+        with doc.models.freeze():  # as app/server/serve.py builds it
             page = create_app(LabState())
             page.server_doc(doc)
         doc.to_json()  # what the server sends when the page pulls its document
@@ -74,7 +74,7 @@ def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
     """Median ms from navigation start to every plot drawn, over fresh loads of one server."""
     from playwright.sync_api import sync_playwright
 
-    from app.bench_ui import checkout_helpers
+    from tools.bench_ui import checkout_helpers
 
     CHROMIUM_ARGS, _LOADED, LabServer, chromium_path = checkout_helpers()
     path = chromium_path()

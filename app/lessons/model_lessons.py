@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.model_state import ModelState, Prediction
+from app.state.model_state import ModelState, Prediction
 from engine import trained
 from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import param
 
-from app.state import LabState
+from app.state.lab_state import LabState
 
 SCENARIOS = "scenarios"
 MODEL = "model"
@@ -35,7 +35,7 @@ class SourceSwitch(param.Parameterized):
     def model(self):
         """The trained-model source, created on first use."""
         if self._model is None:
-            from app.model_state import ModelState
+            from app.state.model_state import ModelState
 
             self._model = ModelState()
             self._model.param.watch(self._follow, ["snapshot", "error"])

@@ -9,7 +9,7 @@ The lesson step travels as `lesson=N` (1-based) beside the settings. A link with
 sets the lab up for that step; a link that also carries settings restores those settings (the
 student's work in progress) and shows the step.
 
-`presenter=1` is a display flag (large type, sidebar folded: app/views/a11y.py's PageTools);
+`presenter=1` is a display flag (large type, sidebar folded: app/page/a11y.py's PageTools);
 it is kept in the address while presenter mode is on and never reaches the state.
 
 Each address is read once. When the page connects, the browser reports the address it was
@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import panel as pn
 
-from app import urlstate
-
-from .notify import notify
+from app.state import settings_schema
+from app.views.notify import notify
 
 PRESENTER_PARAM = "presenter"
 
@@ -57,10 +56,12 @@ class UrlSync:
         self._read = search
         warnings: list[str] = []
         try:
-            params = urlstate.split_query_string(search)
+            params = settings_schema.split_query_string(search)
         except ValueError as exc:
             params, warnings = {}, [str(exc)]
-        lesson = params.pop(urlstate.LESSON_PARAM, None) if self._lessons is not None else None
+        lesson = (
+            params.pop(settings_schema.LESSON_PARAM, None) if self._lessons is not None else None
+        )
         presenter = params.pop(PRESENTER_PARAM, None) if self._tools is not None else None
         self._busy = True
         try:
@@ -69,7 +70,7 @@ class UrlSync:
             if params:
                 warnings += self._state.apply_query_params(params)
             if lesson is not None:
-                number, problem = urlstate.parse_lesson(
+                number, problem = settings_schema.parse_lesson(
                     lesson, self._lessons.param.lesson.bounds[1]
                 )
                 warnings += [problem] if problem else []
@@ -90,10 +91,10 @@ class UrlSync:
             return
         params = {}
         if self._lessons is not None and self._lessons.lesson:
-            params[urlstate.LESSON_PARAM] = str(self._lessons.lesson)
+            params[settings_schema.LESSON_PARAM] = str(self._lessons.lesson)
         if self._tools is not None and self._tools.presenter:
             params[PRESENTER_PARAM] = "1"
-        search = urlstate.query_string(params | self._state.query_params())
+        search = settings_schema.query_string(params | self._state.query_params())
         if search == (self._location.search or "") and search == self._written:
             return
         self._written = search

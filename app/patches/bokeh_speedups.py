@@ -1,6 +1,6 @@
 """Five exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
-Profiling a page open (app/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
+Profiling a page open (tools/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
 recompute what they already know, and half of what an open page holds in empty lists and dicts
 that nobody asked for:
 

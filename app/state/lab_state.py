@@ -3,7 +3,7 @@
 No Panel or Bokeh import: the UI drives this class and so do tests, without a server. Every
 valid change recomputes `snapshot` (a frozen bundle of NumPy arrays the views draw); an invalid
 change sets `error` and leaves the last valid `snapshot` in place, so the page never loses its
-drawing. Values from a URL or an imported file pass the caps in `app.urlstate` first.
+drawing. Values from a URL or an imported file pass the caps in `app.state.settings_schema` first.
 
 Pipeline for one change (the order matters and is tested):
 scenario query rotated by `angle` -> distractors appended (generated from `seed`, always legal:
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from app import urlstate as us
+from app.state import settings_schema as us
 from engine import attention, dimension, softmax
 from engine import interventions as iv
 from engine.backends import backends as engine_backends
@@ -645,7 +645,7 @@ class LabState(param.Parameterized):
         self.from_dict(us.load_json(text))
 
     def to_csv(self) -> str:
-        from app.export import snapshot_csv
+        from app.state.snapshot_csv import snapshot_csv
 
         return snapshot_csv(self.snapshot)
 

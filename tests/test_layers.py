@@ -1,0 +1,70 @@
+"""The house's rules, read from the code: each module has a name of its own, and imports run one
+way only, down the layers that docs/architecture.md draws."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("app", "engine", "tools")
+# Lower layers first; a module may import its own layer and any layer below it, never above.
+LAYERS = (
+    ("engine",),
+    ("app.patches",),
+    ("app.state",),
+    ("app.lessons",),
+    ("app.views",),
+    ("app.page",),
+    ("app.server",),
+    ("tools",),
+)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts)] = path
+    return found
+
+
+def _layer(module: str) -> int | None:
+    for rank, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return rank
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_two_modules_share_a_name():
+    stems = Counter(
+        path.stem for path in _modules().values() if path.stem not in ("__init__", "__main__")
+    )
+    shared = sorted(name for name, count in stems.items() if count > 1)
+    assert shared == [], f"modules that share a name: {shared}"
+
+
+def test_imports_run_down_the_layers_only():
+    wrong = []
+    for module, path in _modules().items():
+        own = _layer(module)
+        if own is None:
+            continue  # app/__init__.py and app/__main__.py sit on top of every layer
+        for name in _imports(path):
+            target = _layer(name)
+            if target is not None and target > own:
+                wrong.append(f"{module} imports {name}")
+    assert wrong == [], "imports that run up the layers:\n" + "\n".join(sorted(wrong))
