@@ -331,7 +331,8 @@ class AttentionResult:
 
     @cached_property
     def jacobian(self) -> Any:
-        """(..., Lq, Lk, Lk): d w_i / d z_j = (1/T) w_i (delta_ij - w_j)."""
+        """(..., Lq, Lk, Lk): d w_i / d s_j = (1/T) w_i (delta_ij - w_j), where s is the scaled
+        score before the temperature divides it (the snapshot's `scaled`)."""
         xp = self._source.xp
         w = self._weights_compute
         eye = xp.eye(w.shape[-1], dtype=w.dtype, device=kernels._device(w))

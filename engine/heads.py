@@ -26,11 +26,14 @@ from typing import Protocol
 
 import numpy as np
 
-from .core import softmax
-from .snapshot import LabSnapshot, TemperatureSweep, describe, entropy_of
-
-JACOBIAN_MAX = 64
-SWEEP_TEMPERATURES = np.geomspace(0.05, 20.0, 61)
+from .snapshot import (
+    SWEEP_TEMPERATURES,
+    LabSnapshot,
+    TemperatureSweep,
+    build_snapshot,
+    entropy_curve,
+    entropy_of,
+)
 
 
 class HeadRecord(Protocol):
@@ -112,17 +115,9 @@ def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.n
     return e1, e2
 
 
-def _frozen(a, dtype=float) -> np.ndarray:
-    a = np.array(a, dtype=dtype)
-    a.setflags(write=False)
-    return a
-
-
 def temperature_sweep(base_logits: np.ndarray, temperature: float, entropy: float):
     """Entropy of `base_logits` (logits at temperature 1) across temperatures."""
-    temps = _frozen(SWEEP_TEMPERATURES)
-    weights = softmax(base_logits[None, :] / temps[:, None], axis=-1)
-    return TemperatureSweep(temps, _frozen(entropy_of(weights)), temperature, entropy)
+    return TemperatureSweep(SWEEP_TEMPERATURES, entropy_curve(base_logits), temperature, entropy)
 
 
 def head_snapshot(
@@ -140,13 +135,9 @@ def head_snapshot(
     v = np.asarray(rec.v, dtype=float)
     weights = np.asarray(rec.weights, dtype=float)
     legal = np.asarray(rec.legal, dtype=bool)
-    n = len(weights)
     top = int(np.argmax(weights))
 
     a1, a2 = plane(q, k, top)
-    query_xy = np.array([q @ a1, q @ a2])
-    keys_xy = np.stack([k @ a1, k @ a2], axis=-1)
-
     contributions = weights[:, None] * v
     output = np.asarray(rec.output, dtype=float)
     biggest = int(np.argmax(np.linalg.norm(contributions, axis=-1)))
@@ -155,20 +146,17 @@ def head_snapshot(
 
     temperature = float(rec.temperature)
     logits = np.asarray(rec.logits, dtype=float)
-    scores = np.asarray(rec.scores, dtype=float)
-    m = min(n, JACOBIAN_MAX)
-    w_m = weights[:m]
     entropy = max(0.0, float(entropy_of(weights)))
     base = np.where(legal, logits * temperature, -np.inf)
-    snap = dict(
+    p_answer = float(run.probs.get(run.answer, 0.0))
+    return build_snapshot(
         labels=token_labels(run.tokens),
-        n_pairs=n,
-        query=query_xy,
-        keys=keys_xy,
+        n_pairs=len(weights),
+        query=np.array([q @ a1, q @ a2]),
+        keys=np.stack([k @ a1, k @ a2], axis=-1),
         values=values_xy,
         legal=legal,
-        scores=scores,
-        scaled=scores * float(rec.scale_factor),
+        scores=np.asarray(rec.scores, dtype=float),
         logits=logits,
         weights=weights,
         contributions=weights[:, None] * values_xy,
@@ -177,26 +165,16 @@ def head_snapshot(
         output=np.array([output @ p1, output @ p2]),
         entropy=entropy,
         effective_keys=math.exp(entropy),
-        jacobian=(np.diag(w_m) - np.outer(w_m, w_m)) / temperature,
         null_weight=None,
         null_logit=None,
         d_k=int(q.shape[-1]),
         temperature=temperature,
         scale_factor=float(rec.scale_factor),
-    )
-    for name, value in snap.items():
-        if isinstance(value, np.ndarray):
-            snap[name] = _frozen(value, bool if name == "legal" else float)
-    sentence = describe(snap)
-    p_answer = float(run.probs.get(run.answer, 0.0))
-    sentence = sentence[:-1] + f"; the model answers {shown_token(run.answer)} ({p_answer:.0%})."
-    return LabSnapshot(
-        **snap,
         temperature_sweep=temperature_sweep(base, temperature, entropy),
         dimension_sweep=dimension_sweep,
-        summary=sentence,
         backend_used="numpy",
         notice=notice,
+        summary_suffix=f"; the model answers {shown_token(run.answer)} ({p_answer:.0%}).",
     )
 
 

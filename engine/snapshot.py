@@ -13,6 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .core import softmax
+
+# Every temperature the lab accepts (sliders, links, imports, a trained head's own control).
+TEMPERATURE_RANGE = (0.05, 20.0)
+# The entropy curve's temperatures: log-spaced over the whole range.
+SWEEP_TEMPERATURES = np.geomspace(*TEMPERATURE_RANGE, 61)
+SWEEP_TEMPERATURES.setflags(write=False)
+# The Jacobian covers at most this many candidates (the user's pairs come first).
+JACOBIAN_MAX = 64
+
 
 @dataclass(frozen=True, eq=False)
 class TemperatureSweep:
@@ -47,7 +57,9 @@ class LabSnapshot:
     output: np.ndarray  # (2,)
     entropy: float  # nats, over every candidate including the null route
     effective_keys: float  # exp(entropy)
-    jacobian: np.ndarray  # (m, m) d weights / d logits for the first m <= JACOBIAN_MAX rows
+    # (m, m) d weights_i / d scaled_j for the first m <= JACOBIAN_MAX rows: the derivative is
+    # taken against the scaled score, before the temperature divides it (hence the 1/T in it).
+    jacobian: np.ndarray
     null_weight: float | None  # the null candidate's weight when the null route is on
     null_logit: float | None  # its logit (threshold / temperature)
     temperature_sweep: TemperatureSweep
@@ -70,6 +82,53 @@ def entropy_of(weights: np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=float)
     safe = np.where(w > 0, w, 1.0)
     return -np.sum(np.where(w > 0, w * np.log(safe), 0.0), axis=-1)
+
+
+def frozen(a, dtype=float) -> np.ndarray:
+    """A read-only copy: a snapshot's arrays cannot be changed by the views that read them."""
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+def entropy_curve(base_logits: np.ndarray) -> np.ndarray:
+    """Entropy of softmax(base_logits / T) at each of SWEEP_TEMPERATURES (base: at T = 1)."""
+    weights = softmax(base_logits[None, :] / SWEEP_TEMPERATURES[:, None], axis=-1)
+    return frozen(entropy_of(weights))
+
+
+def leading_jacobian(weights: np.ndarray, temperature: float) -> np.ndarray:
+    """d w_i / d scaled_j = (w_i delta_ij - w_i w_j) / T over the first JACOBIAN_MAX candidates:
+    the block the view draws, without forming the whole (n, n) matrix."""
+    w = np.asarray(weights, dtype=float)[:JACOBIAN_MAX]
+    return (np.diag(w) - np.outer(w, w)) / temperature
+
+
+def build_snapshot(
+    *,
+    summary_suffix: str = "",
+    jacobian: np.ndarray | None = None,
+    jacobian_weights: np.ndarray | None = None,
+    **fields,
+) -> LabSnapshot:
+    """The one way a source makes a snapshot (hand-made scenarios and trained heads alike).
+
+    ``scaled`` is derived (scores x scale_factor); the Jacobian is the leading block of
+    ``jacobian_weights`` (default ``weights``: pass every candidate's weights when a null route
+    adds one) unless given; every array is frozen; the summary sentence is `describe`'s, with
+    ``summary_suffix`` in place of its full stop when given.
+    """
+    fields["scaled"] = np.asarray(fields["scores"], dtype=float) * float(fields["scale_factor"])
+    if jacobian is None:
+        weights = fields["weights"] if jacobian_weights is None else jacobian_weights
+        jacobian = leading_jacobian(weights, float(fields["temperature"]))
+    fields["jacobian"] = jacobian
+    for name, value in fields.items():
+        if isinstance(value, np.ndarray):
+            fields[name] = frozen(value, bool if name == "legal" else float)
+    sentence = describe(fields)
+    fields["summary"] = sentence[:-1] + summary_suffix if summary_suffix else sentence
+    return LabSnapshot(**fields)
 
 
 def describe(snap: Mapping[str, object]) -> str:

@@ -22,7 +22,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from app.state.lab_state import LabSnapshot, LabState
+from app.state.lab_state import LabState
+from engine.snapshot import LabSnapshot
 
 PARTS = (
     "The address is not the message",

@@ -30,24 +30,24 @@ import numpy as np
 import param
 
 from app.state import settings_schema as us
-from engine import attention, dimension, softmax
+from engine import attention, dimension
 from engine import interventions as iv
 from engine.backends import backends as engine_backends
 from engine.scenarios import SCENARIOS, get_scenario
-from engine.snapshot import (  # noqa: F401 - re-exported: the lab's snapshot lives in the engine
+from engine.snapshot import (
+    JACOBIAN_MAX,
+    SWEEP_TEMPERATURES,
+    TEMPERATURE_RANGE,
     LabSnapshot,
     TemperatureSweep,
-    _pct,
-    describe,
-    entropy_of,
+    build_snapshot,
+    entropy_curve,
 )
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
 FIELDS = us.make_fields(tuple(SCENARIOS))
 BACKEND_TIMEOUT_S = 2.0  # a torch call slower than this falls back to numpy with a notice
-SWEEP_TEMPERATURES = np.geomspace(us.TEMPERATURE_MIN, us.TEMPERATURE_MAX, 61)
 SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
-JACOBIAN_MAX = 64  # the Jacobian view covers at most this many candidates (the user's come first)
 EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
 
 # Torch calls run here so a slow or hung backend cannot block the session's thread.
@@ -148,9 +148,7 @@ class LabState(param.Parameterized):
     """
 
     scenario = param.Selector(default=DEFAULT_SCENARIO, objects=list(SCENARIOS))
-    temperature = param.Number(
-        default=_D0["temperature"], bounds=(us.TEMPERATURE_MIN, us.TEMPERATURE_MAX)
-    )
+    temperature = param.Number(default=_D0["temperature"], bounds=TEMPERATURE_RANGE)
     d_k = param.Integer(default=_D0["d_k"], bounds=(us.D_K_MIN, us.D_K_MAX))
     scale = param.Boolean(default=_D0["scale"])
     angle = param.Number(default=0.0, bounds=(us.ANGLE_MIN, us.ANGLE_MAX), doc="degrees")
@@ -368,73 +366,51 @@ class LabState(param.Parameterized):
         self, res, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
     ) -> LabSnapshot:
         n = len(keys)
-        weights_all = np.asarray(res.weights, dtype=float)
+        weights_all = np.asarray(res.weights, dtype=float)  # the null candidate last, when on
         logits_all = np.asarray(res.logits, dtype=float)
-        weights = weights_all[:n]
-        scale_factor = 1.0 / math.sqrt(d_k) if s["scale"] else 1.0
-        scores = np.asarray(res.scores, dtype=float)[:n]
         contributions = np.asarray(res.contributions, dtype=float)[:n]
-        norms = np.linalg.norm(contributions, axis=-1)
-        null_weight = float(weights_all[n]) if s["null_route"] else None
-        null_logit = float(logits_all[n]) if s["null_route"] else None
-        m = min(n, JACOBIAN_MAX)
-        if len(weights_all) <= JACOBIAN_MAX:
-            jacobian = np.asarray(res.jacobian, dtype=float)[:m, :m]
-        else:  # the engine's full Jacobian would be (n, n); the view needs the leading block
-            w = weights_all[:m]
-            jacobian = (np.diag(w) - np.outer(w, w)) / temperature
         entropy = float(res.entropy)
-        effective = float(res.effective_keys)
-        sweep = self._temperature_sweep(logits_all * temperature, temperature, entropy)
-        snap = dict(
+        # The engine's own Jacobian while it is small; past that only the drawn block is formed.
+        small = len(weights_all) <= JACOBIAN_MAX
+        snap = build_snapshot(
             labels=tuple(labels),
             n_pairs=len(s["keys"]),
             query=query,
             keys=keys,
             values=values,
             legal=legal,
-            scores=scores,
-            scaled=scores * scale_factor,
+            scores=np.asarray(res.scores, dtype=float)[:n],
             logits=logits_all[:n],
-            weights=weights,
+            weights=weights_all[:n],
             contributions=contributions,
-            contribution_norms=norms,
+            contribution_norms=np.linalg.norm(contributions, axis=-1),
             output=np.asarray(res.output, dtype=float),
             entropy=entropy,
-            effective_keys=effective,
-            jacobian=jacobian,
-            null_weight=null_weight,
-            null_logit=null_logit,
-            temperature_sweep=sweep,
+            effective_keys=float(res.effective_keys),
+            jacobian=np.asarray(res.jacobian, dtype=float)[:n, :n] if small else None,
+            jacobian_weights=weights_all,
+            null_weight=float(weights_all[n]) if s["null_route"] else None,
+            null_logit=float(logits_all[n]) if s["null_route"] else None,
+            temperature_sweep=self._temperature_sweep(
+                logits_all * temperature, temperature, entropy
+            ),
             dimension_sweep=_dimension_sweep(int(s["seed"]), max(2, len(s["keys"])), temperature),
             backend_used=backend_used,
             notice=notice,
             d_k=d_k,
             temperature=temperature,
-            scale_factor=scale_factor,
+            scale_factor=1.0 / math.sqrt(d_k) if s["scale"] else 1.0,
         )
-        for name, value in snap.items():
-            if isinstance(value, np.ndarray):
-                value = np.array(value, dtype=bool if name == "legal" else float)
-                value.setflags(write=False)
-                snap[name] = value
-        snap["summary"] = describe(snap)
         self._last_inputs = dict(
             query=query, keys=keys, values=values, legal=legal, s=dict(s), labels=labels
         )
-        return LabSnapshot(**snap)
+        return snap
 
     def _temperature_sweep(self, base_logits, temperature, entropy) -> TemperatureSweep:
         tag = base_logits.tobytes()
-        if self._sweep_cache is not None and self._sweep_cache[0] == tag:
-            temps, ent = self._sweep_cache[1]
-        else:
-            temps = SWEEP_TEMPERATURES
-            weights = softmax(base_logits[None, :] / temps[:, None], axis=-1)
-            ent = entropy_of(weights)
-            temps, ent = _frozen(temps), _frozen(ent)
-            self._sweep_cache = (tag, (temps, ent))
-        return TemperatureSweep(temps, ent, temperature, entropy)
+        if self._sweep_cache is None or self._sweep_cache[0] != tag:
+            self._sweep_cache = (tag, entropy_curve(base_logits))
+        return TemperatureSweep(SWEEP_TEMPERATURES, self._sweep_cache[1], temperature, entropy)
 
     # -------------------------------------------------------------------- edits
 
@@ -736,12 +712,6 @@ def _unit(what: str, x: np.ndarray) -> np.ndarray:
         which = "" if x.ndim == 1 else f" (key {int(np.argmin(norms)) + 1})"
         raise ValueError(f"normalise: {what}{which} has zero length and has no direction")
     return iv.normalise(x)
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 
 def _torch_attention(q, k, v, device, kw):

@@ -23,9 +23,9 @@ import param
 from app.state.lab_state import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
+from engine.snapshot import TEMPERATURE_RANGE
 
 MAX_TEXT_CHARS = 400
-TEMPERATURE_BOUNDS = (0.05, 20.0)
 ROTATE_BOUNDS = (-180.0, 180.0)
 URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablated")
 
@@ -54,7 +54,7 @@ class ModelState(param.Parameterized):
     text = param.String(default="")
     layer = param.Integer(default=0, bounds=(0, None))
     head = param.Integer(default=0, bounds=(0, None))
-    head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_BOUNDS)
+    head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_RANGE)
     rotate = param.Number(default=0.0, bounds=ROTATE_BOUNDS, doc="degrees, in the drawn plane")
     masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
     ablated = param.List(default=[], item_type=str, doc='heads whose output is zeroed, "L.H"')

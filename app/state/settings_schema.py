@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from engine.snapshot import TEMPERATURE_RANGE
+
 # Server-side caps (issue 5). Widgets may allow less; nothing that arrives may exceed these.
 MAX_PAIRS = 8  # user-editable key/value pairs
 MAX_DISTRACTORS = 4096  # generated keys on top of the pairs
 D_K_MIN, D_K_MAX = 2, 4096
-TEMPERATURE_MIN, TEMPERATURE_MAX = 0.05, 20.0
 ANGLE_MIN, ANGLE_MAX = -180.0, 180.0
 COORD_LIMIT = 1000.0  # |x|, |y| of any key or value coordinate
 DISTRACTOR_NORM_MIN, DISTRACTOR_NORM_MAX = 0.01, 100.0
@@ -68,7 +69,7 @@ def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
     """All settings in URL order. Scenario names come from the engine's catalogue."""
     fields = [
         Field("scenario", "choice", choices=tuple(scenario_names)),
-        Field("temperature", "float", TEMPERATURE_MIN, TEMPERATURE_MAX),
+        Field("temperature", "float", *TEMPERATURE_RANGE),
         Field("d_k", "int", D_K_MIN, D_K_MAX),
         Field("scale", "bool"),
         Field("angle", "float", ANGLE_MIN, ANGLE_MAX),

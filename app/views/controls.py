@@ -14,8 +14,7 @@ from bokeh.models import CustomJSTickFormatter
 from panel.links import Callback
 
 from app.patches.panel_events import respond_at_once, widgets_of
-
-TEMPERATURE_RANGE = (0.05, 20.0)
+from engine.snapshot import TEMPERATURE_RANGE
 
 
 class TwoWay:

@@ -1,5 +1,8 @@
-"""The softmax Jacobian d w_i / d z_j as a small heatmap: near a one-hot route it fades to zero,
-which is the saturation that the 1/sqrt(d_k) scale protects against."""
+"""The softmax Jacobian d w_i / d s_j as a small heatmap: near a one-hot route it fades to zero,
+which is the saturation that the 1/sqrt(d_k) scale protects against.
+
+s_j is the snapshot's `scaled` score of key j: after the 1/sqrt(d_k) factor and before the
+temperature divides it, so the Jacobian carries the 1/T (the logits chart shows s_j / T)."""
 
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ class JacobianView(pn.viewable.Viewer):
         self.source = ColumnDataSource(name="jacobian", data=cols)
         self.mapper = LinearColorMapper(palette=list(reversed(PuOr11)), low=-0.25, high=0.25)
         fig = make_figure(
-            "Softmax Jacobian ∂w_i/∂z_j",
+            "Softmax Jacobian ∂w_i/∂s_j",
             height=330,
             x_range=Range1d(-0.5, 0.5),
             y_range=Range1d(0.5, -0.5),
@@ -58,11 +61,11 @@ class JacobianView(pn.viewable.Viewer):
             width=14,
         )
         fig.add_layout(self.colorbar, "right")
-        fig.xaxis.axis_label = "logit z_j"
+        fig.xaxis.axis_label = "scaled score s_j (before ÷ τ)"
         fig.yaxis.axis_label = "weight w_i"
         fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
         add_hover(
-            fig, [rect], [("w", "@row_label"), ("z", "@column_label"), ("∂w/∂z", "@value{0.0000}")]
+            fig, [rect], [("w", "@row_label"), ("s", "@column_label"), ("∂w/∂s", "@value{0.0000}")]
         )
         for axis in (fig.xaxis[0], fig.yaxis[0]):
             axis.ticker = FixedTicker(ticks=[])
@@ -120,9 +123,9 @@ class JacobianView(pn.viewable.Viewer):
             for axis in (self.figure.xaxis[0], self.figure.yaxis[0]):
                 set_ticks(axis, shown)
             self.figure.title.text = (
-                "Softmax Jacobian ∂w_i/∂z_j"
+                "Softmax Jacobian ∂w_i/∂s_j"
                 if len(labels) <= MAX_SIDE
-                else f"Softmax Jacobian ∂w_i/∂z_j ({k} heaviest of {len(labels)} keys)"
+                else f"Softmax Jacobian ∂w_i/∂s_j ({k} heaviest of {len(labels)} keys)"
             )
 
     def _say_if_vanished(self, largest: float, weights, labels, k: int) -> None:
@@ -132,7 +135,7 @@ class JacobianView(pn.viewable.Viewer):
             share = 100 * float(weights[top])
             held = "more than 99.9%" if share >= 99.95 else f"{share:.1f}%"
             text = (
-                "The gradients vanished: every ∂w_i/∂z_j is below 0.001,\n"
+                "The gradients vanished: every ∂w_i/∂s_j is below 0.001,\n"
                 f"because {labels[top]} holds {held} of the route.\n"
                 "Nudging a logit moves no weight (softmax is saturated)."
             )

@@ -12,8 +12,9 @@ import numpy as np
 import panel as pn
 
 from app.patches.panel_events import respond_at_once, widgets_of
-from app.state.model_state import ROTATE_BOUNDS, TEMPERATURE_BOUNDS, model_choices
+from app.state.model_state import ROTATE_BOUNDS, model_choices
 from engine.heads import HEAD_FINDERS, find_heads
+from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 
 from .notify import notify
@@ -105,7 +106,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.clear = pn.widgets.Button(
             label="Clear the intervention", button_type="light", sizing_mode="stretch_width"
         )
-        assert TEMPERATURE_BOUNDS[0] <= self.temperature.start  # the state accepts every value
+        assert TEMPERATURE_RANGE[0] <= self.temperature.start  # the state accepts every value
         self._bind()
         self._from_state()
         self._watch_loading()  # a link may have asked for a model that is still loading

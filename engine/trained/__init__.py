@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 
 from . import loading, smollm
-from .binding import BindingModel, HeadRecord, Run, load_arrays, models_dir
+from .binding import BindingModel, load_arrays, models_dir
 from .edits import (
     AblateHead,
     Edit,
@@ -30,6 +30,7 @@ from .edits import (
     Window,
 )
 from .loading import ModelNotInstalled
+from .runs import HeadRecord, Run
 
 
 def _load_binding() -> BindingModel:

@@ -13,15 +13,15 @@ the edits hide. The forward works in float64 on the float32 weights.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..core import attention
+from ..core import attention, softmax
 from . import binding_task as task
 from .edits import Edit, rotate_towards
+from .runs import HeadRecord, Pass, Run, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
 PROBE_SIZE = 96
@@ -45,42 +45,6 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)
     return (x - mu) / np.sqrt(var + LN_EPS) * weight + bias
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(-1, keepdims=True)
-
-
-@dataclass(frozen=True)
-class HeadRecord:
-    """One head at the question position (batched forward: a leading batch axis)."""
-
-    layer: int
-    head: int
-    q: np.ndarray  # (d_head,) the question row's query (after any rotation)
-    k: np.ndarray  # (n, d_head) keys after edits
-    v: np.ndarray  # (n, d_head) values after edits
-    scores: np.ndarray  # (n,) raw q.k
-    logits: np.ndarray  # (n,) scores * scale_factor / temperature, -inf where illegal
-    weights: np.ndarray  # (n,)
-    output: np.ndarray  # (d_head,) weights @ v (zero if the head is ablated)
-    legal: np.ndarray  # (n,) bool
-    scale_factor: float
-    temperature: float
-    contribution: np.ndarray  # (d_model,) output @ W_O's rows for this head
-    all_weights: np.ndarray  # (n, n) every query row's weights
-    ablated: bool
-
-
-@dataclass
-class _Pass:
-    """One forward: the residual stream before each layer and after the last, head records."""
-
-    resid: list[np.ndarray]  # n_layers + 1 arrays (B, n, d_model)
-    heads: dict[tuple[int, int], HeadRecord]
-    logits: np.ndarray  # (B, len(ANSWERS)) at the question position
 
 
 class BindingModel:
@@ -124,7 +88,7 @@ class BindingModel:
         start: int = 0,
         resid: list[np.ndarray] | None = None,
         heads: dict | None = None,
-    ) -> _Pass:
+    ) -> Pass:
         """Forward for ids (B, n) of one length; the question is the last position.
 
         With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused."""
@@ -204,7 +168,7 @@ class BindingModel:
             resid.append(x)
         hf = _layer_norm(x[:, qpos], self.w["ln_f.weight"], self.w["ln_f.bias"])
         logits = hf @ self.w["unembed.weight"] + self.w["unembed.bias"]
-        return _Pass(resid, heads, logits)
+        return Pass(resid, heads, logits)
 
     def forward_batch(self, programs, edits=()) -> tuple[np.ndarray, dict]:
         """(probabilities (B, answers), {(layer, head): question-row weights list}) for many
@@ -224,7 +188,7 @@ class BindingModel:
                 e.check(self.n_layers, self.n_heads, n)
             ids = np.stack([programs[i].ids for i in idx])
             ps = self._forward(ids, edits)
-            probs[idx] = _softmax(ps.logits)
+            probs[idx] = softmax(ps.logits)
             for lh, rec in ps.heads.items():
                 for j, i in enumerate(idx):
                     rows[lh][i] = rec.weights[j]
@@ -240,15 +204,44 @@ class BindingModel:
         """The tokens the model would see (with <bos>), or ValueError naming the problem."""
         return list(task.parse(text).tokens)
 
-    def run(self, text: str, edits=()) -> Run:
-        program = task.parse(text)
+    def _check_edits(self, edits, n: int) -> tuple[Edit, ...]:
         edits = tuple(edits)
         for e in edits:
             if not isinstance(e, Edit):
                 raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
-            e.check(self.n_layers, self.n_heads, len(program.tokens))
-        ps = self._forward(program.ids[None], edits)
-        return Run(self, program, edits, ps)
+            e.check(self.n_layers, self.n_heads, n)
+        return edits
+
+    def _forward_one(self, ids, edits=(), start=0, resid=None, heads=None) -> Pass:
+        """`_forward` for one sequence (ids (n,)), as `Run` asks for it."""
+        if start:
+            resid = [r[None] for r in resid]
+            heads = {lh: rec.batched() for lh, rec in heads.items()}
+        ps = self._forward(np.asarray(ids)[None], tuple(edits), start, resid, heads)
+        return Pass(
+            [read_only(r[0]) for r in ps.resid],
+            {lh: rec.row(0) for lh, rec in ps.heads.items()},
+            ps.logits[0],
+        )
+
+    def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
+        """Every answer the model can give, with its probability, and the likeliest."""
+        probs = {t: float(x) for t, x in zip(self.answers, p, strict=True)}
+        return probs, self.answers[int(np.argmax(p))]
+
+    def run(self, text: str, edits=()) -> Run:
+        program = task.parse(text)
+        edits = self._check_edits(edits, len(program.tokens))
+        return Run(
+            self,
+            program.text,
+            program.ids,
+            program.tokens,
+            edits,
+            self._forward_one(program.ids, edits),
+            query_position=program.query_position,
+            expected=program.answer,
+        )
 
     def __repr__(self):
         return (
@@ -297,87 +290,6 @@ def head_stats(programs, rows) -> dict:
             "mean_value_weight": mw / max(len(defined), 1),
         }
     return out
-
-
-class Run:
-    """One program through the model, with the edits applied."""
-
-    def __init__(self, model: BindingModel, program: task.Program, edits, ps: _Pass):
-        self.model = model
-        self.program = program
-        self.edits: tuple[Edit, ...] = tuple(edits)
-        self._pass = ps
-        self.text = program.text
-        self.tokens: tuple[str, ...] = program.tokens
-        self.query_position = program.query_position
-        self.expected: str = program.answer
-        p = _softmax(ps.logits[0])
-        self.probs: dict[str, float] = {t: float(x) for t, x in zip(model.answers, p, strict=True)}
-        self.answer: str = model.answers[int(np.argmax(p))]
-        self.logits = ps.logits[0].copy()
-
-    def head(self, layer: int, head: int) -> HeadRecord:
-        if (layer, head) not in self._pass.heads:
-            raise ValueError(
-                f"no head ({layer}, {head}): layers 0..{self.model.n_layers - 1}, "
-                f"heads 0..{self.model.n_heads - 1}"
-            )
-        r = self._pass.heads[(layer, head)]
-
-        def ro(a):
-            view = a[0]
-            view.setflags(write=False)  # read-only views: a caller cannot alter the run
-            return view
-
-        return HeadRecord(
-            layer=r.layer,
-            head=r.head,
-            q=ro(r.q),
-            k=ro(r.k),
-            v=ro(r.v),
-            scores=ro(r.scores),
-            logits=ro(r.logits),
-            weights=ro(r.weights),
-            output=ro(r.output),
-            legal=ro(r.legal),
-            scale_factor=r.scale_factor,
-            temperature=r.temperature,
-            contribution=ro(r.contribution),
-            all_weights=ro(r.all_weights),
-            ablated=r.ablated,
-        )
-
-    def attention(self, layer: int, head: int) -> np.ndarray:
-        return self.head(layer, head).weights
-
-    def residual(self, layer: int) -> np.ndarray:
-        """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
-        view = self._pass.resid[layer][0]
-        view.setflags(write=False)
-        return view
-
-    def intervene(self, *edits: Edit) -> Run:
-        """A new run with these edits added; layers below the first edited one are reused."""
-        if len(edits) == 1 and isinstance(edits[0], list | tuple):
-            edits = tuple(edits[0])
-        for e in edits:
-            if not isinstance(e, Edit):
-                raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
-            e.check(self.model.n_layers, self.model.n_heads, len(self.tokens))
-        if not edits:
-            return Run(self.model, self.program, self.edits, self._pass)
-        start = min(e.first_layer() for e in edits)
-        ps = self.model._forward(
-            self.program.ids[None],
-            self.edits + tuple(edits),
-            start=start,
-            resid=self._pass.resid,
-            heads=self._pass.heads,
-        )
-        return Run(self.model, self.program, self.edits + tuple(edits), ps)
-
-    def __repr__(self):
-        return f"Run({self.text!r} -> {self.answer!r}, expected {self.expected!r})"
 
 
 EXAMPLES: dict[str, str] = {

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..heads import token_probability
 from . import binding_task as task
-from .binding import BindingModel, Run
+from .binding import BindingModel
 from .card import refusal
 from .edits import (
     AblateHead,
@@ -29,6 +29,7 @@ from .edits import (
     SwapValues,
     Window,
 )
+from .runs import Run
 
 
 class ExperimentInfo(NamedTuple):
@@ -141,15 +142,15 @@ def _definition_of(position: int, program: task.Program) -> int | None:
     return d if position >= 1 and 0 <= d < len(program.definitions) else None
 
 
-def _winner(run: Run, layer: int, head: int) -> int:
-    d = run.program.answer_definition
+def _winner(run: Run, program: task.Program, layer: int, head: int) -> int:
+    d = program.answer_definition
     if d is not None:
         return d
     top = int(np.argmax(run.attention(layer, head)))
-    d = _definition_of(top, run.program)
+    d = _definition_of(top, program)
     if d is None:
         # Undefined name and a top weight outside every definition: take the last one.
-        return len(run.program.definitions) - 1
+        return len(program.definitions) - 1
     return d
 
 
@@ -184,8 +185,12 @@ NEEDS_PROGRAM = frozenset(
 
 def available(model) -> list[str]:
     """The experiments that apply to `model`'s runs, in table order."""
-    has_program = getattr(model, "name", "") == "binding"
-    return [name for name in EXPERIMENTS if has_program or name not in NEEDS_PROGRAM]
+    return [name for name in EXPERIMENTS if _reads_programs(model) or name not in NEEDS_PROGRAM]
+
+
+def _reads_programs(model) -> bool:
+    """Whether the model's texts are programs of definitions (the binding task's grammar)."""
+    return getattr(model, "name", "") == "binding"
 
 
 def reference_answer(run) -> str:
@@ -216,13 +221,13 @@ def run_experiment(
     if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
         raise ValueError(f"no head ({layer}, {head}) in this model")
     before = model.run(text)
-    program = getattr(before, "program", None)
+    program = task.parse(before.text) if _reads_programs(model) else None
     if program is None and name in NEEDS_PROGRAM:
         raise ValueError(f"{EXPERIMENTS[name].title!r} needs a program of definitions")
     qpos = before.query_position
     w0 = before.attention(layer, head)
     top = int(np.argmax(w0))
-    win = _winner(before, layer, head) if program is not None else None
+    win = _winner(before, program, layer, head) if program is not None else None
     details: dict[str, Any] = {"top_weight_position": top}
     after_text = text
 

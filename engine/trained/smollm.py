@@ -35,9 +35,9 @@ import numpy as np
 from ..backends import blas_threads
 from ..core import attention
 from ..heads import find_heads
-from .binding import HeadRecord
 from .edits import Edit, rotate_towards
 from .loading import ModelNotInstalled
+from .runs import HeadRecord, Pass, Run, read_only
 
 NAME = "smollm2-135m"
 TITLE = "SmolLM2-135M (a real language model, 4-bit weights)"
@@ -237,24 +237,6 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return x * cos + rot * sin
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(-1, keepdims=True)
-
-
-@dataclass
-class _Pass:
-    resid: list[np.ndarray]  # n_layers + 1 arrays (n, d_model): before each layer, after the last
-    heads: dict[tuple[int, int], HeadRecord]
-    logits: np.ndarray  # (vocab,) float32 at the last position
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a.setflags(write=False)
-    return a
-
-
 class SmolLM:
     """SmolLM2-135M in NumPy. Weights are read-only; float16 storage, float32 compute."""
 
@@ -326,19 +308,19 @@ class SmolLM:
             "ffn_norm": w[f"ffn_norm{layer}"],
         }
 
-    def _forward(self, ids, edits=(), start=0, resid=None, heads=None) -> _Pass:
+    def _forward_one(self, ids, edits=(), start=0, resid=None, heads=None) -> Pass:
         """Forward of one sentence; with ``start`` > 0, layers below it come from the cache."""
         with blas_threads(1):  # two BLAS threads on two cores ran the forward 7x slower
             return self._forward_pinned(np.asarray(ids), tuple(edits), start, resid, heads)
 
-    def _forward_pinned(self, ids, edits, start, resid, heads) -> _Pass:
+    def _forward_pinned(self, ids, edits, start, resid, heads) -> Pass:
         cfg = self.cfg
         n = len(ids)
         qpos = n - 1
         nh, nkv, dh, dm = cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_model
         if start == 0:
             x = self.w["embed"][ids]
-            resid = [_ro(x)]
+            resid = [read_only(x)]
             heads = {}
         else:
             resid = list(resid[: start + 1])
@@ -404,9 +386,9 @@ class SmolLM:
             gu = h2 @ w["wgu"]
             gate, up = gu[:, : cfg.d_ff], gu[:, cfg.d_ff :]
             x = x + (gate / (1.0 + np.exp(-gate)) * up) @ w["wd"]
-            resid.append(_ro(x))
+            resid.append(read_only(x))
             for a in (q, kq, vq, legal, out, weights, logits, scores):
-                _ro(a)
+                read_only(a)
             for hd in range(nh):
                 heads[(layer, hd)] = HeadRecord(
                     layer=layer,
@@ -421,16 +403,16 @@ class SmolLM:
                     legal=legal[hd, qpos],
                     scale_factor=scale,
                     temperature=float(temp_of[hd]),
-                    contribution=_ro(out[hd, qpos] @ wo[hd * dh : (hd + 1) * dh]),
+                    contribution=read_only(out[hd, qpos] @ wo[hd * dh : (hd + 1) * dh]),
                     all_weights=weights[hd],
                     ablated=bool(ablated[hd]),
                 )
         hf = rms_norm(x[qpos], self.w["norm"], cfg.eps)
-        return _Pass(resid, heads, self.w["embed"] @ hf)
+        return Pass(resid, heads, self.w["embed"] @ hf)
 
     def logits(self, text: str) -> np.ndarray:
         """Next-token logits (vocab,) after the last token, float32."""
-        return self._forward(self._ids(text)).logits
+        return self._forward_one(self._ids(text)).logits
 
     # ------------------------------------------------------------------------------ API
     def _check_edits(self, edits, n: int) -> tuple[Edit, ...]:
@@ -441,83 +423,26 @@ class SmolLM:
             e.check(self.n_layers, self.n_heads, n)
         return edits
 
+    def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
+        """The TOP likeliest next tokens with their probabilities, and the likeliest."""
+        order = np.argsort(-p, kind="stable")[:TOP]
+        probs: dict[str, float] = {}
+        for i in order:
+            # Two ids can decode to the same text (a broken UTF-8 byte): keep the likelier.
+            probs.setdefault(self._id_text[i], float(p[i]))
+        return probs, self._id_text[int(order[0])]
+
     def run(self, text: str, edits=()) -> Run:
         ids = self._ids(text)
         edits = self._check_edits(edits, len(ids))
-        return Run(self, text, ids, edits, self._forward(ids, edits))
+        tokens = tuple(self._id_text[i] for i in ids)
+        return Run(self, text, ids, tokens, edits, self._forward_one(ids, edits))
 
     def __repr__(self):
         return (
             f"SmolLM(layers={self.n_layers}, heads={self.n_heads}, kv_heads={self.n_kv_heads}, "
             f"d_head={self.d_head}, retrieval_head={self.retrieval_head})"
         )
-
-
-class Run:
-    """One sentence through the model, with the edits applied; the query is the last token."""
-
-    def __init__(self, model: SmolLM, text: str, ids, edits, ps: _Pass):
-        self.model = model
-        self.text = text
-        self.ids: tuple[int, ...] = tuple(int(i) for i in ids)
-        self.edits: tuple[Edit, ...] = tuple(edits)
-        self._pass = ps
-        self.tokens: tuple[str, ...] = tuple(model._id_text[i] for i in self.ids)
-        self.query_position = len(self.ids) - 1
-        self.expected = None  # a language model has no grammar answer
-        self.logits = ps.logits.copy()
-        self._p = _softmax(ps.logits.astype(np.float64))
-        order = np.argsort(-self._p, kind="stable")[:TOP]
-        self.top_ids: tuple[int, ...] = tuple(int(i) for i in order)
-        self.probs: dict[str, float] = {}
-        for i in order:
-            # Two ids can decode to the same text (a broken UTF-8 byte): keep the likelier.
-            self.probs.setdefault(model._id_text[i], float(self._p[i]))
-        self.answer: str = model._id_text[int(order[0])]
-
-    def prob(self, token_text: str) -> float:
-        """The probability of the next token being ``token_text`` (exactly one token)."""
-        ids = self.model.encode(token_text)
-        if len(ids) != 1:
-            raise ValueError(
-                f"{token_text!r} is {len(ids)} tokens, not one: {self.model.check(token_text)}"
-            )
-        return float(self._p[ids[0]])
-
-    def head(self, layer: int, head: int) -> HeadRecord:
-        if (layer, head) not in self._pass.heads:
-            raise ValueError(
-                f"no head ({layer}, {head}): layers 0..{self.model.n_layers - 1}, "
-                f"heads 0..{self.model.n_heads - 1}"
-            )
-        return self._pass.heads[(layer, head)]
-
-    def attention(self, layer: int, head: int) -> np.ndarray:
-        return self.head(layer, head).weights
-
-    def residual(self, layer: int) -> np.ndarray:
-        """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
-        return self._pass.resid[layer]
-
-    def intervene(self, *edits: Edit) -> Run:
-        """A new run with these edits added; layers below the first edited one are reused."""
-        if len(edits) == 1 and isinstance(edits[0], list | tuple):
-            edits = tuple(edits[0])
-        edits = self.model._check_edits(edits, len(self.ids))
-        if not edits:
-            return Run(self.model, self.text, self.ids, self.edits, self._pass)
-        start = min(e.first_layer() for e in edits)
-        ps = self.model._forward(
-            self.ids,
-            self.edits + edits,
-            start=start,
-            resid=self._pass.resid,
-            heads=self._pass.heads,
-        )
-        return Run(self.model, self.text, self.ids, self.edits + edits, ps)
-
-    def __repr__(self):
-        return f"Run({self.text!r} -> {self.answer!r}, p={self.probs[self.answer]:.3f})"
 
 
 # ------------------------------------------------------------------------------ head finders

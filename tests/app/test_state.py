@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from app.state.lab_state import EVERY_KEY_MASKED, LabSnapshot, LabState, entropy_of
+from app.state.lab_state import EVERY_KEY_MASKED, LabState
 from engine import attention
 from engine import interventions as iv
+from engine.snapshot import LabSnapshot, entropy_of
 
 
 @pytest.fixture
@@ -393,7 +394,7 @@ def test_state_layer_never_imports_panel_or_bokeh():
     ],
 )
 def test_summary_percentages_never_round_a_real_share_away(share, shown):
-    from app.state.lab_state import _pct
+    from engine.snapshot import _pct
 
     assert _pct(share) == shown
 

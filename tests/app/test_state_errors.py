@@ -9,6 +9,7 @@ import pytest
 import app.state.lab_state as state_mod
 from app.state import settings_schema as us
 from app.state.lab_state import LabState, available_backends
+from engine.snapshot import JACOBIAN_MAX
 
 
 @pytest.fixture
@@ -110,8 +111,8 @@ def test_size_cap_on_d_k_times_keys(lab):
 def test_jacobian_is_capped_for_many_keys(lab):
     lab.distractors = 500
     snap = lab.snapshot
-    assert snap.jacobian.shape == (state_mod.JACOBIAN_MAX, state_mod.JACOBIAN_MAX)
-    w = snap.weights[: state_mod.JACOBIAN_MAX]
+    assert snap.jacobian.shape == (JACOBIAN_MAX, JACOBIAN_MAX)
+    w = snap.weights[:JACOBIAN_MAX]
     np.testing.assert_allclose(snap.jacobian, np.diag(w) - np.outer(w, w))
 
 

@@ -1,0 +1,157 @@
+"""What every trained model returns: one `Run` per text, holding one `HeadRecord` per head.
+
+A model (the binding model, SmolLM2) supplies four things and the run does the rest:
+
+- ``_forward_one(ids, edits, start, resid, heads) -> Pass`` for one sequence; with ``start`` > 0 the
+  residual stream and head records below layer ``start`` are reused, so an intervention re-runs
+  only the layers it touches;
+- ``_check_edits(edits, n) -> tuple`` which refuses an edit it cannot apply, naming it;
+- ``next_tokens(p) -> (probs, answer)``: the listed next tokens with their probabilities, and
+  the likeliest;
+- optionally ``encode(text)`` so `Run.prob` can price any single token.
+
+The next-token distribution uses the engine's own softmax, in float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from ..core import softmax
+from .edits import Edit
+
+
+@dataclass(frozen=True)
+class HeadRecord:
+    """One head at the question (query) position."""
+
+    layer: int
+    head: int
+    q: np.ndarray  # (d_head,) the question row's query (after any rotation)
+    k: np.ndarray  # (n, d_head) keys after edits
+    v: np.ndarray  # (n, d_head) values after edits
+    scores: np.ndarray  # (n,) raw q.k
+    logits: np.ndarray  # (n,) scores * scale_factor / temperature, -inf where illegal
+    weights: np.ndarray  # (n,)
+    output: np.ndarray  # (d_head,) weights @ v (zero if the head is ablated)
+    legal: np.ndarray  # (n,) bool
+    scale_factor: float
+    temperature: float
+    contribution: np.ndarray  # (d_model,) output @ W_O's rows for this head
+    all_weights: np.ndarray  # (n, n) every query row's weights
+    ablated: bool
+
+    def row(self, i: int) -> HeadRecord:
+        """Sequence ``i`` of a record a batched forward made (read-only views)."""
+        return replace(self, **{f: read_only(getattr(self, f)[i]) for f in _ARRAY_FIELDS})
+
+    def batched(self) -> HeadRecord:
+        """This record with a batch axis of one (views), for a batched forward to reuse."""
+        return replace(self, **{f: getattr(self, f)[None] for f in _ARRAY_FIELDS})
+
+
+_ARRAY_FIELDS = tuple(f.name for f in fields(HeadRecord) if f.type in ("np.ndarray", np.ndarray))
+
+
+@dataclass
+class Pass:
+    """One forward of one sequence: the residual stream before each layer and after the last,
+    every head's record, and the next-token logits at the question position."""
+
+    resid: list[np.ndarray]  # n_layers + 1 arrays (n, d_model)
+    heads: dict[tuple[int, int], HeadRecord]
+    logits: np.ndarray  # (n_outputs,)
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+class Run:
+    """One text through a model, with the edits applied."""
+
+    def __init__(
+        self,
+        model,
+        text: str,
+        ids,
+        tokens: tuple[str, ...],
+        edits,
+        ps: Pass,
+        *,
+        query_position: int | None = None,
+        expected: str | None = None,
+    ):
+        self.model = model
+        self.text = text
+        self.ids: tuple[int, ...] = tuple(int(i) for i in ids)
+        self.tokens = tuple(tokens)
+        self.edits: tuple[Edit, ...] = tuple(edits)
+        self._pass = ps
+        self.query_position = len(self.ids) - 1 if query_position is None else query_position
+        self.expected = expected  # the right answer, where the task has one
+        self.logits = np.array(ps.logits)
+        self._p = softmax(self.logits.astype(np.float64))
+        self.probs, self.answer = model.next_tokens(self._p)
+
+    def prob(self, token_text: str) -> float:
+        """The probability that the next token is ``token_text`` (exactly one token)."""
+        if token_text in self.probs:
+            return float(self.probs[token_text])
+        ids = self.model.encode(token_text)
+        if len(ids) != 1:
+            raise ValueError(
+                f"{token_text!r} is {len(ids)} tokens, not one: {self.model.check(token_text)}"
+            )
+        return float(self._p[ids[0]])
+
+    def head(self, layer: int, head: int) -> HeadRecord:
+        if (layer, head) not in self._pass.heads:
+            raise ValueError(
+                f"no head ({layer}, {head}): layers 0..{self.model.n_layers - 1}, "
+                f"heads 0..{self.model.n_heads - 1}"
+            )
+        return self._pass.heads[(layer, head)]
+
+    def attention(self, layer: int, head: int) -> np.ndarray:
+        return self.head(layer, head).weights
+
+    def residual(self, layer: int) -> np.ndarray:
+        """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
+        return self._pass.resid[layer]
+
+    def _with(self, edits: tuple[Edit, ...], ps: Pass) -> Run:
+        return Run(
+            self.model,
+            self.text,
+            self.ids,
+            self.tokens,
+            edits,
+            ps,
+            query_position=self.query_position,
+            expected=self.expected,
+        )
+
+    def intervene(self, *edits: Edit) -> Run:
+        """A new run with these edits added; layers below the first edited one are reused."""
+        if len(edits) == 1 and isinstance(edits[0], list | tuple):
+            edits = tuple(edits[0])
+        edits = self.model._check_edits(edits, len(self.ids))
+        if not edits:
+            return self._with(self.edits, self._pass)
+        start = min(e.first_layer() for e in edits)
+        ps = self.model._forward_one(
+            np.asarray(self.ids),
+            self.edits + edits,
+            start=start,
+            resid=self._pass.resid,
+            heads=self._pass.heads,
+        )
+        return self._with(self.edits + edits, ps)
+
+    def __repr__(self):
+        told = f", expected {self.expected!r}" if self.expected is not None else ""
+        return f"Run({self.text!r} -> {self.answer!r}, p={self.probs[self.answer]:.3f}{told})"
