@@ -120,9 +120,10 @@ def default_assets_dir() -> Path | None:
     return None
 
 
-def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
-    """The command-line parser; each default comes from its environment variable if set."""
-    env = os.environ if env is None else env
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser. An option left unset is None here: `fill_from_environment` then
+    reads its variable, so a flag wins and a bad value in a variable the flag replaced is never
+    read."""
     parser = argparse.ArgumentParser(
         prog="attention-lab",
         description=(
@@ -138,13 +139,11 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     parser.add_argument(
         "--port",
         type=_port,
-        default=_env_int(env, ENV["port"], DEFAULT_PORT, 0),
         help=f"TCP port to listen on; 0 picks a free one (default {DEFAULT_PORT}; "
         f"env {ENV['port']})",
     )
     parser.add_argument(
         "--address",
-        default=env.get(ENV["address"]) or DEFAULT_ADDRESS,
         help=f"interface to bind; 0.0.0.0 for every interface, as in a container "
         f"(default {DEFAULT_ADDRESS}; env {ENV['address']})",
     )
@@ -160,7 +159,6 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     parser.add_argument(
         "--num-threads",
         type=_non_negative_int,
-        default=_env_int(env, ENV["num_threads"], 0, 0),
         help=f"threads that run session callbacks; 0 runs them on the event loop "
         f"(default 0; env {ENV['num_threads']})",
     )
@@ -168,7 +166,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--show",
         dest="show",
         action="store_true",
-        default=_env_bool(env, ENV["show"], True),
+        default=None,
         help=f"open the lab in a browser once the server is up (default; env {ENV['show']}=1)",
     )
     parser.add_argument(
@@ -180,9 +178,6 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
     parser.add_argument(
         "--session-token-expiration",
         type=_non_negative_int,
-        default=_env_int(
-            env, ENV["session_token_expiration"], DEFAULT_TOKEN_EXPIRATION_S, minimum=1
-        ),
         metavar="SECONDS",
         help=f"how long a page's session token stays valid for (re)connecting "
         f"(default {DEFAULT_TOKEN_EXPIRATION_S}; env {ENV['session_token_expiration']})",
@@ -191,7 +186,7 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--reuse-sessions",
         dest="reuse_sessions",
         action="store_true",
-        default=_env_bool(env, ENV["reuse_sessions"], True),
+        default=None,
         help=f"render first page loads from a cached session, much faster under a crowd "
         f"(default; env {ENV['reuse_sessions']}=1)",
     )
@@ -201,19 +196,14 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         action="store_false",
         help=f"build every page from scratch (env {ENV['reuse_sessions']}=0)",
     )
-    log_level = (env.get(ENV["log_level"]) or "info").lower()
-    if log_level not in LOG_LEVELS:
-        raise ConfigError(f"{ENV['log_level']}={log_level!r} is not one of {', '.join(LOG_LEVELS)}")
     parser.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
-        default=log_level,
         help=f"server log level (default info; env {ENV['log_level']})",
     )
     parser.add_argument(
         "--assets-dir",
         type=Path,
-        default=Path(env[ENV["assets_dir"]]) if env.get(ENV["assets_dir"]) else None,
         metavar="DIR",
         help=f"folder served at /{ASSETS_ROUTE}/ (default: the checkout's assets/ or the "
         f"installed share/attention-lab/assets; env {ENV['assets_dir']})",
@@ -222,7 +212,6 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         "--preload",
         action="append",
         metavar="MODEL",
-        default=[m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m],
         help="load this trained model in the background as soon as the server starts, so the "
         "first page to open it does not wait (repeatable; e.g. smollm2-135m; default none: a "
         f"model loads when a page first asks for it; env {ENV['preload']}, comma-separated)",
@@ -233,6 +222,38 @@ def build_parser(env: Mapping[str, str] | None = None) -> argparse.ArgumentParse
         help="print the equivalent `panel serve` arguments and exit without serving",
     )
     return parser
+
+
+def fill_from_environment(options: argparse.Namespace, env: Mapping[str, str]) -> None:
+    """Give every option no flag set its environment variable's value, else its default.
+
+    Only the variables actually used are read, so a flag always wins and a bad value it replaced
+    is ignored; a bad value that is used raises ConfigError naming the variable."""
+    if options.port is None:
+        options.port = _env_int(env, ENV["port"], DEFAULT_PORT, 0)
+        if not 0 <= options.port <= 65535:
+            raise ConfigError(f"{ENV['port']}={options.port} is outside 0..65535")
+    if options.address is None:
+        options.address = env.get(ENV["address"]) or DEFAULT_ADDRESS
+    if options.num_threads is None:
+        options.num_threads = _env_int(env, ENV["num_threads"], 0, 0)
+    if options.show is None:
+        options.show = _env_bool(env, ENV["show"], True)
+    if options.session_token_expiration is None:
+        options.session_token_expiration = _env_int(
+            env, ENV["session_token_expiration"], DEFAULT_TOKEN_EXPIRATION_S, minimum=1
+        )
+    if options.reuse_sessions is None:
+        options.reuse_sessions = _env_bool(env, ENV["reuse_sessions"], True)
+    if options.log_level is None:
+        level = (env.get(ENV["log_level"]) or "info").lower()
+        if level not in LOG_LEVELS:
+            raise ConfigError(f"{ENV['log_level']}={level!r} is not one of {', '.join(LOG_LEVELS)}")
+        options.log_level = level
+    if options.assets_dir is None and env.get(ENV["assets_dir"]):
+        options.assets_dir = Path(env[ENV["assets_dir"]])
+    if options.preload is None:
+        options.preload = [m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m]
 
 
 def resolve_origins(flags: Sequence[str] | None, env: Mapping[str, str], port: int) -> list[str]:
@@ -256,11 +277,12 @@ def panel_serve_args(
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
+    parser = build_parser()
+    options = parser.parse_args(argv)
     try:
-        parser = build_parser(env)
+        fill_from_environment(options, env)
     except ConfigError as exc:
         raise SystemExit(f"attention-lab: error: {exc}") from None
-    options = parser.parse_args(argv)
     origins = resolve_origins(options.allow_websocket_origin, env, options.port)
     if origins == ["localhost:0"]:
         parser.error("--port 0 needs an explicit --allow-websocket-origin")

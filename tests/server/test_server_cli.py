@@ -141,6 +141,38 @@ def test_flags_win_over_environment():
     assert _option(args, "--allow-websocket-origin") == ["b.example.org"]
 
 
+@pytest.mark.parametrize(
+    ("env", "argv", "option", "value"),
+    [
+        ({"ATTENTION_LAB_PORT": "abc"}, ["--port", "5007"], "--port", ["5007"]),
+        ({"ATTENTION_LAB_LOG_LEVEL": "loud"}, ["--log-level", "debug"], "--log-level", ["debug"]),
+        ({"ATTENTION_LAB_NUM_THREADS": "-1"}, ["--num-threads", "2"], "--num-threads", ["2"]),
+        (
+            {"ATTENTION_LAB_SESSION_TOKEN_EXPIRATION": "soon"},
+            ["--session-token-expiration", "60"],
+            "--session-token-expiration",
+            ["60"],
+        ),
+    ],
+)
+def test_a_flag_replaces_a_bad_environment_value_without_reading_it(env, argv, option, value):
+    args, _ = cli.panel_serve_args(argv, env=env)
+    assert _option(args, option) == value
+
+
+def test_a_flag_for_show_or_reuse_replaces_a_bad_environment_value():
+    env = {"ATTENTION_LAB_SHOW": "maybe", "ATTENTION_LAB_REUSE_SESSIONS": "2"}
+    args, options = cli.panel_serve_args(["--no-show", "--reuse-sessions"], env=env)
+    assert options.show is False and "--show" not in args and "--reuse-sessions" in args
+
+
+def test_unset_options_take_their_defaults_without_any_environment():
+    args, options = cli.panel_serve_args([], env={})
+    assert _option(args, "--port") == [str(cli.DEFAULT_PORT)]
+    assert _option(args, "--address") == [cli.DEFAULT_ADDRESS]
+    assert options.show is True and options.reuse_sessions is True and options.preload == []
+
+
 def test_bokeh_origin_variable_is_the_fallback_and_ours_wins():
     args, _ = cli.panel_serve_args([], env={"BOKEH_ALLOW_WS_ORIGIN": "x.example.org,y.example.org"})
     assert _option(args, "--allow-websocket-origin") == ["x.example.org", "y.example.org"]
@@ -163,6 +195,7 @@ def test_default_origin_follows_the_port():
     ("env", "named"),
     [
         ({"ATTENTION_LAB_PORT": "http"}, "ATTENTION_LAB_PORT"),
+        ({"ATTENTION_LAB_PORT": "70000"}, "ATTENTION_LAB_PORT"),
         ({"ATTENTION_LAB_SHOW": "maybe"}, "ATTENTION_LAB_SHOW"),
         ({"ATTENTION_LAB_NUM_THREADS": "-1"}, "ATTENTION_LAB_NUM_THREADS"),
         ({"ATTENTION_LAB_SESSION_TOKEN_EXPIRATION": "0"}, "ATTENTION_LAB_SESSION_TOKEN_EXPIRATION"),

@@ -29,7 +29,7 @@ def test_readme_run_commands():
 
 
 def test_readme_documents_every_flag_and_environment_variable():
-    help_text = cli.build_parser({}).format_help()
+    help_text = cli.build_parser().format_help()
     flags = set(re.findall(r"--[a-z][a-z-]+", help_text)) - {"--help"}
     missing = sorted(f for f in flags if f"`{f}" not in README)
     missing += sorted(v for v in cli.ENV.values() if f"`{v}`" not in README)
