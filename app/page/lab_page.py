@@ -8,12 +8,11 @@ inside a single `pn.io.hold()`, so the browser receives one message per change.
 from __future__ import annotations
 
 import logging
-import sys
 import time
-from pathlib import Path
 
 import panel as pn
 
+import attention_lab_assets
 from app.lessons.lab_lessons import control_names
 from app.page.a11y import ControlNames, PageTools
 from app.page.deferred import Deferred, Disclosure, fill
@@ -50,7 +49,7 @@ PROJECTION_CAPTIONS = {
 }
 SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
 SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
-CSS_FILE = "lab.css"
+
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
@@ -147,19 +146,8 @@ PLANES_CSS = """
 """
 
 
-def _assets_dir() -> Path | None:
-    for candidate in (
-        Path(__file__).resolve().parents[2] / "assets",
-        Path(sys.prefix) / "share" / "attention-lab" / "assets",
-    ):
-        if (candidate / CSS_FILE).is_file():
-            return candidate
-    return None
-
-
 def _lab_css() -> list[str]:
-    folder = _assets_dir()
-    return [(folder / CSS_FILE).read_text(encoding="utf-8")] if folder else []
+    return [attention_lab_assets.read_text(attention_lab_assets.LAB_CSS)]
 
 
 class Lab:

@@ -14,7 +14,6 @@ import argparse
 import gc
 import os
 import shlex
-import site
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -105,19 +104,11 @@ def _port(text: str) -> int:
     return value
 
 
-def default_assets_dir() -> Path | None:
-    """The lab's static files: the source checkout's assets/, else the installed data files."""
-    candidates = []
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():  # a source checkout, not site-packages
-        candidates.append(checkout / "assets")
-    for prefix in (sys.prefix, site.USER_BASE or ""):
-        if prefix:
-            candidates.append(Path(prefix) / "share" / "attention-lab" / "assets")
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
+def default_assets_dir() -> Path:
+    """The lab's static files: the installed package data (assets/ in a checkout)."""
+    import attention_lab_assets
+
+    return attention_lab_assets.folder()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,8 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--assets-dir",
         type=Path,
         metavar="DIR",
-        help=f"folder served at /{ASSETS_ROUTE}/ (default: the checkout's assets/ or the "
-        f"installed share/attention-lab/assets; env {ENV['assets_dir']})",
+        help=f"folder served at /{ASSETS_ROUTE}/ (default: the lab's own assets, "
+        f"wherever it is installed; env {ENV['assets_dir']})",
     )
     parser.add_argument(
         "--preload",

@@ -12,11 +12,12 @@ the edits hide. The forward works in float64 on the float32 weights.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+import attention_lab_assets
 
 from ..core import attention, softmax
 from . import binding_task as task
@@ -31,14 +32,11 @@ LN_EPS = 1e-5
 
 
 def models_dir() -> Path:
-    """assets/models of a source checkout, else the installed data files."""
-    here = Path(__file__).resolve()
-    candidates = [here.parents[2] / "assets" / "models"]
-    candidates.append(Path(sys.prefix) / "share" / "attention-lab" / "assets" / "models")
-    for c in candidates:
-        if (c / "binding.npz").is_file():
-            return c
-    raise FileNotFoundError("binding.npz not found in " + " or ".join(str(c) for c in candidates))
+    """The shipped weights' folder (the package data `attention_lab_assets/models`)."""
+    folder = attention_lab_assets.folder() / attention_lab_assets.MODELS
+    if not (folder / "binding.npz").is_file():
+        raise FileNotFoundError(f"binding.npz not found in {folder}")
+    return folder
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # tests/browser (imported as `browser`) holds the served-lab-in-Chromium helper the benchmarks share.
-OURS = {"app", "engine", "tools", "tests", "browser", "__future__"}
+OURS = {"app", "engine", "tools", "tests", "browser", "attention_lab_assets", "__future__"}
 # Import names that differ from their distribution's name; tornado comes with bokeh.
 DISTRIBUTION = {"yaml": "pyyaml", "tornado": "bokeh", "array_api_compat": "array-api-compat"}
 # Optional at run time, each behind its own extra and imported only when asked for.

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -82,6 +83,71 @@ def http_get(url: str, timeout: float = 30.0, headers: Mapping[str, str] | None 
         return error.code, dict(error.headers), error.read()
 
 
+def open_session(url: str, arguments: Mapping[str, str], read) -> dict:
+    """Pull the lab's document for a link with these arguments, as a browser would get it, and
+    return ``read(document)`` plus "connected". Runs on a thread: Bokeh's client runs its own IO
+    loop, and a test process may already run Playwright's."""
+    out: dict = {}
+
+    def run():
+        import pkgutil
+        from importlib import import_module
+
+        import panel.models
+        from bokeh.client import pull_session
+        from tornado.ioloop import IOLoop
+
+        import app.page.lab_page  # noqa: F401 - registers the lab's own Bokeh models
+
+        for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
+            try:  # Panel loads some models (e.g. Tabulator's) lazily, on first use
+                import_module(module.name)
+            except ImportError:
+                pass
+        session = pull_session(url=url, io_loop=IOLoop(), arguments=dict(arguments))
+        try:
+            out["connected"] = session.connected
+            out.update(read(session.document))
+        finally:
+            session.close()
+
+    def capture():
+        try:
+            run()
+        except Exception as exc:  # re-raised on the test's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=capture, daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "opening the session hung"
+    if "error" in out:
+        raise out["error"]
+    return out
+
+
+def build_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, built from a copy of what the image build copies (no tests)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("engine", "app", "assets"):
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + ["-w", str(tmp_path / "wheels"), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (wheel,) = (tmp_path / "wheels").glob("attention_lab-*.whl")
+    return wheel
+
+
 @dataclass
 class LabServer:
     process: subprocess.Popen
@@ -111,12 +177,13 @@ def start_lab(
     log_path: Path,
     env: Mapping[str, str] | None = None,
     command: Sequence[str] | None = None,
+    cwd: Path = ROOT,
 ) -> LabServer:
     """Run the lab and wait until /liveness answers; the caller must stop() it."""
     log_file = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
     process = subprocess.Popen(
         [*(command or lab_command()), *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=dict(env) if env is not None else clean_env(),
         stdout=log_file,
         stderr=subprocess.STDOUT,

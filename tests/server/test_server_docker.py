@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from labserver import ROOT, clean_env, free_port, http_get, start_lab
+from labserver import ROOT, build_wheel, clean_env, free_port, http_get, start_lab
 
 DOCKERFILE = ROOT / "Dockerfile"
 
@@ -140,23 +140,7 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
     """The image installs a wheel, not the checkout: it must carry the script and the assets."""
     import zipfile
 
-    source = tmp_path / "src"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    for folder in ("engine", "app", "assets"):
-        shutil.copytree(
-            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
-        )
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["-w", str(tmp_path / "wheels"), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    (wheel,) = (tmp_path / "wheels").glob("attention_lab-*.whl")
+    wheel = build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     for module in (
         "app/server/serve.py",
@@ -165,10 +149,10 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
         "app/server/reconnect.py",
     ):
         assert module in names, f"{module} is not in the wheel"
-    version = wheel.name.split("-")[1]
-    data = f"attention_lab-{version}.data/data/share/attention-lab/assets/"
-    for asset in sorted(p.name for p in (ROOT / "assets").iterdir() if p.is_file()):
-        assert data + asset in names, f"assets/{asset} is not installed by the wheel"
+    for asset in sorted(p.relative_to(ROOT / "assets") for p in (ROOT / "assets").rglob("*")):
+        if asset.suffix in {".css", ".npz", ".json", ".md"} or asset.name == "__init__.py":
+            packaged = f"attention_lab_assets/{asset.as_posix()}"
+            assert packaged in names, f"assets/{asset} is not in the wheel"
     entry_points = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("entry_points.txt"))
     )

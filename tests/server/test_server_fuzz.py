@@ -9,13 +9,12 @@ the whole path: URL -> server session -> page.
 from __future__ import annotations
 
 import math
-import threading
 from urllib.parse import parse_qsl
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from labserver import http_get
+from labserver import http_get, open_session
 
 from app.state.lab_state import INPUTS
 
@@ -47,50 +46,17 @@ queries = st.dictionaries(
 
 
 def _open_session(url: str, arguments: dict[str, str]) -> dict:
-    """Pull the lab's document for a link with these arguments (on a thread, as Bokeh's client
-    runs its own IO loop) and return what the page would show."""
-    out: dict = {}
+    """What the page for a link with these arguments would show: its weights and address."""
 
-    def run():
-        import pkgutil
-        from importlib import import_module
+    def read(doc) -> dict:
+        weights = doc.select_one({"name": "weights"})
+        locations = [m for m in doc.models if type(m).__name__ == "Location"]
+        return {
+            "weights": None if weights is None else list(weights.data["weight"]),
+            "search": locations[0].search if locations else None,
+        }
 
-        import panel.models
-        from bokeh.client import pull_session
-        from tornado.ioloop import IOLoop
-
-        import app.page.lab_page  # noqa: F401 - registers the lab's own Bokeh models
-
-        for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
-            try:
-                import_module(module.name)
-            except ImportError:
-                pass
-        session = pull_session(url=url, io_loop=IOLoop(), arguments=arguments)
-        try:
-            out["connected"] = session.connected
-            doc = session.document
-            weights = doc.select_one({"name": "weights"})
-            out["weights"] = None if weights is None else list(weights.data["weight"])
-            locations = [m for m in doc.models if type(m).__name__ == "Location"]
-            out["search"] = locations[0].search if locations else None
-        finally:
-            session.close()
-
-    worker = threading.Thread(target=lambda: _capture(run, out), daemon=True)
-    worker.start()
-    worker.join(120)
-    assert not worker.is_alive(), "opening the session hung"
-    if "error" in out:
-        raise out["error"]
-    return out
-
-
-def _capture(run, out: dict) -> None:
-    try:
-        run()
-    except Exception as exc:  # re-raised on the test's thread
-        out["error"] = exc
+    return open_session(url, arguments, read)
 
 
 @settings(

@@ -57,5 +57,5 @@ def test_readme_notebook_example_runs():
 
 
 def test_readme_shows_the_screenshot():
-    assert "](assets/screenshot.png)" in README
-    assert (ROOT / "assets" / "screenshot.png").is_file(), "assets/screenshot.png is missing"
+    assert "](docs/images/screenshot.png)" in README
+    assert (ROOT / "docs" / "images" / "screenshot.png").is_file(), "the screenshot is missing"

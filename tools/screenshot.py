@@ -1,4 +1,4 @@
-"""Regenerate assets/screenshot.png (used by the README): `python -m tests.browser.screenshot`.
+"""Regenerate docs/images/screenshot.png (used by the README): `python -m tools.screenshot`.
 
 Serves the lab, opens a configured link in headless Chromium at projector size, and saves the
 visible page once every plot has drawn.
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import sys
 
-from .labpage import CHROMIUM_ARGS, LOADED, ROOT, LabServer, chromium_path
+from tests.browser.labpage import CHROMIUM_ARGS, LOADED, ROOT, LabServer, chromium_path
 
 # One query turned towards B, a cooler temperature and C masked: every view has something to show.
 LINK = "?angle=35&temperature=0.6&mask=true,true,false"
 
 
-def main(out: str = str(ROOT / "assets" / "screenshot.png")) -> None:
+def main(out: str = str(ROOT / "docs" / "images" / "screenshot.png")) -> None:
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
