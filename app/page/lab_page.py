@@ -11,6 +11,7 @@ import logging
 import time
 
 import panel as pn
+from panel.io.state import set_curdoc
 
 import attention_lab_assets
 from app.lessons.lab_lessons import control_names
@@ -146,6 +147,23 @@ PLANES_CSS = """
 """
 
 
+def _on_session_thread(doc):
+    """How a worker thread hands a result to this session: Bokeh's next-tick callback runs it on
+    the session's thread with the document locked, which every change to the page needs."""
+
+    def deliver(finish) -> None:
+        def run() -> None:
+            with set_curdoc(doc):
+                finish()
+
+        try:
+            doc.add_next_tick_callback(run)
+        except Exception:  # noqa: BLE001 - the page closed while the worker ran: nothing to show
+            logging.getLogger(__name__).debug("a background result outlived its page")
+
+    return deliver
+
+
 def _lab_css() -> list[str]:
     return [attention_lab_assets.read_text(attention_lab_assets.LAB_CSS)]
 
@@ -204,6 +222,9 @@ class Lab:
         self.tools.param.watch(self._presenter_changed, "presenter")
         self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         self._doc = pn.state.curdoc
+        if self._doc is not None and self._doc.session_context is not None:
+            state.deliver = _on_session_thread(self._doc)  # torch results come back here
+        state.param.watch(lambda event: self.status.set_running(event.new), "running")
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
         self.sources.param.watch(self._source_changed, "source")

@@ -11,6 +11,11 @@ they stand for earlier context) -> optional unit-length query and keys (in the v
 -> lift to `d_k` (the engine's synthetic dimension model, seeded) -> optional null candidate
 (a zero key and value with a fixed logit) -> mask (per-key toggles and, when causal, keys after
 the query's position) -> engine attention on the chosen backend -> snapshot and summary.
+
+A torch backend never holds the caller: the change is answered at once with the NumPy engine's
+result (`running` names the backend still at work), the torch call runs on a worker thread, and
+its snapshot replaces the NumPy one through `deliver` if no newer change came first. The page
+sets `deliver` to hand results to its session's thread; `settle()` waits for them in a notebook.
 """
 
 from __future__ import annotations
@@ -21,10 +26,9 @@ import json
 import math
 import sys
 import threading
-from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import numpy as np
 import param
@@ -46,16 +50,23 @@ from engine.snapshot import (
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
 FIELDS = us.make_fields(tuple(SCENARIOS))
-BACKEND_TIMEOUT_S = 2.0  # a torch call slower than this falls back to numpy with a notice
 SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
 EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
 
-# Torch calls run here so a slow or hung backend cannot block the session's thread.
+# Torch calls run here so a slow or hung backend cannot block the session's thread (with
+# callbacks on the event loop, every session's).
 _TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
-# A torch call that overran its limit and is still running, per device. Until it ends, a new
-# call would only queue behind it and hold the session's thread (with callbacks on the event
-# loop, every session's) for the whole limit again, so changes go straight to numpy.
-_OVERDUE: dict[str, Future] = {}
+
+
+@dataclass(frozen=True)
+class _TorchJob:
+    """One torch call for a published snapshot, and how to turn its result into a snapshot."""
+
+    backend: str
+    device: str
+    args: tuple
+    kw: dict
+    build: Callable[[object], LabSnapshot]
 
 
 # ------------------------------------------------------------------------------ choices
@@ -180,12 +191,22 @@ class LabState(param.Parameterized):
     # Derived, read-only for the UI (watch them to redraw or to notify).
     snapshot = param.Parameter(default=None, constant=True, doc="last valid LabSnapshot")
     error = param.String(default="", constant=True, doc="why the last change was refused")
+    running = param.String(
+        default="", constant=True, doc="the backend still computing the snapshot shown, or ''"
+    )
 
     def __init__(self, **params):
         settings = _scenario_settings(params.get("scenario", DEFAULT_SCENARIO))
         settings.update(params)
         super().__init__(**settings)
-        self.backend_timeout = BACKEND_TIMEOUT_S
+        # How a torch result reaches the state: inline on the worker by default; the page hands
+        # it to its session's thread (Bokeh's next-tick callback).
+        self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
+        self._generation = 0  # bumped at every published snapshot; a torch result must match it
+        self._job: _TorchJob | None = None  # the torch call the computed snapshot waits for
+        self._queued: tuple[int, _TorchJob] | None = None
+        self._in_flight = False
+        self._idle = threading.Condition()
         self._applying = False
         self._lift_cache: tuple | None = None
         self._sweep_cache: tuple | None = None
@@ -219,9 +240,58 @@ class LabState(param.Parameterized):
         except Exception as exc:  # noqa: BLE001 - a bug must not reach the page as a traceback
             self._set_error(f"the lab could not compute this route ({type(exc).__name__}: {exc})")
             return False
-        with param.edit_constant(self):
-            self.param.update(snapshot=snap, error="")
+        self._publish(snap)
         return True
+
+    def _publish(self, snap: LabSnapshot) -> None:
+        """Show `snap`, and start the torch call that will replace it, if it waits for one."""
+        job, self._job = self._job, None
+        self._generation += 1
+        with param.edit_constant(self):
+            self.param.update(snapshot=snap, error="", running=job.backend if job else "")
+        if job is not None:
+            self._start(self._generation, job)
+
+    # -------------------------------------------------------------------- torch, off the thread
+
+    def _start(self, generation: int, job: _TorchJob) -> None:
+        with self._idle:
+            if self._in_flight:  # one call at a time per lab: the newest change waits its turn
+                self._queued = (generation, job)
+                return
+            self._in_flight = True
+        _TORCH_POOL.submit(self._work, generation, job)
+
+    def _work(self, generation: int, job: _TorchJob) -> None:
+        while True:
+            if generation == self._generation:  # skipped if a newer change came meanwhile
+                try:
+                    res = _torch_attention(*job.args, job.device, job.kw)
+                    with self._lock:
+                        snap, failure = job.build(res), ""
+                except Exception as exc:  # noqa: BLE001 - any torch failure keeps numpy's result
+                    snap = None
+                    failure = f"{job.backend} failed ({type(exc).__name__}: {exc}); showing numpy"
+                self.deliver(functools.partial(self._finish, generation, snap, failure))
+            with self._idle:
+                if self._queued is None:
+                    self._in_flight = False
+                    self._idle.notify_all()
+                    return
+                (generation, job), self._queued = self._queued, None
+
+    def _finish(self, generation: int, snap: LabSnapshot | None, failure: str) -> None:
+        if generation != self._generation:
+            return  # a newer change is on screen (and has its own call, if any)
+        with param.edit_constant(self):
+            shown = snap if snap is not None else replace(self.snapshot, notice=failure)
+            self.param.update(snapshot=shown, running="")
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until no torch call is running or waiting (a notebook's or a test's way to see
+        the torch result); True if the lab is idle."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._in_flight, timeout)
 
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):
@@ -237,8 +307,7 @@ class LabState(param.Parameterized):
         if snapshot is None:
             self._recompute()
         else:
-            with param.edit_constant(self):
-                self.param.update(snapshot=snapshot, error="")
+            self._publish(snapshot)
 
     def try_update(self, **settings) -> bool:
         """Set settings as one change; a refused value sets `error` instead of raising."""
@@ -263,6 +332,7 @@ class LabState(param.Parameterized):
             return self._compute_locked(s)
 
     def _compute_locked(self, s: Mapping[str, object]) -> LabSnapshot:
+        self._job = None  # set again below when the result waits for a torch call
         n = len(s["keys"])
         for name in ("values", "mask", "labels"):
             if len(s[name]) != n:
@@ -319,12 +389,24 @@ class LabState(param.Parameterized):
             )
 
         temperature = float(s["temperature"])
-        res, backend_used, notice = self._run_attention(
-            q_hi, k_hi, v_run, mask_arg, bool(s["scale"]), temperature, str(s["backend"])
+        backend = str(s["backend"])
+        kw = dict(mask=mask_arg, scale=bool(s["scale"]), temperature=temperature)
+        kw["fully_masked"] = "error"
+        snap_of = functools.partial(
+            self._snapshot, s=s, labels=labels, query=query, keys=keys, values=values
         )
-        return self._snapshot(
-            res, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
-        )
+        snap_of = functools.partial(snap_of, legal=legal, d_k=d_k, temperature=temperature)
+        notice = ""
+        if backend != "numpy":
+            choice = _backend_choice(backend)
+            if choice.available:
+                build = functools.partial(snap_of, backend_used=backend, notice="")
+                device = backend.split("-", 1)[1]
+                self._job = _TorchJob(backend, device, (q_hi, k_hi, v_run), kw, build)
+            else:
+                notice = f"{backend} is not available here ({choice.reason}); showing numpy"
+        res = attention(q_hi, k_hi, v_run, backend="numpy", **kw)
+        return snap_of(res, backend_used="numpy", notice=notice)
 
     def _lift(self, query, keys, d_k, seed):
         # Dragging temperature or toggling a mask must not redraw d_k random components.
@@ -335,35 +417,8 @@ class LabState(param.Parameterized):
         self._lift_cache = (tag, lifted)
         return lifted
 
-    def _run_attention(self, q, k, v, mask, scale, temperature, backend):
-        kw = dict(mask=mask, scale=scale, temperature=temperature, fully_masked="error")
-        if backend != "numpy":
-            choice = _backend_choice(backend)
-            if not choice.available:
-                notice = f"{backend} is not available here ({choice.reason}); showing numpy"
-            else:
-                device = backend.split("-", 1)[1]
-                stuck = _OVERDUE.get(device)
-                if stuck is not None and not stuck.done():
-                    notice = (
-                        f"{backend} is still busy with a call that took longer than "
-                        f"{self.backend_timeout:g} s; showing numpy"
-                    )
-                    return attention(q, k, v, backend="numpy", **kw), "numpy", notice
-                future = _TORCH_POOL.submit(_torch_attention, q, k, v, device, kw)
-                try:
-                    return future.result(timeout=self.backend_timeout), backend, ""
-                except FutureTimeout:
-                    if not future.cancel():  # running: later calls must not queue behind it
-                        _OVERDUE[device] = future
-                    notice = f"{backend} took longer than {self.backend_timeout:g} s; showing numpy"
-                except Exception as exc:  # noqa: BLE001 - any torch failure falls back
-                    notice = f"{backend} failed ({type(exc).__name__}: {exc}); showing numpy"
-            return attention(q, k, v, backend="numpy", **kw), "numpy", notice
-        return attention(q, k, v, backend="numpy", **kw), "numpy", ""
-
     def _snapshot(
-        self, res, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
+        self, res, *, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
     ) -> LabSnapshot:
         n = len(keys)
         weights_all = np.asarray(res.weights, dtype=float)  # the null candidate last, when on
@@ -715,11 +770,11 @@ def _unit(what: str, x: np.ndarray) -> np.ndarray:
 
 
 def _torch_attention(q, k, v, device, kw):
-    # Every field the snapshot reads is materialised here, inside the time limit.
+    # Every field the snapshot reads is materialised here, on the worker thread.
     res = attention(q, k, v, backend="torch", device=device, **kw).to_numpy()
     for name in ("output", "weights", "logits", "scores", "contributions", "entropy"):
         getattr(res, name)
-    res.effective_keys  # noqa: B018 - computed now, inside the worker's time limit
+    res.effective_keys  # noqa: B018 - computed now, on the worker
     return res
 
 

@@ -76,6 +76,10 @@ class StatusView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["lab-notice"],
         )
+        # A torch backend still at work on the change shown (the numbers are numpy's meanwhile).
+        self.running = pn.pane.HTML(
+            "", visible=False, sizing_mode="stretch_width", css_classes=["lab-running"]
+        )
         state.param.watch(self._error_changed, "error")
         self._error_changed()
 
@@ -89,6 +93,16 @@ class StatusView(pn.viewable.Viewer):
             self.notice.visible = bool(notice)
             if notice:
                 notify("warning", snap.notice)
+
+    def set_running(self, backend: str) -> None:
+        """Say which backend is still computing the change shown, or nothing ('')."""
+        self.running.object = (
+            f"<span role='status'>⏳ {html.escape(backend)} is computing this change; the "
+            "plots show the NumPy engine's result until it answers.</span>"
+            if backend
+            else ""
+        )
+        self.running.visible = bool(backend)
 
     def _error_changed(self, *events):
         message = self._state.error
@@ -108,6 +122,7 @@ class StatusView(pn.viewable.Viewer):
             self.summary,
             self.error,
             self.notice,
+            self.running,
             sizing_mode="stretch_width",
             css_classes=["lab-status"],
         )

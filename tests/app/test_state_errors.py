@@ -1,7 +1,6 @@
 """Bad input and failing backends: a clear message, the last valid snapshot kept, no raise."""
 
 import threading
-from concurrent import futures
 
 import numpy as np
 import pytest
@@ -152,42 +151,69 @@ def test_failing_torch_call_falls_back_with_a_notice(lab, monkeypatch):
 
     monkeypatch.setattr(state_mod, "_torch_attention", broken)
     lab.backend = "torch-cpu"
-    assert lab.error == ""
+    assert lab.settle(30)
+    assert lab.error == "" and lab.running == ""
     assert lab.snapshot.backend_used == "numpy"
     assert "torch-cpu failed (RuntimeError: device lost)" in lab.snapshot.notice
 
 
-def test_slow_torch_call_times_out_and_the_page_keeps_working(lab, monkeypatch):
+def test_a_held_torch_call_never_holds_the_lab(lab, monkeypatch):
+    """The change returns while the torch call is still blocked (the event is only set after),
+    shows numpy's result, says torch is running, and later changes wait as one queued call."""
+    _pretend_torch_is_there(monkeypatch)
+    release = threading.Event()
+    started = threading.Event()
+    calls = []
+
+    def held(q, k, v, device, kw):
+        calls.append(kw["temperature"])
+        started.set()
+        release.wait(60)
+        return state_mod.attention(q, k, v, backend="numpy", **kw).to_numpy()
+
+    monkeypatch.setattr(state_mod, "_torch_attention", held)
+    try:
+        lab.backend = "torch-cpu"  # returns although the call it started is held
+        assert started.wait(30)
+        assert lab.running == "torch-cpu" and lab.snapshot.backend_used == "numpy"
+        lab.temperature = 0.5  # still responsive, and exact: numpy's result meanwhile
+        lab.temperature = 0.7
+        assert lab.snapshot.temperature == 0.7 and lab.error == ""
+        assert lab.snapshot.backend_used == "numpy" and lab.running == "torch-cpu"
+        assert calls == [1.0], "a second call started while the first was held"
+    finally:
+        release.set()
+    assert lab.settle(30)
+    # The held call's result was stale and dropped; of the two changes made meanwhile only the
+    # last was computed on torch, and its snapshot replaced numpy's.
+    assert calls == [1.0, 0.7]
+    assert lab.running == "" and lab.snapshot.backend_used == "torch-cpu"
+    assert lab.snapshot.temperature == 0.7 and lab.snapshot.notice == ""
+
+
+def test_choosing_numpy_drops_a_torch_result_still_on_its_way(lab, monkeypatch):
     _pretend_torch_is_there(monkeypatch)
     release = threading.Event()
 
-    def hung(*args, **kwargs):
-        release.wait(10)
-        raise RuntimeError("released")
+    def held(q, k, v, device, kw):
+        release.wait(60)
+        return state_mod.attention(q, k, v, backend="numpy", **kw).to_numpy()
 
-    monkeypatch.setattr(state_mod, "_torch_attention", hung)
-    lab.backend_timeout = 0.05
-    try:
-        lab.backend = "torch-cpu"
-        assert lab.snapshot.backend_used == "numpy"
-        assert "took longer than 0.05 s" in lab.snapshot.notice
-        lab.temperature = 0.5  # still responsive
-        assert lab.snapshot.temperature == 0.5 and lab.error == ""
-    finally:
-        release.set()
-        # Leave the worker idle for the next test: until the released call has finished, the
-        # lab rightly reports torch as still busy (CI once caught that window).
-        stuck = state_mod._OVERDUE.get("cpu")
-        if stuck is not None:
-            futures.wait([stuck], timeout=10)
+    monkeypatch.setattr(state_mod, "_torch_attention", held)
+    lab.backend = "torch-cpu"
+    lab.backend = "numpy"
+    assert lab.running == ""
+    release.set()
+    assert lab.settle(30)
+    assert lab.snapshot.backend_used == "numpy" and lab.running == ""
 
 
 @pytest.mark.torch
 def test_torch_cpu_backend_matches_numpy(lab):
     pytest.importorskip("torch")
     numpy_snap = lab.snapshot
-    lab.backend_timeout = 60.0  # the first torch call imports and warms up
     lab.backend = "torch-cpu"
+    assert lab.settle(120)  # the first torch call imports and warms up
     snap = lab.snapshot
     assert snap.backend_used == "torch-cpu", snap.notice
     np.testing.assert_allclose(snap.weights, numpy_snap.weights, rtol=1e-6)

@@ -213,6 +213,8 @@ def test_edited_lab_restores_exactly_from_its_url():
     other = LabState()
     assert other.apply_query_params(us.split_query_string(us.query_string(params))) == []
     assert other.settings() == lab.settings()
+    assert lab.settle(120) and other.settle(120)  # both answered by the backend they name
+    assert other.snapshot.backend_used == lab.snapshot.backend_used
     np.testing.assert_array_equal(other.snapshot.weights, lab.snapshot.weights)
 
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-import threading
 import time
-from concurrent.futures import wait
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -33,9 +31,7 @@ from labserver import (
     start_lab,
 )
 
-import app.state.lab_state as state_mod
-from app.state.lab_state import BACKEND_TIMEOUT_S, LabState
-from engine import attention
+from app.state.lab_state import LabState
 
 FAULT_ENV = "ATTENTION_LAB_TEST_TORCH_FAULT"
 INJECTED = "injected by the test: the torch kernel crashed"
@@ -64,7 +60,7 @@ LAUNCHER = textwrap.dedent(
     import app.state.lab_state
 
     if FAULT == "slow":
-        # Held far past the lab's time limit; released when the server shuts down (threading
+        # Held for minutes; released when the server shuts down (threading
         # runs these hooks newest first, so before the torch pool waits for its workers).
         release = threading.Event()
         threading._register_atexit(release.set)
@@ -103,14 +99,12 @@ BACKEND_OPTION_JS = """() => {
   return options;
 }"""
 NOTICES = {
-    "slow": f"torch-cpu took longer than {BACKEND_TIMEOUT_S:g} s; showing numpy",
+    # The slow call never holds the page: it says torch is at work and shows numpy meanwhile.
+    "slow": "torch-cpu is computing this change",
     "failing": f"torch-cpu failed (RuntimeError: {INJECTED}); showing numpy",
     "missing": "torch-cpu is not available here (torch is not installed",
 }
-# While the overdue call runs, later changes skip torch at once and say why.
-LATER_NOTICES = NOTICES | {
-    "slow": f"torch-cpu is still busy with a call that took longer than {BACKEND_TIMEOUT_S:g} s"
-}
+LATER_NOTICES = NOTICES
 
 
 @pytest.fixture
@@ -201,8 +195,8 @@ def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
             assert labels == ["torch-cpu"], labels
         _pick_backend(page, labels[0])
 
-        # The page answers within the lab's time limit (the slow backend is held for minutes),
-        # with NumPy's weights and a visible notice naming what happened.
+        # The page answers at once (the slow backend is held for minutes), with NumPy's
+        # weights and a visible line naming what happened or what is still running.
         notice = _wait_for_text(page, NOTICES[fault])
         assert "Traceback" not in notice, notice
         assert page.evaluate(WEIGHTS_JS) == pytest.approx(numpy_weights, abs=1e-6)
@@ -229,49 +223,6 @@ def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
     log = server.log()
     assert "Traceback" not in log, log[-3000:]
     if fault == "slow":
-        # While the overdue call still runs, later changes go straight to numpy instead of
-        # queueing torch calls that would each hold the server for the whole limit again.
+        # While the held call runs, later changes wait as one queued call instead of starting
+        # torch calls of their own.
         assert log.count("slow torch call started") == 1, log[-3000:]
-
-
-def test_an_overdue_torch_call_is_not_queued_behind_and_torch_returns_once_it_ends(monkeypatch):
-    # The state alone (no server): the rule the served "slow" case relies on, and its way back.
-    monkeypatch.setattr(state_mod, "_OVERDUE", {})
-    monkeypatch.setattr(
-        state_mod, "_backend_choice", lambda name: state_mod.BackendChoice(name, True, "")
-    )
-    release = threading.Event()
-    calls = []
-
-    def held_torch(q, k, v, device, kw):
-        calls.append(device)
-        if not release.is_set():
-            release.wait(30)
-            raise RuntimeError("released")
-        return attention(q, k, v, backend="numpy", **kw).to_numpy()  # a healthy backend
-
-    monkeypatch.setattr(state_mod, "_torch_attention", held_torch)
-    lab = LabState(scenario="contest")
-    lab.backend_timeout = 0.05
-    try:
-        lab.backend = "torch-cpu"
-        assert lab.snapshot.backend_used == "numpy"
-        assert "took longer than 0.05 s" in lab.snapshot.notice
-        lab.temperature = 0.5
-        lab.temperature = 2.0
-        assert lab.error == "" and lab.snapshot.temperature == 2.0
-        assert lab.snapshot.backend_used == "numpy"
-        assert "still busy" in lab.snapshot.notice
-        assert calls == ["cpu"], "a call was queued behind the overdue one"
-    finally:
-        release.set()
-    done, _ = wait([state_mod._OVERDUE["cpu"]], timeout=30)
-    assert done, "the held call never ended"
-    lab.backend_timeout = 30.0
-    lab.temperature = 1.0
-    assert lab.snapshot.backend_used == "torch-cpu", lab.snapshot.notice
-    assert lab.snapshot.notice == ""
-    assert calls == ["cpu", "cpu"]
-    np.testing.assert_allclose(
-        lab.snapshot.weights, LabState(scenario="contest").snapshot.weights, atol=1e-12
-    )
