@@ -1,9 +1,9 @@
 """A trained model's head as a lab snapshot: the second source of the views' one `LabSnapshot`.
 
 No web imports. `HeadModel` is the small interface the lab needs from "a model whose heads it can
-open" (the shipped binding model in `engine.trained`; a packaged language model later):
-tokens, a next-token distribution, and for each (layer, head) the question position's query,
-the keys, values, scores, weights and output. `head_snapshot` turns one head of one run into
+open" (the shipped binding model and SmolLM2 in `engine.trained`, whose runs are the one
+`engine.trained.runs.Run`): tokens, a next-token distribution, and for each (layer, head) the
+question position's query, the keys, values, scores, weights and output. `head_snapshot` turns one head of one run into
 the snapshot the hand-made scenarios also produce, so every view, caption and check reads a
 trained head exactly as it reads a toy.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -35,32 +35,13 @@ from .snapshot import (
     entropy_of,
 )
 
-
-class HeadRecord(Protocol):
-    q: np.ndarray  # (d_head,) the question position's query
-    k: np.ndarray  # (n, d_head)
-    v: np.ndarray  # (n, d_head)
-    scores: np.ndarray  # (n,) raw q.k
-    logits: np.ndarray  # (n,) after scale and temperature; -inf where masked
-    weights: np.ndarray  # (n,)
-    output: np.ndarray  # (d_head,) weights @ v
-    legal: np.ndarray  # (n,) bool
-    scale_factor: float
-    temperature: float
-
-
-class HeadRun(Protocol):
-    tokens: tuple[str, ...]
-    answer: str
-    expected: str | None
-    probs: Mapping[str, float]
-
-    def head(self, layer: int, head: int) -> HeadRecord: ...
-
-    def intervene(self, *edits) -> HeadRun: ...
+if TYPE_CHECKING:  # the one run and head record every model returns (engine/trained/runs.py)
+    from .trained.runs import Run as HeadRun
 
 
 class HeadModel(Protocol):
+    """What the lab needs from a model whose heads it opens; its runs are `Run`s."""
+
     name: str
     title: str
     n_layers: int

@@ -87,64 +87,13 @@ MORE_SETTINGS_NAMES = frozenset(
 # and height. Wide: question, planes and bars on the left, the teaching tabs in a column
 # beside them, all inside the first screen; the planes are as large as both the width and the
 # height allow. Narrower: the logits go below the fold. Phone: one column, lesson first.
-STAGE_CSS = """
-:host {
-  --gap: 10px;
-  --teach-w: clamp(300px, 31cqw, 640px);
-  /* Square planes: half of what the teaching column leaves, and no taller than what leaves
-     300-480 px of height for the question and the bar charts under them. */
-  --plane: min(calc((100cqw - var(--teach-w) - 3 * var(--gap)) / 2),
-    calc(100cqh - clamp(var(--lab-bars-min, 300px), 45cqh, 480px)));
-  display: grid !important;
-  grid-template-columns: minmax(0, 1fr) minmax(0, 1fr) var(--teach-w);
-  grid-template-rows: auto var(--plane) minmax(220px, 1fr);
-  grid-template-areas: "status status teach" "planes planes teach" "weights logits teach";
-  gap: 0 var(--gap);
-  height: calc(100cqh - 4px) !important;
-}
-.lab-status { grid-area: status; }
-.lab-planes { grid-area: planes; }
-.lab-weights { grid-area: weights; }
-.lab-logits { grid-area: logits; }
-.lab-teaching { grid-area: teach; contain: size; height: auto !important; }
-.lab-weights, .lab-logits { height: auto !important; min-height: 0; }
-@container labmain (max-width: 1399px) {
-  :host {
-    grid-template-columns: minmax(0, 1fr) var(--teach-w);
-    grid-template-rows: auto var(--plane) minmax(220px, 1fr) 380px;
-    grid-template-areas: "status teach" "planes teach" "weights teach" "logits logits";
-    height: calc(100cqh + 380px) !important;
-  }
-}
-@container labmain (max-width: 879px) {
-  :host {
-    /* A finger-wide margin beside each plane: swiping there scrolls the page (on the plot
-       it drags a tip). */
-    --plane: min(calc(100cqw - 40px), calc(100cqh - 40px));
-    display: flex !important;
-    flex-direction: column;
-    height: auto !important;
-  }
-  :host > * { flex: none !important; max-height: none !important; }
-  .lab-teaching { order: 1; contain: none; height: auto !important; }
-  .lab-planes { order: 2; }
-  .lab-weights { order: 3; height: 340px !important; }
-  .lab-logits { order: 4; height: 360px !important; }
-}
-"""
+STAGE_CSS = attention_lab_assets.read_text("components", "stage.css")
 # Presenter mode: page text goes from 16 to 20 px (assets/lab.css), plot text likewise.
 PRESENTER_TEXT_SCALE = 1.25
 # Rows of plots under the first screen: two side by side when there is room, else stacked.
-FLOW_CSS = """
-:host { flex-wrap: wrap !important; gap: 10px 0; }
-:host > * { flex: 1 1 440px !important; min-width: min(100%, 300px) !important; }
-"""
+FLOW_CSS = attention_lab_assets.read_text("components", "plot-rows.css")
 # Each plane is a square of side --plane (set by the stage); side by side when both fit.
-PLANES_CSS = """
-:host { display: flex !important; flex-wrap: wrap; gap: 0 var(--gap, 10px);
-  justify-content: center; width: 100% !important; }
-.lab-plane { width: var(--plane) !important; height: var(--plane) !important; flex: none !important; }
-"""
+PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
 
 
 def _on_session_thread(doc):

@@ -7,6 +7,8 @@ import html
 import pandas as pd
 import panel as pn
 
+import attention_lab_assets
+
 CAUSE_NAMES = {
     "alignment": "Alignment (direction of q vs the winning key)",
     "key_norm": "Key norm (length of the winning key)",
@@ -17,11 +19,7 @@ CAUSE_NAMES = {
 
 STATUSES = ("pass", "fail", "n/a")
 
-TABLE_CSS = """
-table { width: 100%; border-collapse: collapse; font-size: 14px; }
-th, td { padding: 4px 6px; text-align: left !important; vertical-align: top;
-         border-bottom: 1px solid #ddd; }
-"""
+TABLE_CSS = attention_lab_assets.read_text("components", "check-tables.css")
 
 
 def audit_headline(checks) -> str:

@@ -11,6 +11,7 @@ import html
 import numpy as np
 import panel as pn
 
+import attention_lab_assets
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.state.model_state import ROTATE_BOUNDS, model_choices
 from engine.heads import HEAD_FINDERS, find_heads
@@ -279,12 +280,7 @@ TABLE_COLUMNS = {
     "answer": lambda r: f"{r.answer_before} → {r.answer_after}",
     "P(right answer)": lambda r: f"{r.p_expected_before:.1%} → {r.p_expected_after:.1%}",
 }
-TABLE_CSS = """
-table.lab-experiments { border-collapse: collapse; width: 100%; font-size: 15px; }
-.lab-experiments th, .lab-experiments td { border-bottom: 1px solid #ddd; padding: 4px 6px;
-  text-align: left; vertical-align: top; }
-.lab-experiments td.note { color: #444; font-size: 14px; padding-bottom: 8px; }
-"""
+TABLE_CSS = attention_lab_assets.read_text("components", "experiments-table.css")
 
 
 def experiments_table(results) -> str:

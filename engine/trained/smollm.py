@@ -446,7 +446,7 @@ class SmolLM:
 
 
 # ------------------------------------------------------------------------------ head finders
-# engine.heads.find_heads over this model's layers and heads (any HeadRun works: binding too).
+# engine.heads.find_heads over this model's layers and heads (any Run works: binding too).
 
 
 def _find(run, criterion: str, position=None, top: int = 5) -> list[tuple[int, int, float]]:
