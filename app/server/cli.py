@@ -34,7 +34,7 @@ GC_THRESHOLDS = (50_000, 20, 10)
 
 SERVE_SCRIPT = Path(__file__).resolve().with_name("serve.py")
 
-# Flag name -> environment variable; the README's configuration table lists the same pairs.
+# Flag name -> environment variable; docs/configuration.md's table lists the same pairs.
 ENV = {
     "port": "ATTENTION_LAB_PORT",
     "address": "ATTENTION_LAB_ADDRESS",

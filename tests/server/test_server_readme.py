@@ -1,16 +1,22 @@
-"""The README's promises that a test can hold: commands, configuration table, notebook example."""
+"""The README's and docs' promises that a test can hold: commands, the configuration table, the
+notebook examples, the screenshots and every relative link."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from labserver import ROOT, clean_env
 
 from app.server import cli
 
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+CONFIGURATION = (DOCS / "configuration.md").read_text()
+ENGINE = (DOCS / "engine.md").read_text()
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 
 def test_readme_test_command_is_the_one_ci_runs():
@@ -28,17 +34,61 @@ def test_readme_run_commands():
     assert "http://localhost:5006/app" in README
 
 
-def test_readme_documents_every_flag_and_environment_variable():
-    help_text = cli.build_parser().format_help()
-    flags = set(re.findall(r"--[a-z][a-z-]+", help_text)) - {"--help"}
-    missing = sorted(f for f in flags if f"`{f}" not in README)
-    missing += sorted(v for v in cli.ENV.values() if f"`{v}`" not in README)
-    assert not missing, f"README's configuration table lacks {missing}"
+def _configuration_rows() -> list[tuple[str, str]]:
+    """(flag cell, variable cell) of each row of configuration.md's flag table."""
+    lines = CONFIGURATION.splitlines()
+    start = lines.index("| Flag | Environment variable | Default | What it does |")
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert len(cells) == 4, f"a configuration row without four cells: {line}"
+        rows.append((cells[0], cells[1]))
+    return rows
 
 
-def test_readme_notebook_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    assert blocks, "README has no Python example"
+def _ticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def test_configuration_table_documents_every_flag_and_environment_variable():
+    parser = cli.build_parser()
+    flags = {name for action in parser._actions for name in action.option_strings} - {
+        "-h",
+        "--help",
+    }
+    rows = _configuration_rows()
+    documented = {word.split()[0] for cell, _ in rows for word in _ticked(cell)} - {"--"}
+    assert documented == flags, (
+        f"configuration.md's table lacks {sorted(flags - documented)} "
+        f"and lists flags the CLI lacks: {sorted(documented - flags)}"
+    )
+    variables = {word for _, cell in rows for word in _ticked(cell) if word.isupper()}
+    expected = set(cli.ENV.values()) | {cli.BOKEH_ORIGIN_ENV}
+    assert variables == expected, (
+        f"configuration.md's table lacks {sorted(expected - variables)} "
+        f"and lists variables the CLI lacks: {sorted(variables - expected)}"
+    )
+    # Each variable sits in the row of the flag it stands for.
+    for dest, variable in cli.ENV.items():
+        flag = "--" if dest == "panel_args" else "--" + dest.replace("_", "-")
+        (row,) = [v for f, v in rows if any(word.split()[0] == flag for word in _ticked(f))] or [""]
+        assert f"`{variable}`" in row, f"{variable} is not in the row of {flag}"
+
+
+def test_configuration_says_flags_win():
+    assert "overrides its variable" in CONFIGURATION
+    assert "a flag replaces is ignored" in CONFIGURATION
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_notebook_examples_run():
+    assert _python_blocks(ENGINE), "docs/engine.md has no Python example"
+    blocks = [block for page in PAGES for block in _python_blocks(page.read_text())]
     for block in blocks:
         result = subprocess.run(
             [sys.executable, "-c", block],
@@ -54,8 +104,48 @@ def test_readme_notebook_example_runs():
             assert "(2, 4, 5, 8) (2, 4, 5, 7)" in result.stdout
         if "trained.load" in block:  # the binding model's swap sends the other value
             assert "5" in lines and "the model answers 5" in result.stdout
+        if "LabState()" in block:  # the state without the page: the contest at T = 0.5
+            assert "{'scenario': 'contest', 'temperature': '0.5'}" in result.stdout
+    assert any("is_causal" in b for b in blocks) and any("trained.load" in b for b in blocks)
 
 
-def test_readme_shows_the_screenshot():
-    assert "](docs/images/screenshot.png)" in README
-    assert (ROOT / "docs" / "images" / "screenshot.png").is_file(), "the screenshot is missing"
+def test_readme_shows_the_screenshots():
+    for name in ("screenshot.png", "screenshot-model.png"):
+        assert f"](docs/images/{name})" in README, f"the README does not show {name}"
+        assert (DOCS / "images" / name).is_file(), f"docs/images/{name} is missing"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return {_slug(m) for m in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
+
+
+def _links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # code blocks hold no links
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+def test_every_relative_link_points_to_an_existing_file():
+    broken = []
+    checked = 0
+    for page in PAGES:
+        for target in _links(page):
+            if re.match(r"[a-z]+:", target):
+                continue  # http://, https://, mailto: ...
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            checked += 1
+            where = f"{page.relative_to(ROOT)}: {target}"
+            if not dest.exists():
+                broken.append(f"{where} (no such file)")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                broken.append(f"{where} (no such heading)")
+    assert checked > 10, "found almost no links: is the link pattern still right?"
+    assert not broken, "broken links:\n" + "\n".join(broken)
