@@ -68,3 +68,15 @@ def test_imports_run_down_the_layers_only():
             if target is not None and target > own:
                 wrong.append(f"{module} imports {name}")
     assert wrong == [], "imports that run up the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_state_and_the_lessons_run_without_panel_or_bokeh():
+    """A notebook or a plain test drives them: no web import below the views."""
+    offenders = [
+        f"{module} imports {name}"
+        for module, path in _modules().items()
+        if module.startswith(("app.state", "app.lessons"))
+        for name in _imports(path)
+        if name.split(".")[0] in ("panel", "bokeh")
+    ]
+    assert offenders == [], offenders
