@@ -165,6 +165,9 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
         "app/server/reconnect.py",
     ):
         assert module in names, f"{module} is not in the wheel"
+    # The browser scripts, read at import (app/js/__init__.py).
+    for script in sorted(p.name for p in (ROOT / "app" / "js").glob("*.js")):
+        assert f"app/js/{script}" in names, f"app/js/{script} is not in the wheel"
     version = wheel.name.split("-")[1]
     data = f"attention_lab-{version}.data/data/share/attention-lab/assets/"
     for asset in sorted(p.name for p in (ROOT / "assets").iterdir() if p.is_file()):
