@@ -5,15 +5,14 @@ to Bokeh (CustomJS, CustomJSTickFormatter) or Panel (ReactiveHTML `_scripts`) as
 docs/browser-scripts.md lists the files; tests/js/ runs the preview's arithmetic in Node against
 the engine and lints every file.
 
-Two shapes of file:
+The comment lines a file starts with document it and are not sent. Two shapes of file:
 
 - `source(name, **values)`: the whole file is one script. A value the Python side decides (a
   period, an endpoint) stands in the file as a placeholder `__NAME__`, a valid JavaScript
   identifier, replaced by the JSON of `values["NAME"]` (so a string arrives quoted, a number
   bare). Every placeholder must be given and every value must be used.
 - `sections(name)`: one ReactiveHTML component's scripts, or a group of one-line formatters.
-  A line `// @script NAME` starts the script NAME, which runs to the next such line; what comes
-  before the first one is the file's own comment and is not sent.
+  A line `// @script NAME` starts the script NAME, which runs to the next such line.
 """
 
 from __future__ import annotations
@@ -31,9 +30,20 @@ def text(name: str) -> str:
     return (files(__package__) / name).read_text(encoding="utf-8")
 
 
+def _code(name: str) -> str:
+    """app/js/<name> without the comment lines it starts with."""
+    lines = text(name).splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and (lines[start].startswith("//") or not lines[start].strip()):
+        if SECTION.match(lines[start]):
+            break
+        start += 1
+    return "".join(lines[start:])
+
+
 def source(name: str, **values: object) -> str:
     """The script in app/js/<name> with its `__NAME__` placeholders filled in from `values`."""
-    code = text(name)
+    code = _code(name)
     wanted = set(PLACEHOLDER.findall(code))
     if wanted != set(values):
         raise ValueError(
@@ -44,10 +54,12 @@ def source(name: str, **values: object) -> str:
 
 def sections(name: str) -> dict[str, str]:
     """The scripts in app/js/<name> by name (see the module docstring); no placeholders."""
-    code = text(name)
+    code = _code(name)
     if PLACEHOLDER.search(code):
         raise ValueError(f"app/js/{name}: a sections file takes no placeholders")
     parts = SECTION.split(code)
+    if parts[0].strip():
+        raise ValueError(f"app/js/{name}: code before the first `// @script NAME` line")
     scripts = {}
     for script, body in zip(parts[1::2], parts[2::2], strict=True):
         if script in scripts:

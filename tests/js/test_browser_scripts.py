@@ -135,6 +135,7 @@ def test_every_script_file_is_used_and_every_placeholder_is_filled():
     filled = js.source("replica_watch.js", ENDPOINT="replica", PROCESS_ID="ab", POLL_MS=2000)
     assert 'fetch("replica"' in filled and 'now !== "ab"' in filled and "}, 2000);" in filled
     assert not js.PLACEHOLDER.search(filled)
+    assert filled.startswith("const lab = "), "the file's opening comment is not sent"
     ticks = js.sections("slider_ticks.js")
     assert ticks == {
         "temperature": "return (10 ** tick).toPrecision(3)\n",
