@@ -12,6 +12,7 @@ PACKAGES = ("app", "engine", "tools")
 # Lower layers first; a module may import its own layer and any layer below it, never above.
 LAYERS = (
     ("engine",),
+    ("app.js",),  # the browser scripts' loader: imports nothing of the app
     ("app.patches",),
     ("app.state",),
     ("app.lessons",),

@@ -13,16 +13,7 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
-# Fires once, when a fifth of the placeholder is on screen: the first screen's grid ends just
-# above it, and a sliver showing at the bottom edge is not a student looking at it.
-_OBSERVE = """
-if (data.seen) return;
-const observer = new IntersectionObserver(entries => {
-  if (entries.some(e => e.isIntersecting)) { observer.disconnect(); data.seen = true; }
-}, {threshold: 0.2});
-observer.observe(box);
-state.observer = observer;
-"""
+from app import js
 
 
 def fill(holder, build) -> None:
@@ -54,11 +45,8 @@ class ShownSignal(ReactiveHTML):
         '<button id="show" type="button" onclick="${script(\'show\')}">Draw them now</button>'
         "</section>"
     )
-    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": _OBSERVE,
-        "show": "data.seen = true;",
-        "remove": "if (state.observer) state.observer.disconnect();",
-    }
+    # Fires once, when a fifth of the placeholder is on screen.
+    _scripts = js.sections("shown_signal.js")  # noqa: RUF012 - Panel reads this class attribute
     _stylesheets = [  # noqa: RUF012
         ".lab-deferred { box-sizing: border-box; height: 100%; padding: 18px 20px;"
         " border: 2px dashed #c8d3dc; border-radius: 8px; background: #f7f9fb;"
@@ -108,14 +96,7 @@ class DisclosureButton(ReactiveHTML):
         "onclick=\"${script('toggle')}\">"
         '<span id="arrow" aria-hidden="true">▸</span> <span id="text">${label}</span></button>'
     )
-    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": "btn.setAttribute('aria-label', data.label); self.open();",
-        "open": (
-            "btn.setAttribute('aria-expanded', data.open ? 'true' : 'false');"
-            "arrow.textContent = data.open ? '▾' : '▸';"
-        ),
-        "toggle": "data.open = !data.open;",
-    }
+    _scripts = js.sections("disclosure_button.js")  # noqa: RUF012 - Panel reads this
     _stylesheets = [  # noqa: RUF012
         ".lab-disclosure { width: 100%; text-align: left; font: inherit;"
         " font-size: var(--lab-text, 16px); font-weight: 700; color: #0b3d5c;"

@@ -18,33 +18,18 @@ from __future__ import annotations
 
 from bokeh.models import CustomJS
 
+from app import js
+
 # Below Bokeh's default unused-session lifetime (15 s), so no outage that can cost the session
 # is left without a reload.
 RELOAD_AFTER_S = 10
 POLL_S = 2
 
-_WATCH_AFTER_LOSS = """
-const lab = window.__labReconnect = window.__labReconnect || {watch: null, since: null};
-if (lab.watch == null) {
-  lab.since = Date.now();
-  lab.watch = setInterval(async () => {
-    try {
-      const reply = await fetch("liveness", {cache: "no-store"});
-      if (!reply.ok) { return; }
-    } catch (error) {
-      return;  // the server is still out of reach
-    }
-    clearInterval(lab.watch);
-    lab.watch = null;
-    if (Date.now() - lab.since >= RELOAD_AFTER_MS) {
-      window.location.reload();
-    }
-  }, POLL_MS);
-}
-"""
+_WATCH_AFTER_LOSS = js.source(
+    "reconnect_watch.js", RELOAD_AFTER_MS=RELOAD_AFTER_S * 1000, POLL_MS=POLL_S * 1000
+)
 
 
 def reload_after_long_disconnection(doc) -> None:
     """Install the page callback on a session's Bokeh document (call once per session)."""
-    code = _WATCH_AFTER_LOSS.replace("RELOAD_AFTER_MS", str(RELOAD_AFTER_S * 1000))
-    doc.js_on_event("connection_lost", CustomJS(code=code.replace("POLL_MS", str(POLL_S * 1000))))
+    doc.js_on_event("connection_lost", CustomJS(code=_WATCH_AFTER_LOSS))

@@ -24,6 +24,8 @@ import uuid
 from bokeh.models import CustomJS
 from tornado.web import RequestHandler
 
+from app import js
+
 # One random id per server process; a replica restarted under the same name gets a new one.
 # Random only: /replica is public, so it names no host, address or PID.
 PROCESS_ID = uuid.uuid4().hex[:16]
@@ -43,36 +45,14 @@ class ReplicaHandler(RequestHandler):
 
 
 # Runs in the browser when the websocket is lost (relative URL, so a --prefix is honoured).
-_RELOAD_IF_ANOTHER_PROCESS = """
-const lab = window.__labReplica = window.__labReplica || {watch: null};
-if (lab.watch == null) {
-  lab.watch = setInterval(async () => {
-    let now = null;
-    try {
-      const reply = await fetch("ENDPOINT", {cache: "no-store"});
-      if (!reply.ok) { return; }
-      now = (await reply.json()).process;
-    } catch (error) {
-      return;  // nothing answers yet
-    }
-    clearInterval(lab.watch);
-    lab.watch = null;
-    if (now !== "PROCESS_ID") {
-      window.location.reload();
-    }
-  }, POLL_MS);
-}
-"""
+_RELOAD_IF_ANOTHER_PROCESS = js.source(
+    "replica_watch.js", ENDPOINT=ENDPOINT, PROCESS_ID=PROCESS_ID, POLL_MS=POLL_S * 1000
+)
 
 
 def mark_page(doc) -> None:
     """Install the reload-on-another-process watch and log the build (once per session)."""
-    code = (
-        _RELOAD_IF_ANOTHER_PROCESS.replace("ENDPOINT", ENDPOINT)
-        .replace("PROCESS_ID", PROCESS_ID)
-        .replace("POLL_MS", str(POLL_S * 1000))
-    )
-    doc.js_on_event("connection_lost", CustomJS(code=code))
+    doc.js_on_event("connection_lost", CustomJS(code=_RELOAD_IF_ANOTHER_PROCESS))
     context = getattr(doc, "session_context", None)
     # `panel serve --log-level` sets Bokeh's logger only; follow it.
     log.setLevel(logging.getLogger("bokeh").getEffectiveLevel())

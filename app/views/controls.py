@@ -13,8 +13,12 @@ import panel as pn
 from bokeh.models import CustomJSTickFormatter
 from panel.links import Callback
 
+from app import js
 from app.patches.panel_events import respond_at_once, widgets_of
 from engine.snapshot import TEMPERATURE_RANGE
+
+# The two log-scale sliders' tick labels (app/js/slider_ticks.js).
+_TICKS = js.sections("slider_ticks.js")
 
 
 class TwoWay:
@@ -84,7 +88,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=0.005,
             value=math.log10(state.temperature),
             sizing_mode="stretch_width",
-            format=CustomJSTickFormatter(code="return (10 ** tick).toPrecision(3)"),
+            format=CustomJSTickFormatter(code=_TICKS["temperature"]),
         )
         self._links = [
             TwoWay(
@@ -104,7 +108,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=1,
             value=math.log2(state.d_k),
             sizing_mode="stretch_width",
-            format=CustomJSTickFormatter(code="return Math.round(2 ** tick).toString()"),
+            format=CustomJSTickFormatter(code=_TICKS["d_k"]),
         )
         self._links.append(
             TwoWay(

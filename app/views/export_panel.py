@@ -13,6 +13,7 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+from app import js
 from app.state import settings_schema as us
 
 from .notify import notify
@@ -22,29 +23,8 @@ from .notify import notify
 # the browser refuses files this large before they are sent; smaller ones get the server's word.
 BROWSER_IMPORT_LIMIT = 2**20
 
-_GUARD_SCRIPT = """
-const limit = LIMIT;
-function guardInputs(root) {
-  for (const el of root.querySelectorAll('*')) {
-    if (el.shadowRoot) guardInputs(el.shadowRoot);
-  }
-  for (const input of root.querySelectorAll('input[type=file]')) {
-    if (input.__labSizeGuard) continue;
-    input.__labSizeGuard = true;
-    // Capture phase on the input itself runs before Bokeh's own change listener.
-    input.addEventListener('change', (event) => {
-      const big = Array.from(input.files || []).find(f => f.size > limit);
-      if (!big) return;
-      event.stopImmediatePropagation();
-      input.value = '';
-      data.refused = JSON.stringify({name: big.name, size: big.size, at: Date.now()});
-    }, true);
-  }
-}
-guardInputs(document);
-let tries = 0;
-const timer = setInterval(() => { guardInputs(document); if (++tries >= 20) clearInterval(timer); }, 500);
-""".replace("LIMIT", str(BROWSER_IMPORT_LIMIT))
+_GUARD_SCRIPT = js.source("upload_guard.js", LIMIT=BROWSER_IMPORT_LIMIT)
+_COPY_LINK = js.source("copy_link.js")
 
 
 class UploadSizeGuard(ReactiveHTML):
@@ -80,11 +60,7 @@ class ExportView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         # In the browser only: the address bar already holds the whole configuration.
-        self.copy_link.js_on_click(
-            code="navigator.clipboard.writeText(window.location.href)"
-            ".then(() => { source.label = 'Link copied'; })"
-            ".catch(() => { source.label = 'Copy the address bar to share'; });"
-        )
+        self.copy_link.js_on_click(code=_COPY_LINK)
         self.upload = pn.widgets.FileInput(
             accept=".json,application/json", multiple=False, label="Import a configuration (JSON)"
         )

@@ -10,6 +10,8 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+from app import js
+
 from .notify import notify
 
 
@@ -29,10 +31,7 @@ class LiveSummary(ReactiveHTML):
         '<p id="summary" class="lab-summary" role="status" aria-live="polite" '
         'aria-atomic="true"></p>'
     )
-    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": "self.encoded_text()",
-        "encoded_text": "summary.textContent = decodeURIComponent(data.encoded_text)",
-    }
+    _scripts = js.sections("live_summary.js")  # noqa: RUF012 - Panel reads this
 
     _stylesheets = [  # noqa: RUF012
         ":host { width: calc(100% - 20px); }"  # its margin is 10 px each side

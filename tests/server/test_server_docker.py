@@ -153,6 +153,9 @@ def test_the_wheel_the_image_installs_holds_the_app_and_its_assets(tmp_path):
         if asset.suffix in {".css", ".npz", ".json", ".md"} or asset.name == "__init__.py":
             packaged = f"attention_lab_assets/{asset.as_posix()}"
             assert packaged in names, f"assets/{asset} is not in the wheel"
+    # The browser scripts, read at import (app/js/__init__.py).
+    for script in sorted(p.name for p in (ROOT / "app" / "js").glob("*.js")):
+        assert f"app/js/{script}" in names, f"app/js/{script} is not in the wheel"
     entry_points = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("entry_points.txt"))
     )

@@ -1,0 +1,60 @@
+// PageTools (app/page/a11y.py): the header's skip link and presenter-mode switch, as the
+// ReactiveHTML scripts Panel runs (`data` is the component's parameters, `state` its own
+// scratch object, `toggle_btn` its button). "render" defines the helpers, keeps them in
+// `state` for the other scripts, folds the sidebar on narrow windows and moves it after the
+// main area in the document, so Tab reaches the lesson first.
+// @script render
+function deep(root, test, out) {
+  for (const el of root.querySelectorAll('*')) {
+    if (test(el)) out.push(el);
+    if (el.shadowRoot) deep(el.shadowRoot, test, out);
+  }
+  return out;
+}
+function foldSidebar() {
+  const sidebar = document.getElementById('sidebar');
+  const toggle = document.getElementById('sidebar-toggle');
+  if (sidebar && sidebar.classList.contains('show')) {
+    sidebar.classList.remove('show');
+    if (toggle) toggle.setAttribute('aria-expanded', 'false');
+  }
+}
+// The sidebar moves after the main area in the document (assets/lab.css keeps it on the left):
+// Tab and a screen reader reach the lesson first, then the plots, then the 40 settings.
+function lessonFirst() {
+  const content = document.getElementById('content');
+  const sidebar = document.getElementById('sidebar');
+  const main = document.getElementById('main');
+  if (content && sidebar && main && sidebar.compareDocumentPosition(main) & 4) {
+    content.appendChild(sidebar);
+  }
+}
+function applyPresenter(on) {
+  document.documentElement.classList.toggle('lab-presenter', on);
+  toggle_btn.setAttribute('aria-pressed', on ? 'true' : 'false');
+  if (on) foldSidebar();
+}
+function focusLesson(tries) {
+  const lesson = deep(document, el => el.classList && el.classList.contains('lab-lessons'), [])[0];
+  if (!lesson) {
+    const tab = deep(document, el => el.classList && el.classList.contains('bk-tab') &&
+      el.textContent.trim() === 'Lessons', [])[0];
+    if (tab && tries === 0) tab.click();
+    if (tries < 20) setTimeout(() => focusLesson(tries + 1), 150);
+    return;
+  }
+  const target = deep(lesson.shadowRoot || lesson, el =>
+    ['BUTTON', 'INPUT', 'SELECT', 'A'].includes(el.tagName) && !el.disabled &&
+    el.tabIndex >= 0 && el.getClientRects().length > 0, [])[0];
+  if (target) { target.focus(); target.scrollIntoView({block: 'nearest'}); }
+}
+state.applyPresenter = applyPresenter; state.focusLesson = focusLesson;
+if (window.innerWidth < 900) foldSidebar();
+applyPresenter(data.presenter);
+lessonFirst();
+// @script presenter
+state.applyPresenter(data.presenter);
+// @script toggle
+data.presenter = !data.presenter;
+// @script skip
+state.focusLesson(0);
