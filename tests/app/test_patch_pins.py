@@ -67,6 +67,19 @@ def test_the_installed_releases_are_the_checked_ones(package):
     )
 
 
+def test_the_bokeh_speedups_source_guard_was_taken_from_the_pinned_bokeh():
+    """The two guards agree: on the pinned Bokeh, the five functions hash as CHECKED_SOURCE."""
+    from app.patches import bokeh_speedups
+
+    if installed_version("bokeh") != CHECKED_AGAINST["bokeh"]:
+        pytest.skip("another Bokeh is installed: the pin tests above say so")
+    found = {name: bokeh_speedups._source_hash(f) for name, f in bokeh_speedups._ORIGINALS.items()}
+    assert found == bokeh_speedups.CHECKED_SOURCE, (
+        f"CHECKED_SOURCE in app/patches/bokeh_speedups.py is not Bokeh "
+        f"{CHECKED_AGAINST['bokeh']}'s source: {found}"
+    )
+
+
 def test_every_lock_pins_each_package_with_hashes():
     """Each requirement of a lock is `name==version` with at least one sha256: what
     `pip install --require-hashes` needs."""
