@@ -15,7 +15,9 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim
 ARG WITH_TORCH=0
-# torch from PyTorch's CPU index: the default PyPI wheel bundles CUDA (several GB).
+# torch from PyTorch's CPU index: the default PyPI wheel bundles CUDA (several GB). It stays out
+# of the hashed runtime lock: PyPI's torch 2.13.0 is that CUDA build, with other hashes, and the
+# CPU index's files are not on PyPI (requirements/torch-cpu.txt, docs/dependencies.md).
 ARG TORCH_VERSION=2.13.0
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
@@ -27,11 +29,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     ATTENTION_LAB_SHOW=0
 
 COPY --from=build /wheels /wheels
-RUN if [ "$WITH_TORCH" = "1" ]; then \
+# Every dependency from the hashed lock (requirements/lock.sh makes it), then the lab's own wheel
+# without resolving anything more: what runs is exactly what was locked.
+COPY requirements/runtime.lock /tmp/runtime.lock
+RUN pip install --no-cache-dir --require-hashes -r /tmp/runtime.lock \
+    && if [ "$WITH_TORCH" = "1" ]; then \
         pip install --no-cache-dir --index-url "$TORCH_INDEX" "torch==$TORCH_VERSION"; \
     fi \
-    && pip install --no-cache-dir /wheels/*.whl \
-    && rm -rf /wheels \
+    && pip install --no-cache-dir --no-deps /wheels/*.whl \
+    && rm -rf /wheels /tmp/runtime.lock \
     && useradd --create-home --uid 10001 --user-group --shell /usr/sbin/nologin lab
 
 # Numeric, so Kubernetes runAsNonRoot can verify it.

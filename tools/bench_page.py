@@ -4,6 +4,7 @@ Reports, from one run, medians of
 1. the server's CPU to build a page as a session does (the app, its Bokeh models and the
    document as the browser pulls it), the number of Bokeh models, and the Python memory one
    open page holds (traced allocations of pages kept alive, per page);
+   (--speedups both: with and without app/patches/bokeh_speedups.py, side by side);
 2. with --browser: in headless Chromium, navigation start to every plot in the page drawn,
    and (once the page defers its analysis plots) a scroll to them until they are drawn.
 
@@ -50,24 +51,51 @@ def _build_page():
     return doc, page
 
 
-def server_side(repeats: int, kept: int) -> dict:
-    for _ in range(3):
-        _build_page()  # warm-up: imports, caches, first allocations
-    cpu = []
+def _use_speedups(on: bool) -> None:
+    """Bokeh's own property functions, or the lab's shortcuts (app/patches/bokeh_speedups.py)."""
+    import app.page.lab_page  # noqa: F401 - it applies the shortcuts when first imported
+    from app.patches import bokeh_speedups
+
+    if on:
+        if not bokeh_speedups.apply():
+            raise SystemExit("this Bokeh is not the one the speedups were checked against")
+    else:
+        bokeh_speedups.remove()
+
+
+def server_side(repeats: int, kept: int, modes: tuple[bool, ...] = (True,)) -> dict:
+    """Medians per mode (True: with the Bokeh speedups); several modes alternate build by build,
+    so a machine that slows down during the run slows every mode alike."""
+    for on in modes:
+        _use_speedups(on)
+        for _ in range(3):
+            _build_page()  # warm-up: imports, caches, first allocations
+    cpu = {on: [] for on in modes}
     for _ in range(repeats):
-        t0 = time.process_time()
-        doc, _page = _build_page()
-        cpu.append(time.process_time() - t0)
+        for on in modes:
+            _use_speedups(on)
+            t0 = time.process_time()
+            doc, _page = _build_page()
+            cpu[on].append(time.process_time() - t0)
     models = len(list(doc.models))
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    pages = [_build_page() for _ in range(kept)]
-    gc.collect()
-    held = (tracemalloc.get_traced_memory()[0] - before) / kept
-    tracemalloc.stop()
-    del pages
-    return {"cpu_s": statistics.median(cpu), "models": models, "held_mb": held / 2**20}
+    results = {}
+    for on in modes:
+        _use_speedups(on)
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        pages = [_build_page() for _ in range(kept)]
+        gc.collect()
+        held = (tracemalloc.get_traced_memory()[0] - before) / kept
+        tracemalloc.stop()
+        del pages
+        results[on] = {
+            "cpu_s": statistics.median(cpu[on]),
+            "models": models,
+            "held_mb": held / 2**20,
+        }
+    _use_speedups(True)  # as the served app runs
+    return results
 
 
 def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
@@ -126,13 +154,31 @@ def main(argv=None) -> None:
     parser.add_argument("--browser", action="store_true", help="also time the first drawing")
     parser.add_argument("--loads", type=int, default=8, help="page loads in Chromium")
     parser.add_argument("--viewport", default="1920x1080", help="WIDTHxHEIGHT")
+    parser.add_argument(
+        "--speedups",
+        choices=("on", "off", "both"),
+        default="on",
+        help="the page build with the Bokeh speedups of app/patches/bokeh_speedups.py (on, as "
+        "served), with Bokeh's own functions (off), or both, alternating, with their ratio (the "
+        "page build only: --browser always serves with them)",
+    )
     args = parser.parse_args(argv)
 
-    r = server_side(args.repeats, args.kept)
-    print(
-        f"page build: {r['cpu_s']:.3f} s of CPU (median of {args.repeats}), "
-        f"{r['models']} Bokeh models, {r['held_mb']:.2f} MB of Python memory held per open page"
-    )
+    modes = {"on": (True,), "off": (False,), "both": (True, False)}[args.speedups]
+    results = server_side(args.repeats, args.kept, modes)
+    for on, r in results.items():
+        label = "" if len(results) == 1 else (" with the speedups" if on else " without them")
+        print(
+            f"page build{label}: {r['cpu_s']:.3f} s of CPU (median of {args.repeats}), "
+            f"{r['models']} Bokeh models, {r['held_mb']:.2f} MB of Python memory held per "
+            "open page"
+        )
+    if len(results) == 2:
+        fast, slow = results[True], results[False]
+        print(
+            f"speedups: CPU x{slow['cpu_s'] / fast['cpu_s']:.2f} faster, "
+            f"memory x{slow['held_mb'] / fast['held_mb']:.2f} smaller"
+        )
     if args.browser:
         width, height = (int(v) for v in args.viewport.split("x"))
         b = browser_first_draw(args.loads, (width, height))

@@ -19,6 +19,7 @@ from app.page.a11y import ControlNames, PageTools
 from app.page.deferred import Deferred, Disclosure, fill
 from app.page.urlsync import UrlSync
 from app.patches import bokeh_speedups
+from app.patches.documents import serve_stylesheets_locally
 from app.state.lab_state import LabState, listed_backends
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
@@ -470,25 +471,6 @@ def grow(view, css_class: str) -> None:
         )
 
 
-def _serve_resources_locally() -> None:
-    """Point this session's component stylesheets at the server, never at the CDN.
-
-    Panel fills the document's `dist_url` only when it renders the HTML page. With
-    `--reuse-sessions` the page comes from a cached session and the live session is built
-    without it, so its stylesheets fall back to cdn.holoviz.org, which a classroom without
-    internet cannot reach (seen with Panel 1.9.4). Setting it before any model exists keeps
-    every stylesheet local.
-    """
-    try:  # private Panel/Bokeh names: if a later release moves them, serve as Panel does
-        from panel.io.resources import get_dist_path, use_cdn
-
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None and not use_cdn():
-            doc._template_variables.setdefault("dist_url", get_dist_path())
-    except (ImportError, AttributeError):
-        logging.getLogger(__name__).warning("could not pin stylesheets to this server")
-
-
 def _report_problem(exc: BaseException) -> None:
     """Panel's handler for an exception in a browser-event callback: the traceback goes to the
     server log, the page gets one sentence, and the session (with its last drawing) lives on."""
@@ -500,7 +482,7 @@ def _report_problem(exc: BaseException) -> None:
 
 def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     """Build one session's page. Call it once per session (app/server/serve.py does)."""
-    _serve_resources_locally()
+    serve_stylesheets_locally(pn.state.curdoc)  # none from the CDN: app/patches/documents.py
     pn.extension(
         notifications=True,
         reconnect=True,

@@ -28,8 +28,10 @@ that nobody asked for:
 
 All five return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). They are applied only to the Bokeh source they were checked
-against: if Bokeh changes any of these functions, `apply()` leaves them all alone and says so
-in the log.
+against (`app.patches.CHECKED_AGAINST`): if Bokeh changes any of these functions, `apply()`
+leaves them all alone and says so in the log. The release pin is the coarse guard, for people
+(tests/app/test_patch_pins.py fails on another Bokeh in the locks); the source hashes below are
+the exact one, at run time (a release that leaves these five functions as they were keeps them).
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
 
+from app.patches import CHECKED_AGAINST, installed_version
+
 # sha256 (first 16 hex digits) of the five functions' source in the Bokeh release checked
-# (3.9.2, which Panel 1.9.4 installs on Python 3.11; any other source is left alone).
+# (CHECKED_AGAINST["bokeh"]; any other source is left alone).
 CHECKED_SOURCE = {
     "query_properties_with_values": "e864a09d384658f4",
     "_overridden_defaults": "c3b1c82a295e3b8b",
@@ -202,7 +206,12 @@ def apply() -> bool:
         return True
     found = {name: _source_hash(fn) for name, fn in _ORIGINALS.items()}
     if found != CHECKED_SOURCE:
-        _log.info("Bokeh's property functions differ from the checked ones; not shortened")
+        _log.info(
+            "Bokeh %s's property functions differ from those of Bokeh %s, the one checked; "
+            "not shortened",
+            installed_version("bokeh"),
+            CHECKED_AGAINST["bokeh"],
+        )
         return False
     HasProps.query_properties_with_values = query_properties_with_values
     HasProps._overridden_defaults = classmethod(_overridden_defaults)

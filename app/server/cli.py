@@ -3,7 +3,8 @@
 It builds the argument list of a `panel serve` call and runs Panel's own serve command in this
 process, so every behaviour (liveness, session reuse, static routes, origin checks) is exactly
 Panel's. The one change is the route: Panel names a route after its script's file stem, and the
-served script is `app/server/serve.py`, so the route is renamed from /serve to /app.
+served script is `app/server/serve.py`, so the route is renamed from /serve to /app (this and
+every other edit of Panel's and Bokeh's route tables live in app/patches/server_routes.py).
 
 Every flag has an environment variable, because a container's exec-form CMD expands none.
 """
@@ -17,6 +18,8 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+from app.patches.server_routes import send_updates_without_delay, serve_command
 
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "localhost"
@@ -311,64 +314,12 @@ def panel_serve_args(
 
 
 def _lab_serve_command():
-    """Panel's serve command with the route renamed from the script's stem to /app."""
-    from panel.command.serve import Serve
-    from panel.io.liveness import LivenessHandler
-
+    """Panel's serve command with the route renamed from the script's stem to /app, and
+    /replica added (it names the process, so a page can tell it reconnected to another one)."""
     from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
     from app.server.replica import ReplicaHandler as Replica
 
-    stem_route = "/" + SERVE_SCRIPT.stem
-
-    def rename(applications: dict) -> dict:
-        return {
-            (ROUTE if route == stem_route else route): app for route, app in applications.items()
-        }
-
-    class LabServe(Serve):
-        def customize_applications(self, args, applications):
-            return rename(super().customize_applications(args, applications))
-
-        def customize_kwargs(self, args, server_kwargs):
-            kwargs = super().customize_kwargs(args, server_kwargs)
-            # Panel builds the liveness handler's own application table; keep it in step so
-            # /liveness?endpoint=/app checks the lab itself.
-            for pattern in kwargs.get("extra_patterns", []):
-                if len(pattern) > 2 and pattern[1] is LivenessHandler:
-                    pattern[2]["applications"] = rename(pattern[2]["applications"])
-            # /replica names the process, so a page can tell it reconnected to another one.
-            kwargs.setdefault("extra_patterns", []).append((rf"/{REPLICA_ENDPOINT}", Replica))
-            return kwargs
-
-    return LabServe
-
-
-def send_updates_without_delay() -> type:
-    """Serve the lab's websocket with TCP_NODELAY set; returns the handler class in use.
-
-    Bokeh writes one update as several websocket frames (header, metadata, content, one per
-    array). Neither Bokeh nor Tornado turns Nagle's algorithm off, so a frame written while an
-    earlier one is unacknowledged can wait for the browser's delayed ACK (40 ms on Linux, up to
-    200 ms on Windows). Panel swaps its own handler into Bokeh's route table the same way.
-    """
-    from bokeh.server.urls import per_app_patterns
-    from panel.io.server import WSHandler
-
-    for index, (pattern, handler, *rest) in enumerate(per_app_patterns):
-        if getattr(handler, "sets_nodelay", False):
-            return handler  # already installed in this process
-        if isinstance(handler, type) and issubclass(handler, WSHandler):
-
-            class NoDelayWSHandler(handler):
-                sets_nodelay = True
-
-                def open(self, *args, **kwargs):
-                    self.set_nodelay(True)
-                    return super().open(*args, **kwargs)
-
-            per_app_patterns[index] = (pattern, NoDelayWSHandler, *rest)
-            return NoDelayWSHandler
-    raise RuntimeError("Panel's websocket route was not found; cannot set TCP_NODELAY")
+    return serve_command({"/" + SERVE_SCRIPT.stem: ROUTE}, [(rf"/{REPLICA_ENDPOINT}", Replica)])
 
 
 def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None = None) -> None:
@@ -379,7 +330,7 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
     os.environ["BOKEH_RESOURCES"] = "server"
     gc.set_threshold(*GC_THRESHOLDS)
-    send_updates_without_delay()
+    send_updates_without_delay()  # app/patches/server_routes.py
     from app.patches.panel_resources import load_mathjax_only_for_tex
 
     load_mathjax_only_for_tex()  # the lab shows no TeX: 1.8 MB less to load per page

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import param
 
+from app.patches.param_values import CheckedParameter, check_value
 from app.state import settings_schema as us
 from engine import attention, dimension
 from engine import interventions as iv
@@ -83,7 +84,7 @@ class BackendChoice:
 # ------------------------------------------------------------------------------ custom params
 
 
-class _Setting(param.Parameter):
+class _Setting(CheckedParameter):
     """A list-valued setting checked with the same rules as a URL or JSON import."""
 
     __slots__ = ["field"]
@@ -92,8 +93,7 @@ class _Setting(param.Parameter):
         self.field = field
         super().__init__(default=default, instantiate=True, **kw)
 
-    def _validate(self, val):
-        super()._validate(val)
+    def check(self, val) -> None:
         try:
             us.check_json(self.field, _plain(val))
         except ValueError as exc:
@@ -315,7 +315,7 @@ class LabState(param.Parameterized):
             for name, value in settings.items():
                 if name not in FIELDS:
                     raise ValueError(f"{name}: unknown setting")
-                self.param[name]._validate(value)
+                check_value(self, name, value)
         except ValueError as exc:
             self._set_error(str(exc))
             return False

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import param
 
+from app.patches.param_values import check_value
 from app.state.lab_state import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
@@ -114,7 +115,7 @@ class ModelState(param.Parameterized):
             for name, value in settings.items():
                 if name not in self.INPUTS:
                     raise ValueError(f"{name}: unknown model setting")
-                self.param[name]._validate(value)
+                check_value(self, name, value)
         except ValueError as exc:
             self._set_error(str(exc))
             return False
@@ -353,7 +354,7 @@ class ModelState(param.Parameterized):
             if key in params:
                 try:
                     value = float(params[key])
-                    self.param[key]._validate(value)
+                    check_value(self, key, value)
                     given[key] = value
                 except ValueError:
                     warnings.append(f"{key}: {params[key][:20]!r} is not a number in range")

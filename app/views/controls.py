@@ -11,10 +11,10 @@ import math
 
 import panel as pn
 from bokeh.models import CustomJSTickFormatter
-from panel.links import Callback
 
 from app import js
 from app.patches.panel_events import respond_at_once, widgets_of
+from app.patches.panel_links import forget_js_callbacks
 from engine.snapshot import TEMPERATURE_RANGE
 
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
@@ -263,8 +263,7 @@ class CandidateControls(pn.viewable.Viewer):
         editable = (pn.widgets.EditableIntSlider, pn.widgets.EditableFloatSlider)
         for widget in widgets_of(self):
             if isinstance(widget, editable):
-                for part in widget.select():
-                    Callback.registry.pop(part, None)
+                forget_js_callbacks(widget)  # app/patches/panel_links.py
 
     def _pairs_changed(self, event) -> None:
         end = max(1, len(event.new) - 1)  # a slider needs start < end

@@ -26,6 +26,8 @@ from bokeh.plotting import figure
 from panel.theme import Bootstrap
 from panel.viewable import Viewable
 
+from app.patches.bokeh_glyphs import positional_args
+
 OKABE_ITO = {
     "black": "#000000",
     "orange": "#E69F00",
@@ -149,7 +151,7 @@ def add_glyph(
     figure's legend under that label.
     """
     renderer_args = {k: kwargs.pop(k) for k in RENDERER_ARGS if k in kwargs}
-    kwargs.update(zip(glyph_class._args, args, strict=False))  # positional, as the methods take
+    kwargs.update(zip(positional_args(glyph_class), args, strict=False))  # as the methods take
     props = glyph_class.properties()
     for names, shared in ((_COLOUR_PROPS, color), (_ALPHA_PROPS, alpha)):
         if shared is not None:

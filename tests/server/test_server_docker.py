@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -90,6 +91,37 @@ def test_image_promises():
     assert env["ATTENTION_LAB_ALLOWED_ORIGINS"] and env["ATTENTION_LAB_PORT"] == "5006"
     text = DOCKERFILE.read_text()
     assert "ARG WITH_TORCH=0" in text and "download.pytorch.org/whl/cpu" in text
+
+
+def test_image_installs_the_hashed_runtime_lock_then_the_wheel_alone():
+    """What runs in the image is what requirements/runtime.lock pins, hash-checked; the lab's
+    wheel adds nothing unresolved (--no-deps); torch, optional, comes from the CPU index."""
+    final = _final_stage()
+    lock_copies = [
+        rest.split() for kw, rest in final if kw == "COPY" and "requirements/runtime.lock" in rest
+    ]
+    assert len(lock_copies) == 1, "the final stage must COPY requirements/runtime.lock once"
+    lock_copy = lock_copies[0]
+    assert lock_copy[0] == "requirements/runtime.lock", lock_copy
+    lock_in_image = lock_copy[-1]
+    installs = [
+        step.strip()
+        for kw, rest in final
+        if kw == "RUN"
+        for step in re.split(r"&&|;|\bthen\b", rest)
+        if "pip install" in step
+    ]
+    assert installs, "the final stage installs nothing"
+    locked = [i for i, step in enumerate(installs) if "--require-hashes" in step]
+    wheel = [i for i, step in enumerate(installs) if "/wheels/" in step]
+    assert len(locked) == 1 and f"-r {lock_in_image}" in installs[locked[0]], installs
+    assert len(wheel) == 1 and "--no-deps" in installs[wheel[0]], installs
+    assert locked[0] < wheel[0], "the lock must be installed before the lab's wheel"
+    for step in installs:
+        assert "--require-hashes" in step or "--no-deps" in step or "$TORCH_INDEX" in step, (
+            f"an install that resolves unpinned, unhashed packages: {step}"
+        )
+    assert (ROOT / "requirements" / "runtime.lock").is_file()
 
 
 def test_build_context_holds_what_the_image_copies():

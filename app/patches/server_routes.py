@@ -1,0 +1,73 @@
+"""The served route table: the lab's route name, its liveness check, extra routes and a
+websocket that sets TCP_NODELAY.
+
+`attention-lab` runs Panel's own serve command in its process, so every behaviour (liveness,
+session reuse, static routes, origin checks) is exactly Panel's. What it changes reaches into
+the tables Panel and Bokeh build:
+
+- Panel names a route after its script's file stem; the served script is
+  `app/server/serve.py`, so its route is renamed (to /app) through the serve command's
+  `customize_applications` hook, which Panel's own subclass of Bokeh's command defines.
+- Panel builds the liveness handler's own application table, as a keyword of that handler's
+  entry in `extra_patterns`; it is renamed the same way, so /liveness?endpoint=/app checks
+  the lab itself.
+- Extra Tornado routes (the lab's /replica) join `extra_patterns`.
+- Bokeh's module-level route table (`bokeh.server.urls.per_app_patterns`) gets a websocket
+  handler that turns Nagle's algorithm off (see `send_updates_without_delay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+def serve_command(renames: Mapping[str, str], extra_patterns: Sequence[tuple] = ()) -> type:
+    """Panel's serve command with routes renamed (old -> new) and `extra_patterns` added."""
+    from panel.command.serve import Serve
+    from panel.io.liveness import LivenessHandler
+
+    def rename(applications: dict) -> dict:
+        return {renames.get(route, route): app for route, app in applications.items()}
+
+    class LabServe(Serve):
+        def customize_applications(self, args, applications):
+            return rename(super().customize_applications(args, applications))
+
+        def customize_kwargs(self, args, server_kwargs):
+            kwargs = super().customize_kwargs(args, server_kwargs)
+            # Panel builds the liveness handler's own application table; keep it in step.
+            for pattern in kwargs.get("extra_patterns", []):
+                if len(pattern) > 2 and pattern[1] is LivenessHandler:
+                    pattern[2]["applications"] = rename(pattern[2]["applications"])
+            kwargs.setdefault("extra_patterns", []).extend(extra_patterns)
+            return kwargs
+
+    return LabServe
+
+
+def send_updates_without_delay() -> type:
+    """Serve the lab's websocket with TCP_NODELAY set; returns the handler class in use.
+
+    Bokeh writes one update as several websocket frames (header, metadata, content, one per
+    array). Neither Bokeh nor Tornado turns Nagle's algorithm off, so a frame written while an
+    earlier one is unacknowledged can wait for the browser's delayed ACK (40 ms on Linux, up to
+    200 ms on Windows). Panel swaps its own handler into Bokeh's route table the same way.
+    """
+    from bokeh.server.urls import per_app_patterns
+    from panel.io.server import WSHandler
+
+    for index, (pattern, handler, *rest) in enumerate(per_app_patterns):
+        if getattr(handler, "sets_nodelay", False):
+            return handler  # already installed in this process
+        if isinstance(handler, type) and issubclass(handler, WSHandler):
+
+            class NoDelayWSHandler(handler):
+                sets_nodelay = True
+
+                def open(self, *args, **kwargs):
+                    self.set_nodelay(True)
+                    return super().open(*args, **kwargs)
+
+            per_app_patterns[index] = (pattern, NoDelayWSHandler, *rest)
+            return NoDelayWSHandler
+    raise RuntimeError("Panel's websocket route was not found; cannot set TCP_NODELAY")

