@@ -17,7 +17,11 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-from waiting import wait_until
+
+try:
+    from waiting import wait_until
+except ImportError:  # imported as tests.browser.labpage (tools/bench_ui.py, the screenshot script)
+    from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
