@@ -2,20 +2,124 @@
 
 In CI (CI=true) a skipped test is a failure: the browser and torch tests must really run there,
 so a missing Chromium or torch wheel turns CI red instead of silently shrinking the suite.
+
+The one exception is hardware, allowed by name. A test that needs something a CI machine may
+or may not have says so with `@pytest.mark.hardware(NAME)`, NAME one of HARDWARE below; it is
+skipped (in CI too) on a machine without it, with a reason that starts "needs hardware". Any
+other skip of that test, like every skip of any other test, still fails in CI. The names:
+
+- "cuda": a CUDA GPU that torch can use (torch itself must be installed: a missing torch is
+  not hardware, and its skip fails in CI).
+- "no-cuda": a machine WITHOUT such a GPU (what torch says when asked for CUDA there).
+- "openblas": NumPy built on OpenBLAS, whose thread count can be pinned per thread
+  (engine/backends.py's can_pin_blas_threads); other BLAS builds have no such control.
+
+A name not in HARDWARE is an error, so a typo cannot quietly allow a skip.
+tests/test_ci_skip_policy.py runs small suites under these rules.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+HARDWARE_REASON = "needs hardware"
+
+
+def _torch_cuda() -> bool | None:
+    """Whether torch sees a CUDA GPU; None where torch is missing (not a hardware question)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return bool(torch.cuda.is_available())
+
+
+def _no_cuda() -> bool | None:
+    cuda = _torch_cuda()
+    return None if cuda is None else not cuda
+
+
+def _openblas() -> bool:
+    import sys
+
+    import engine  # noqa: F401 - loads engine.backends
+
+    return sys.modules["engine.backends"].can_pin_blas_threads()
+
+
+@dataclass(frozen=True)
+class Hardware:
+    what: str
+    # True: present; False: absent (the test is skipped); None: cannot tell (the test runs, and
+    # whatever it skips on is an ordinary skip).
+    present: Callable[[], bool | None]
+
+
+HARDWARE: dict[str, Hardware] = {
+    "cuda": Hardware("a CUDA GPU that torch can use", _torch_cuda),
+    "no-cuda": Hardware("a machine without a CUDA GPU", _no_cuda),
+    "openblas": Hardware("NumPy built on OpenBLAS (per-thread BLAS threads)", _openblas),
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "hardware(name): needs this hardware (tests/conftest.py's HARDWARE); skipped without "
+        "it, the one skip CI allows",
+    )
+
+
+def _hardware_names(item) -> list[str]:
+    names = []
+    for mark in item.iter_markers("hardware"):
+        if len(mark.args) != 1 or mark.args[0] not in HARDWARE:
+            raise pytest.UsageError(
+                f"{item.nodeid}: @pytest.mark.hardware takes one of {sorted(HARDWARE)}, "
+                f"got {mark.args}"
+            )
+        names.append(mark.args[0])
+    return names
+
+
+def pytest_runtest_setup(item):
+    for name in _hardware_names(item):
+        if HARDWARE[name].present() is False:
+            pytest.skip(f"{HARDWARE_REASON} {name!r}: {HARDWARE[name].what}, not on this machine")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: reason")
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _allowed_skip(item, report) -> bool:
+    """A hardware skip: the test is marked for that hardware and skipped for lack of it."""
+    reason = _skip_reason(report)
+    try:
+        names = _hardware_names(item)
+    except pytest.UsageError:
+        return False
+    return any(reason.startswith(f"{HARDWARE_REASON} {name!r}:") for name in names)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+    if (
+        IN_CI
+        and report.skipped
+        and not hasattr(report, "wasxfail")
+        and not _allowed_skip(item, report)
+    ):
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, which must run every test: {report.longrepr}"
 

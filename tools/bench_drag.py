@@ -8,7 +8,11 @@ measures
    reads 0 on a lab without the browser preview);
 2. messages per second the server received from the dragging page (Bokeh document patches
    sent over the websocket, by what they change);
-3. server CPU seconds per second of dragging (the server process's user + system time).
+3. server CPU seconds per second of dragging (the server process's user + system time);
+4. preview frames per pointer move (the page's own count of frames it previewed; the browser
+   tests once required at least 0.5, which only a fast machine keeps);
+5. tip syncs per throttle period (the dragged tip sent to the server, against the periods of
+   app/views/preview.py's THROTTLE_MS the drag lasted, plus one; at most 1 by design).
 Also the page's own cost of one preview frame (compute and in-place writes, before the canvas
 repaint). Prints the medians over the drags. `--url` (and `--pid` for its CPU) benchmarks a lab
 that is already running, e.g. another checkout for a before/after comparison.
@@ -17,10 +21,13 @@ that is already running, e.g. another checkout for a before/after comparison.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
 from pathlib import Path
+
+from app.views.preview import THROTTLE_MS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,6 +75,7 @@ def drag_once(page, server_proc, start, end, steps: int, pause_ms: int) -> dict:
     page.mouse.move(x0, y0)
     page.wait_for_timeout(300)
     t0 = page.evaluate("() => performance.now()")
+    frames0 = page.evaluate("() => window.__attentionLabFrames ?? 0")
     cpu0, wall0 = _cpu(server_proc), time.perf_counter()
     page.mouse.down()
     for step in range(1, steps + 1):
@@ -75,6 +83,7 @@ def drag_once(page, server_proc, start, end, steps: int, pause_ms: int) -> dict:
         page.mouse.move(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f)
         page.wait_for_timeout(pause_ms)
     t1 = page.evaluate("() => performance.now()")
+    frames = page.evaluate("() => window.__attentionLabFrames ?? 0") - frames0
     page.mouse.up()
     page.wait_for_timeout(600)  # the release's authoritative update
     cpu1, wall1 = _cpu(server_proc), time.perf_counter()
@@ -87,13 +96,17 @@ def drag_once(page, server_proc, start, end, steps: int, pause_ms: int) -> dict:
         [t0, t1],
     )
     cost = page.evaluate("() => (window.__attentionLabFrameMs ?? []).slice(-50)")
+    tip_syncs = sum(1 for m in sent if m == "data")
+    periods = math.ceil(seconds * 1000 / THROTTLE_MS) + 1
     return {
         "seconds": seconds,
         "moves_per_s": steps / seconds,
+        "frames_per_move": frames / steps,
+        "tip_syncs_per_period": tip_syncs / periods,
         "frame_ms": statistics.median(cost) if cost else float("nan"),
         "fps": changes / seconds,
         "messages_per_s": len(sent) / seconds,
-        "tip_messages_per_s": sum(1 for m in sent if m == "data") / seconds,
+        "tip_messages_per_s": tip_syncs / seconds,
         "other": sorted(set(sent)),
         "cpu_per_s": (cpu1 - cpu0) / (wall1 - wall0),
     }
@@ -211,8 +224,15 @@ def main(argv=None) -> None:
     )
     print(f"  weights updates / s      median {med('fps'):.1f}  (preview frames while dragging)")
     print(f"  preview compute + write  median {med('frame_ms'):.2f} ms per frame (in the page)")
+    print(
+        f"  preview frames / move    median {med('frames_per_move'):.2f}  (was a test's floor: 0.5)"
+    )
     print(f"  messages / s to server   median {med('messages_per_s'):.1f}")
     print(f"    of which tip syncs / s median {med('tip_messages_per_s'):.1f}")
+    print(
+        f"  tip syncs / {THROTTLE_MS} ms period  median {med('tip_syncs_per_period'):.2f}  "
+        "(at most 1 by design)"
+    )
     print(f"    kinds: {sorted({k for r in results for k in r['other']})}")
     if proc is not None:
         print(f"  server CPU s / s         median {med('cpu_per_s'):.3f}")

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import sys
 
-from tests.browser.labpage import CHROMIUM_ARGS, LOADED, ROOT, LabServer, chromium_path
+from tests.browser.labpage import (
+    CHROMIUM_ARGS,
+    LOADED,
+    ROOT,
+    LabServer,
+    chromium_path,
+    wait_until_settled,
+)
 
 # One query turned towards B, a cooler temperature and C masked: every view has something to show.
 LINK = "?angle=35&temperature=0.6&mask=true,true,false"
@@ -27,7 +34,7 @@ def main(out: str = str(ROOT / "docs" / "images" / "screenshot.png")) -> None:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.goto(server.url + LINK)
             page.wait_for_function(LOADED, timeout=30000)
-            page.wait_for_timeout(2000)  # fonts, canvases and the summary settle
+            wait_until_settled(page)  # fonts, stylesheets, every view drawn, the layout still
             page.screenshot(path=out)
             browser.close()
     finally:

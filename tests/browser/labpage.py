@@ -13,11 +13,15 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 import numpy as np
+
+try:
+    from waiting import wait_until
+except ImportError:  # imported as tests.browser.labpage (tools/bench_ui.py, the screenshot script)
+    from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -119,8 +123,7 @@ class LabServer:
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def live() -> bool:
             if self.proc.poll() is not None:
                 raise RuntimeError(
                     f"lab server exited with {self.proc.returncode}: "
@@ -128,11 +131,11 @@ class LabServer:
                 )
             try:
                 with urllib.request.urlopen(f"{self.base}/liveness", timeout=2) as resp:
-                    if resp.status == 200:
-                        return
+                    return resp.status == 200
             except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"lab server not ready after {timeout} s")
+                return False
+
+        wait_until(live, f"the lab server's /liveness ({self.log_path})", timeout, interval=0.3)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -142,6 +145,118 @@ class LabServer:
             self.proc.kill()
             self.proc.wait(timeout=10)
         self.log.close()
+
+
+def page_wait_until(page, predicate, what: str, timeout: float = 10.0):
+    """tests/waiting.py's wait_until, pausing through Playwright so the page's events (console
+    messages, requests) keep arriving while the test polls."""
+    return wait_until(
+        predicate, what, timeout, pause=lambda seconds: page.wait_for_timeout(seconds * 1000)
+    )
+
+
+# Resolves once the page has drawn `n` more frames (after a pointer move, a redraw).
+NEXT_FRAMES = """(n) => new Promise(resolve => {
+  const step = k => (k <= 0 ? resolve() : requestAnimationFrame(() => step(k - 1)));
+  step(n);
+})"""
+
+
+def next_frames(page, n: int = 1) -> None:
+    page.evaluate(NEXT_FRAMES, n)
+
+
+# Presenter mode, flipped through the page's own Bokeh model, as its switch does.
+_SET_PRESENTER = """on => {
+  const model = [...Bokeh.documents[0].all_models].find(
+    m => m.data != null && typeof m.data === 'object' && 'presenter' in m.data);
+  model.data.presenter = on;
+}"""
+_SIDEBAR_SHOWN = "() => document.getElementById('sidebar').classList.contains('show')"
+
+
+def server_round_trip(page, timeout: float = 30.0) -> None:
+    """Send a marker through the page's session and wait for the server's answer to it.
+
+    The server handles one session's messages in order and answers over one websocket, so once
+    the marker's answer is in, everything the page sent before it has been handled and its
+    answer drawn: what has not happened by then was not going to. The marker is presenter
+    mode, switched on and off (the server writes `presenter=1` into the address, then drops
+    it); the sidebar it folds is opened again, so the page is left as it was."""
+    shown = page.evaluate(_SIDEBAR_SHOWN)
+    page.evaluate(_SET_PRESENTER, True)
+    page.wait_for_function("() => location.search.includes('presenter=1')", timeout=timeout * 1000)
+    page.evaluate(_SET_PRESENTER, False)
+    page.wait_for_function("() => !location.search.includes('presenter')", timeout=timeout * 1000)
+    if shown and not page.evaluate(_SIDEBAR_SHOWN):
+        page.locator("#sidebar-toggle").click()
+        page.wait_for_function(_SIDEBAR_SHOWN, timeout=timeout * 1000)
+
+
+# Every accessible name the page's a11y script (app/page/a11y.py) has set, shadow roots included.
+_ARIA_LABELS = """() => {
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const name = el.getAttribute('aria-label');
+      if (name) out.push(name);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+
+
+def wait_for_names(page, names, timeout: float = 30.0) -> None:
+    """Wait until the page's a11y script has named a control after each of `names` (an
+    accessible name that starts with it): it names the controls now and then, not at once."""
+    wanted = list(names)
+    page.wait_for_function(
+        f"wanted => {{ const have = ({_ARIA_LABELS})();"
+        " return wanted.every(w => have.some(n => n.startsWith(w))); }",
+        arg=wanted,
+        timeout=timeout * 1000,
+    )
+
+
+# The first render is over: Bokeh's document is idle (every root view drawn), every stylesheet
+# in the page and its shadow roots has loaded, the fonts are in, and the a11y script has named
+# each slider handle.
+SETTLED = """() => {
+  if (!(window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle)) return false;
+  if (document.fonts.status !== 'loaded') return false;
+  const links = [], handles = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName === 'LINK' && el.rel === 'stylesheet') links.push(el);
+      if (el.classList.contains('noUi-handle')) handles.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return links.every(l => l.sheet !== null) && handles.length > 0 &&
+    handles.every(h => h.getAttribute('aria-label'));
+}"""
+# Resolves once every Bokeh root view keeps its size and place over two drawn frames (the
+# first resize after load has been laid out), or after `limit` frames with the last boxes.
+_LAYOUT_STILL = """(limit) => new Promise(resolve => {
+  const boxes = () => JSON.stringify(Bokeh.index.roots.filter(v => v.el != null).map(v => {
+    const r = v.el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }));
+  let last = boxes(), same = 0, frames = 0;
+  const step = () => {
+    const now = boxes();
+    same = now === last ? same + 1 : 0;
+    last = now;
+    frames += 1;
+    if (same >= 2 || frames >= limit) resolve(same >= 2); else requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def wait_until_settled(page, timeout: float = 30.0) -> None:
+    """After LOADED: wait for the first render to finish (SETTLED) and the layout to hold."""
+    page.wait_for_function(SETTLED, timeout=timeout * 1000)
+    assert page.evaluate(_LAYOUT_STILL, 600), "the page's layout kept moving for 600 frames"
 
 
 def chromium_path() -> str | None:
@@ -228,22 +343,18 @@ class LabPage:
 
     def wait_for_change(self, name: str, before: dict, timeout: float = 10.0) -> dict:
         """Poll the source until its data differs from `before`; returns the new data."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def changed():
             now = self.data(name)
-            if not _same(now, before):
-                return now
-            self.page.wait_for_timeout(50)
-        raise AssertionError(f"source {name!r} did not change within {timeout} s")
+            return None if _same(now, before) else now
+
+        return self.wait_until(changed, f"source {name!r} to change", timeout)
 
     def wait_until(self, predicate, what: str, timeout: float = 10.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            self.page.wait_for_timeout(50)
-        raise AssertionError(f"timed out waiting for {what}")
+        return page_wait_until(self.page, predicate, what, timeout)
+
+    def server_round_trip(self) -> None:
+        server_round_trip(self.page)
 
     # -- acting (keyboard, like a user without a mouse) ---------------------------------------
     def slider_keys(self, title: str, key: str, times: int = 1) -> None:
@@ -272,7 +383,7 @@ class LabPage:
         mouse.down()
         for step in range(1, 11):
             mouse.move(x0 + (x1 - x0) * step / 10, y0 + (y1 - y0) * step / 10)
-            self.page.wait_for_timeout(15)
+            next_frames(self.page)  # each move is drawn before the next, as a hand moves
         mouse.up()
 
     def open_tab(self, name: str) -> None:

@@ -16,7 +16,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .labpage import SOURCE_NAMES
+from .labpage import SOURCE_NAMES, wait_for_names
+
+# Whether the analysis placeholder is a fifth in sight (its own observer's threshold), as an
+# IntersectionObserver made now first reports it; and each placeholder's `seen`, as the page
+# holds it (set by that observer, then sent to the server).
+PLACEHOLDER_IN_SIGHT = """() => new Promise(resolve => {
+  const box = (function find(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('lab-deferred')) return el;
+      const inner = el.shadowRoot && find(el.shadowRoot);
+      if (inner) return inner;
+    }
+    return null;
+  })(document);
+  const observer = new IntersectionObserver(entries => {
+    observer.disconnect();
+    resolve(entries.some(e => e.isIntersecting));
+  }, {threshold: 0.2});
+  observer.observe(box);
+})"""
+PLACEHOLDERS_SEEN = """() => [...Bokeh.documents[0].all_models]
+  .filter(m => m.data != null && typeof m.data === 'object' && 'seen' in m.data)
+  .map(m => m.data.seen)"""
 
 pytestmark = pytest.mark.browser
 
@@ -41,24 +63,30 @@ def test_every_named_source_is_drawn(lab):
     assert not lab.shows("Traceback")
 
 
+# Controls whose accessible name the page's a11y script sets (the others have it natively).
+SCRIPT_NAMED = (
+    "Query angle (degrees)",
+    "Normalise q and keys to unit length",
+    "Temperature τ (log scale)",
+    "d_k (key dimension, log scale)",
+    "Divide logits by √d_k",
+    "Causal (hide later keys)",
+    "Null route (refuse when nothing is good enough)",
+    "Distractor keys",
+    "Distractor norm",
+    "Null-route threshold (logit)",
+    "A: takes part",
+    "C: takes part",
+)
+
+
 def test_every_control_is_reachable_by_keyboard(lab):
     lab.wait_until(lambda: lab.shows("Divide logits by √d_k"), "the sidebar")
-    lab.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    wait_for_names(lab.page, SCRIPT_NAMED)
     reached = set(lab.tab_through(120))
     for name in (
         "Scenario",
-        "Query angle (degrees)",
-        "Normalise q and keys to unit length",
-        "Temperature τ (log scale)",
-        "d_k (key dimension, log scale)",
-        "Divide logits by √d_k",
-        "Causal (hide later keys)",
-        "Null route (refuse when nothing is good enough)",
-        "Distractor keys",
-        "Distractor norm",
-        "Null-route threshold (logit)",
-        "A: takes part",
-        "C: takes part",
+        *SCRIPT_NAMED,
         "Swap values",
         "Load this step",
         "Audit",
@@ -69,7 +97,9 @@ def test_every_control_is_reachable_by_keyboard(lab):
 
 def test_number_boxes_name_their_spin_buttons(lab):
     lab.wait_until(lambda: lab.shows("Distractor norm"), "the sidebar")
-    lab.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    # The a11y script names every box's two buttons in one pass: wait for a pass after the
+    # boxes were drawn (the pair boxes are the last), then read them all.
+    wait_for_names(lab.page, ["Increase Distractor norm", "Decrease A key x"])
     names = lab.page.locator("button.bk-spin-btn").evaluate_all(
         "buttons => buttons.map(b => b.getAttribute('aria-label') || '')"
     )
@@ -104,13 +134,17 @@ def test_rotating_the_query_changes_the_weights(lab):
 def test_analysis_plots_wait_below_the_first_screen_until_scrolled_to(
     chromium, lab_server, viewport
 ):
-    from .labpage import LOADED, show_analysis
+    from .labpage import LOADED, show_analysis, wait_until_settled
 
     page = chromium.new_page(viewport={"width": viewport[0], "height": viewport[1]})
     try:
         page.goto(lab_server.url)
         page.wait_for_function(LOADED, timeout=30000)
-        page.wait_for_timeout(800)  # time enough for a wrongly eager placeholder to fire
+        wait_until_settled(page)  # laid out as it stays
+        # The placeholder's own observer would have fired by the time one made now reports:
+        # observers are told of a change in the order they were made.
+        assert page.evaluate(PLACEHOLDER_IN_SIGHT) is False
+        assert page.evaluate(PLACEHOLDERS_SEEN) == [False]  # so it told the server nothing
         figures = "() => [...Bokeh.documents[0].all_models].filter(m => m.type === 'Figure').length"
         assert page.evaluate(figures) == 4  # planes, weights, logits
         show_analysis(page, by_scrolling=True)
@@ -132,7 +166,7 @@ def test_more_settings_open_from_the_keyboard_and_when_a_lesson_needs_them(open_
     page.page.keyboard.press("Enter")
     page.wait_until(lambda: page.shows("Distractor keys"), "the candidate controls")
     assert button.get_attribute("aria-expanded") == "true"
-    page.page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    wait_for_names(page.page, ["Causal"])  # the a11y script has named the opened section
     page.page.keyboard.press("Tab")  # focus goes on into the opened section
     assert page.page.evaluate(FOCUSED).startswith("Causal")
     # A fresh page: "Load this step" on step 1 (it swaps values) opens the section itself.
@@ -213,7 +247,7 @@ def test_masking_every_key_shows_a_message_and_keeps_the_drawing(lab):
     lab.toggle_checkbox("A: takes part")
     lab.wait_until(lambda: lab.shows("That change was not applied"), "the error banner")
     assert lab.shows("every key is masked")
-    lab.page.wait_for_timeout(300)
+    lab.server_round_trip()  # whatever the refused change was going to redraw has arrived
     for name, data in drawn.items():
         assert lab.data(name) == data, f"{name} lost its last valid drawing"
     assert not lab.shows("Traceback")
@@ -266,10 +300,15 @@ def test_two_sessions_do_not_affect_each_other(open_lab):
     untouched = second.data("contributions")
     before = first.data("contributions")
     first.click_button("Swap values")
-    first.wait_for_change("contributions", before)
-    second.page.wait_for_timeout(500)
-    assert second.data("contributions") == untouched
-    assert second.search() == ""
+    swapped = first.wait_for_change("contributions", before)
+    # The second page has heard nothing of it: its own swap, answered in its own session, is
+    # the first change it draws (had the first page's swap reached it, its own would draw no
+    # change, or swap back), and it lands exactly where the first page's did.
+    assert second.data("contributions") == untouched and second.search() == ""
+    second.click_button("Swap values")
+    assert second.wait_for_change("contributions", untouched) == swapped
+    second.wait_until(lambda: second.search() == first.search(), "the same address as the first")
+    assert first.data("contributions") == swapped  # and the first page heard nothing back
 
 
 def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):

@@ -8,7 +8,15 @@ import re
 
 import pytest
 
-from .labpage import FOCUSED, LOADED, open_more_settings, show_analysis
+from .labpage import (
+    FOCUSED,
+    LOADED,
+    next_frames,
+    open_more_settings,
+    show_analysis,
+    wait_for_names,
+    wait_until_settled,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -119,7 +127,7 @@ def _open(browser, url: str, width: int, height: int):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(url)
     page.wait_for_function(LOADED, timeout=30000)
-    page.wait_for_timeout(1800)  # stylesheets, the first resize and the a11y names settle
+    wait_until_settled(page)  # stylesheets, fonts, the first resize and the a11y names
     return page
 
 
@@ -183,6 +191,7 @@ def test_question_planes_and_weights_share_the_first_screen(sized, width, height
 
 def test_phone_folds_the_sidebar_and_nothing_is_wider_than_the_screen(sized):
     page = sized(390, 844)
+    page.wait_for_function(f"() => ({SIDEBAR})().width < 1")  # folded: its slide is over
     sidebar = page.evaluate(SIDEBAR)
     assert not sidebar["shown"] and sidebar["width"] < 1, sidebar
     overflow = page.evaluate(OVERFLOW)
@@ -258,7 +267,8 @@ def test_keyboard_focus_is_drawn_on_buttons_and_slider_handles(sized):
 def test_every_pair_field_and_slider_handle_names_what_it_moves(sized):
     page = sized(1920, 1080)
     open_more_settings(page)
-    page.wait_for_timeout(1600)  # the accessible names are filled in within 1.5 s
+    # The a11y script names them all in one pass: wait for one after the pairs were drawn.
+    wait_for_names(page, [f"{pair} {field}" for pair in "ABC" for field in ("key x", "value y")])
     names = page.evaluate(
         "() => {"
         + DEEP
@@ -306,7 +316,7 @@ def test_d_k_slider_updates_the_plots_while_it_is_dragged(sized):
     page.mouse.down()
     for step in range(1, 11):  # about half way along: log2 d_k from 1 to ~6
         page.mouse.move(track[0] + (track[1] - track[0]) * 0.45 * step / 10, y)
-        page.wait_for_timeout(30)
+        next_frames(page)  # each move drawn before the next, as a hand moves
     # Still held: the plots have followed already.
     page.wait_for_function(f"() => ({read})() > 8", timeout=10000)
     page.mouse.up()
@@ -322,10 +332,11 @@ def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, la
         page = context.new_page()
         page.goto(lab_server.url)
         page.wait_for_function(LOADED, timeout=30000)
-        page.wait_for_timeout(1500)
+        wait_until_settled(page)
         # The viewport meta tag: without it a phone lays the page out 980 px wide.
         assert page.evaluate("() => innerWidth") == 390
         assert not page.evaluate(SIDEBAR)["shown"]
+        page.wait_for_function(f"() => ({SIDEBAR})().width < 1")  # folded: its slide is over
         geometry = page.evaluate(READ_SOURCE, "geometry")
         c = geometry["kind"].index("key") + 2
         x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", geometry["x1"][c], geometry["y1"][c]])
@@ -337,7 +348,7 @@ def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, la
         for step in range(1, 11):
             point = {"x": x0 + (x1 - x0) * step / 10, "y": y0 + (y1 - y0) * step / 10}
             touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]})
-            page.wait_for_timeout(20)
+            next_frames(page)
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         # Mid-drag syncs (every 250 ms) may land first; the release sends the final position.
         page.wait_for_function(

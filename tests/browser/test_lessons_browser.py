@@ -41,7 +41,7 @@ def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
 def test_a_bad_link_shows_one_notification_per_problem(open_lab):
     page = open_lab("?temperature=hot&d_k=99999&scenario=bank")
     page.wait_until(lambda: len(_toasts(page)) >= 2, "the two warnings")
-    page.page.wait_for_timeout(1500)  # a repeat would arrive with the page's first messages
+    page.server_round_trip()  # a repeat would have arrived before the marker's answer
     toasts = _toasts(page)
     assert len(toasts) == 2, toasts
     assert sum("temperature" in t for t in toasts) == 1 and sum("d_k" in t for t in toasts) == 1
@@ -50,7 +50,7 @@ def test_a_bad_link_shows_one_notification_per_problem(open_lab):
 def test_a_bad_step_number_warns_once_and_opens_step_one(open_lab):
     page = open_lab("?lesson=99")
     page.wait_until(lambda: _toasts(page), "the warning")
-    page.page.wait_for_timeout(1500)
+    page.server_round_trip()  # a repeat would have arrived before the marker's answer
     toasts = _toasts(page)
     assert len(toasts) == 1 and "lesson" in toasts[0] and "showing step 1" in toasts[0]
     assert page.shows("Step 1 of")

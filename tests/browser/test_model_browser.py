@@ -57,7 +57,7 @@ def test_head_controls_intervene_and_the_link_keeps_them(open_lab):
     page.wait_until(lambda: rotate.get_attribute("data-lab-coarse") == "1", "coarse keys")
     page.slider_keys("Rotate this head's query", "PageUp", times=6)  # 6 coarse steps of 15
     page.wait_until(lambda: "rotate=90" in page.search(), f"a quarter turn ({page.search()})")
-    page.page.wait_for_timeout(300)  # the last redraw lands
+    page.server_round_trip()  # the last move's redraw has landed
     after = page.data("prediction")
     plain = dict(zip(before["token"], before["probability"], strict=True))
     kept = dict(zip(after["token"], after["before"], strict=True))
@@ -83,6 +83,7 @@ def test_a_bad_program_is_named_and_the_head_stays(open_lab):
     box.press("Enter")
     page.wait_until(lambda: page.shows("That change was not applied"), "the error banner")
     assert page.shows("'zz'")
+    page.server_round_trip()  # whatever the refused program was going to redraw has arrived
     assert page.data("weights") == weights
     assert "zz" not in page.search()
 

@@ -278,7 +278,6 @@ def test_causal_is_top_left_aligned():
     np.testing.assert_allclose(res.weights, attention(q, k, v, mask=expected).weights)
     long = attention(rand(6, 4), k, v, is_causal=True)  # Lq > Lk: rows past Lk see every key
     np.testing.assert_array_equal(long.weights > 0, np.tril(np.ones((6, 5), bool)))
-    assert np.all(long.weights[4:] > 0)
 
 
 # -------------------------------------------------------------------------- fully masked queries

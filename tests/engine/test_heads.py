@@ -83,7 +83,9 @@ def test_planes_keep_every_score_and_the_output(seed, n, d, temperature):
         snap.contribution_norms, np.linalg.norm(rec.weights[:, None] * rec.v, axis=-1)
     )
     assert snap.weights.sum() == pytest.approx(1.0)
-    assert snap.entropy >= 0
+    w = rec.weights[rec.weights > 0]
+    assert snap.entropy == pytest.approx(float(-(w * np.log(w)).sum()), abs=1e-9)
+    assert snap.effective_keys == pytest.approx(np.exp(snap.entropy))
     assert not snap.weights.flags.writeable
 
 

@@ -106,10 +106,9 @@ def test_auto_switches_to_tiled_above_the_budget(monkeypatch):
     assert attention(q, k, v).kernel == "reference"
 
 
+@pytest.mark.hardware("openblas")
 def test_blas_thread_pinning_restores_the_previous_count():
     backends = sys.modules["engine.backends"]
-    if not backends.can_pin_blas_threads():
-        pytest.skip("NumPy's BLAS is not OpenBLAS here")
     setter = backends._BLAS_LOCAL
     with backends.blas_threads(1):
         assert setter(1) == 1  # the call returns the count it replaces
@@ -179,4 +178,8 @@ def test_numpy_tiled_pins_blas_to_one_thread_per_worker():
         assert threading == {"workers": 1}  # no per-thread control: let BLAS use the cores
     else:
         assert threading["workers"] == kernels.default_workers()
-        assert threading["task_context"] is not None
+        setter = sys.modules["engine.backends"]._BLAS_LOCAL
+        before = setter(3)
+        with threading["task_context"]():
+            assert setter(1) == 1  # each task runs with a one-thread BLAS...
+        assert setter(before) == 3  # ...and leaves the thread's count as it found it

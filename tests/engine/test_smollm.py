@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -285,11 +284,12 @@ def test_missing_package_is_listed_with_the_install_command(monkeypatch):
 def test_background_load_reports_progress_and_loads_once(monkeypatch):
     monkeypatch.setattr(loading, "_STATES", {})
     monkeypatch.setattr(loading, "_LOCKS", {})
-    gate = threading.Event()
+    gate, halfway = threading.Event(), threading.Event()
     made = []
 
     def loader(progress):
         progress(0.5, "half way")
+        halfway.set()
         gate.wait(10)
         made.append(object())
         return made[-1]
@@ -298,10 +298,7 @@ def test_background_load_reports_progress_and_loads_once(monkeypatch):
     assert trained.loading_status("fake") == (0.0, "not loaded", False, "")
     trained.start_loading("fake")
     trained.start_loading("fake")  # already loading: no second thread
-    for _ in range(200):
-        if trained.loading_status("fake")[1] == "half way":
-            break
-        time.sleep(0.01)
+    assert halfway.wait(10), "the background load never reported its progress"
     assert trained.loading_status("fake") == (0.5, "half way", False, "")
     got = []
     waiter = threading.Thread(target=lambda: got.append(trained.load("fake")))

@@ -55,11 +55,10 @@ def test_backends_lists_torch_devices_with_reasons():
         assert "CUDA" in cuda.reason
 
 
+@pytest.mark.hardware("no-cuda")
 def test_unavailable_device_is_a_clear_error():
     from engine import EngineUnavailable
 
-    if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA")
     with pytest.raises(EngineUnavailable, match="backend='torch', device='cuda' is unavailable"):
         attention(np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 2)), backend="torch", device="cuda")
 

@@ -17,13 +17,14 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 120.0
@@ -190,19 +191,21 @@ def start_lab(
     )
     log_file.close()
     server = LabServer(process, port, log_path)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def live() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f"the lab exited with {process.returncode}:\n{server.log()}")
         try:
-            status, _, _ = http_get(f"{server.base}/liveness", timeout=2)
-            if status == 200:
-                return server
+            return http_get(f"{server.base}/liveness", timeout=2)[0] == 200
         except OSError:
-            pass
-        time.sleep(0.3)
-    server.stop()
-    raise RuntimeError(f"the lab did not answer /liveness in {START_TIMEOUT_S} s:\n{server.log()}")
+            return False
+
+    try:
+        wait_until(live, f"the lab to answer /liveness ({log_path})", START_TIMEOUT_S, interval=0.3)
+    except AssertionError as exc:
+        server.stop()
+        raise RuntimeError(f"{exc}:\n{server.log()}") from None
+    return server
 
 
 def session_token(page_html: str) -> str:
@@ -264,6 +267,7 @@ class TcpRelay:
         self._lock = threading.Lock()
         self._closed = False
         self.down = False  # while True, new connections are refused (closed at once)
+        self.refused = 0  # connections refused while down: the page trying to come back
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -276,6 +280,8 @@ class TcpRelay:
                 return
             if self.down or self._closed:
                 client.close()
+                with self._lock:
+                    self.refused += 1
                 continue
             try:
                 upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=10)
@@ -335,6 +341,57 @@ SET_TEMPERATURE_JS = (
     " const s = models.find(m => typeof m.title === 'string' && m.title.startsWith('Temperature'));"
     " s.value = v; }"
 )
+
+
+def temperature_state(log10_t: float, scenario: str | None = None):
+    """The lab's state after the temperature slider moves to `log10_t` (its log10 scale; the
+    lab keeps 4 significant digits, app/views/controls.py) in a fresh `scenario`."""
+    from app.state.lab_state import LabState
+
+    state = LabState(scenario=scenario) if scenario else LabState()
+    state.temperature = float(f"{10**log10_t:.4g}")
+    return state
+
+
+# The page draws `weights` (within `tol`) and its address holds `temperature` (null: none).
+SHOWS_JS = f"""([weights, temperature, tol]) => {{
+  const w = ({WEIGHTS_JS})();
+  return new URLSearchParams(location.search).get('temperature') === temperature &&
+    w.length === weights.length && w.every((x, i) => Math.abs(x - weights[i]) <= tol);
+}}"""
+
+
+def move_temperature(page, log10_t: float, scenario: str | None = None, timeout_s: float = 30.0):
+    """Move the slider to `log10_t` and wait until the page shows what the engine computes for
+    that temperature, drawn and in its address: the answer to this very move, not an earlier
+    one still on its way. Returns the weights drawn."""
+    state = temperature_state(log10_t, scenario)
+    want = [float(w) for w in state.snapshot.weights]
+    page.evaluate(SET_TEMPERATURE_JS, log10_t)
+    page.wait_for_function(
+        SHOWS_JS,
+        arg=[want, state.query_params().get("temperature"), 1e-6],
+        timeout=timeout_s * 1000,
+    )
+    return page.evaluate(WEIGHTS_JS)
+
+
+def move_temperature_until_it_answers(
+    page, log10_t: float, scenario: str | None = None, attempts: int = 12
+):
+    """As move_temperature, moving again (to `log10_t` and 0.05 below it in turn) when a move
+    gets no answer within 5 s, as a student would right after a reconnect: a change made while
+    the page is still reattaching may be lost, like a click during it. Returns (weights, the
+    slider position that answered)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(attempts):
+        position = log10_t - 0.05 * (attempt % 2)
+        try:
+            return move_temperature(page, position, scenario, timeout_s=5.0), position
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the lab never answered the slider after {attempts} moves")
 
 
 def open_lab_page(context, url: str):

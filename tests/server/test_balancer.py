@@ -4,13 +4,16 @@ HAProxy runs deploy/haproxy.cfg itself, with only its `bind` line and `server` l
 to point at three `attention-lab` processes on loopback, so every global, default and backend
 setting tested here is the one that ships. Every page comes from the same client address (this
 test), as a class behind a school's NAT does, each with a fresh cookie jar, like separate
-students. Counts are asserted, never times: this machine is shared.
+students. What the configuration promises is asserted (every replica takes pages, each page
+stays on its replica), never times or an even split: this machine is shared, and leastconn
+balances by the connections open at that moment.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import shutil
 import signal
@@ -25,17 +28,18 @@ import pytest
 from labserver import (
     LAB_READY_JS,
     ROOT,
-    SET_TEMPERATURE_JS,
     WEIGHTS_JS,
     LabServer,
     clean_env,
     free_port,
     http_get,
+    move_temperature,
     open_lab_page,
     page_links,
     session_token,
     start_lab,
 )
+from waiting import wait_until
 
 from tools.loadtest import haproxy_config
 
@@ -44,7 +48,7 @@ pytestmark = pytest.mark.server
 DEPLOY = ROOT / "deploy"
 SHIPPED_CFG = DEPLOY / "haproxy.cfg"
 REPLICAS = ("r1", "r2", "r3")
-PAGES = 24  # 8 a replica if the balancer spreads them evenly
+PAGES = 24
 BUILT = re.compile(r"page built by (\S+) \(session (\S+)\)")
 LOG10_T = 0.5  # the temperature slider is on a log10 scale
 
@@ -122,13 +126,13 @@ class Balancer:
     def wait_for_state(self, name: str, up: bool, seen: int = 0, timeout_s: float = 60.0) -> None:
         """Wait until HAProxy's health check has taken replica `name` out (or back in) more
         than `seen` times."""
-        deadline = time.monotonic() + timeout_s
-        wanted = "UP" if up else "DOWN"
-        while time.monotonic() < deadline:
-            if self.state_changes(name, up) > seen:
-                return
-            time.sleep(0.2)
-        raise AssertionError(f"HAProxy never marked {name} {wanted}:\n{self.haproxy_log_text()}")
+        try:
+            wait_until(lambda: self.state_changes(name, up) > seen, f"{name} marked", timeout_s)
+        except AssertionError:
+            wanted = "UP" if up else "DOWN"
+            raise AssertionError(
+                f"HAProxy never marked {name} {wanted}:\n{self.haproxy_log_text()}"
+            ) from None
 
     def haproxy_log_text(self, full: bool = False) -> str:
         text = self.haproxy_log.read_text(errors="replace")
@@ -180,19 +184,16 @@ def balancer(tmp_path_factory):
     process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
     log.close()
     running = Balancer(port, replicas, ports, process, log_path, tmp)
+
+    def answers() -> bool:
+        assert process.poll() is None, f"HAProxy exited:\n{running.haproxy_log_text()}"
+        try:
+            return http_get(f"{running.base}/liveness", timeout=5)[0] == 200
+        except OSError:
+            return False
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, f"HAProxy exited:\n{running.haproxy_log_text()}"
-            try:
-                if http_get(f"{running.base}/liveness", timeout=5)[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, (
-                f"HAProxy never answered:\n{running.haproxy_log_text()}"
-            )
-            time.sleep(0.3)
+        wait_until(answers, "HAProxy to answer /liveness", 60, interval=0.3)
         yield running
     finally:
         process.send_signal(signal.SIGTERM)
@@ -362,21 +363,23 @@ def test_a_class_from_one_address_spreads_over_replicas_and_each_page_stays_on_i
     assert errors == []
     assert len(opened) == PAGES
     per_replica = {name: sum(page["replica"] == name for page in opened) for name in REPLICAS}
-    even = PAGES / len(REPLICAS)
-    # Each replica within a quarter of an even share: 6 to 10 of 24 pages over three.
-    for count in per_replica.values():
-        assert abs(count - even) <= even / 4, per_replica
+    # Every replica takes part of the class: balancing by the client's address (a NAT's one
+    # address) would have sent all 24 to one replica. How evenly depends on leastconn's view
+    # of the open connections at each page, so no split is asserted.
+    assert all(per_replica[name] > 0 for name in REPLICAS), per_replica
+    assert sum(per_replica.values()) == PAGES
     assert all(page["moved"] is None for page in opened), "a websocket was re-balanced"
+
     # One build per page, on the replica that rendered it: a websocket that reached another
     # replica would have made that one build the page a second time.
-    deadline = time.monotonic() + 30
-    while True:
+    def built() -> dict[str, int]:
         after = balancer.builds()
-        built = {name: len(after[name]) - len(before[name]) for name in REPLICAS}
-        if built == per_replica or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    assert built == per_replica
+        return {name: len(after[name]) - len(before[name]) for name in REPLICAS}
+
+    try:
+        wait_until(lambda: built() == per_replica, "one build per page, on its replica", 30)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: built {built()}, pages {per_replica}") from None
     # Each replica logged its builds under its own process id, the one its /replica names.
     processes = set()
     for server in balancer.replicas.values():
@@ -396,25 +399,17 @@ def test_updates_flow_in_chromium_through_the_balancer(balancer, chromium):
         replica = {c["name"]: c["value"] for c in context.cookies()}.get("SRV")
         assert replica in REPLICAS
         before = page.evaluate(WEIGHTS_JS)
-        after, _url = _settled_weights(page, LOG10_T)
-        assert after != pytest.approx(before, abs=1e-3)
+        after, url = _settled_weights(page, LOG10_T)  # the engine's weights at 10**0.5
+        assert after != pytest.approx(before, abs=1e-3) and "temperature=3.162" in url
     finally:
         context.close()
     assert balancer.server_errors() == []
 
 
-def _settled_weights(page, temperature: float) -> tuple[list[float], str]:
-    """Move the slider to `temperature`, wait for the new weights and the URL, return both."""
-    before = page.evaluate(WEIGHTS_JS)
-    page.evaluate(SET_TEMPERATURE_JS, temperature)
-    page.wait_for_function(
-        f"old => JSON.stringify(({WEIGHTS_JS})()) !== JSON.stringify(old)",
-        arg=before,
-        timeout=30_000,
-    )
-    page.wait_for_function("() => location.search.includes('temperature=')", timeout=30_000)
-    page.wait_for_timeout(1000)  # let a late update land
-    return page.evaluate(WEIGHTS_JS), page.url
+def _settled_weights(page, log10_t: float) -> tuple[list[float], str]:
+    """Move the slider to `log10_t`; once the page shows the engine's weights for it, drawn and
+    in its address (the answer to this move, not a late one), return the weights and URL."""
+    return move_temperature(page, log10_t), page.url
 
 
 @pytest.mark.browser
@@ -516,6 +511,17 @@ def test_load_tool_aimed_at_the_balancer_reports_sessions_per_replica(balancer, 
     assert set(per_replica) == set(REPLICAS), per_replica
     assert sum(per_replica.values()) == 7
     crowd = report["phases"]["crowd"]
-    assert crowd["opened"] == 6 and crowd["changes"] > 0
-    assert crowd["balancer_cpu_share_while_busy"] >= 0 and crowd["server_cpu_ms_per_change"] > 0
+    assert crowd["opened"] == 6 and crowd["busy_sessions"] == 3
+    # Each busy session's first change was answered (the run reports no errors otherwise).
+    assert crowd["changes"] >= 3
+    # The balancer's own figures and the replicas' are measured, as numbers.
+    for key in (
+        "balancer_cpu_ms_per_session_open",
+        "balancer_cpu_ms_per_change",
+        "balancer_cpu_share_while_busy",
+        "balancer_rss_while_busy_mb",
+        "server_cpu_ms_per_change",
+        "rss_per_session_mb",
+    ):
+        assert isinstance(crowd[key], float) and math.isfinite(crowd[key]), (key, crowd)
     assert "sessions per replica" in result.stdout

@@ -5,71 +5,44 @@ Both run a real `attention-lab` and a real browser (Debian's chromium under Play
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from browser.labpage import page_wait_until
 from labserver import (
     LAB_READY_JS,
-    SET_TEMPERATURE_JS,
     WEIGHTS_JS,
     TcpRelay,
     free_port,
     http_get,
+    move_temperature_until_it_answers,
     open_lab_page,
     start_lab,
 )
 
-from app.server.reconnect import POLL_S, RELOAD_AFTER_S
+from app.server.reconnect import RELOAD_AFTER_S
 
 pytestmark = [pytest.mark.server, pytest.mark.browser]
 
 LOG10_T = 0.5  # the temperature slider is on a log10 scale: 10**0.5 = 3.162
-
-
-def _wait_for_weights_change(page, old: list[float], timeout_s: float = 30.0) -> list[float]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now = page.evaluate(WEIGHTS_JS)
-        if now != old:
-            return now
-        page.wait_for_timeout(200)
-    raise AssertionError(f"the weights never changed from {old}")
-
-
-def _move_until_it_answers(
-    page, before: list[float], log10_t: float, timeout_s: float = 60.0
-) -> list[float]:
-    """Move the slider as a student would right after a reconnect: again if nothing happens
-    (a change made while the page is still reattaching may be lost, like a click during it)."""
-    deadline = time.monotonic() + timeout_s
-    attempt = 0
-    while time.monotonic() < deadline:
-        page.evaluate(SET_TEMPERATURE_JS, log10_t - 0.05 * (attempt % 2))
-        attempt += 1
-        try:
-            return _wait_for_weights_change(page, before, timeout_s=5.0)
-        except AssertionError:
-            continue
-    raise AssertionError(f"the lab never answered the slider after {attempt} moves")
+# The page's reconnect watcher (app/server/reconnect.py): null once it has seen the server again.
+WATCHER_DONE_JS = (
+    "() => window.__labReconnect !== undefined && window.__labReconnect.watch === null"
+)
+OFFLINE_FOR_MS_JS = "() => window.__labReconnect ? Date.now() - window.__labReconnect.since : 0"
 
 
 @pytest.mark.parametrize(
-    ("offline_ms", "reap_args", "reloads"),
+    ("reap_args", "reloads"),
     [
         # A Wi-Fi blip: the server still holds the session; Bokeh reattaches the page as it is.
-        (3000, [], False),
+        ([], False),
         # A laptop asleep: the server has discarded the session (after ~1 s here), so the page
         # rebuilds itself from its URL (app/server/reconnect.py).
-        (
-            RELOAD_AFTER_S * 1000 + 3000,
-            ["--", "--check-unused-sessions", "500", "--unused-session-lifetime", "1000"],
-            True,
-        ),
+        (["--", "--check-unused-sessions", "500", "--unused-session-lifetime", "1000"], True),
     ],
     ids=["short-drop", "session-reaped"],
 )
 def test_dropped_connection_reconnects_and_the_lab_keeps_working(
-    chromium, tmp_path, offline_ms, reap_args, reloads
+    chromium, tmp_path, reap_args, reloads
 ):
     port = free_port()
     args = ["--no-show", "--port", str(port), *reap_args]
@@ -83,35 +56,50 @@ def test_dropped_connection_reconnects_and_the_lab_keeps_working(
         context = chromium.new_context()
         try:
             page = open_lab_page(context, f"http://localhost:{relay.port}/app?scenario=contest")
-            opened = []
+            opened, navigations = [], []
             page.on("console", lambda m: opened.append(m.text) if "is now open" in m.text else 0)
-            start = page.evaluate(WEIGHTS_JS)
-            _move_until_it_answers(page, start, -LOG10_T)
-            page.wait_for_timeout(1500)  # let any late update land, then take the state
-            sharp = page.evaluate(WEIGHTS_JS)
+            page.on(
+                "request",
+                lambda r: navigations.append(r.url) if r.is_navigation_request() else 0,
+            )
+            # The answer to this very move, drawn and in the address: the state to keep.
+            sharp, _ = move_temperature_until_it_answers(page, -LOG10_T, "contest")
             page.evaluate("() => { window.__sameDocument = true; }")
 
             relay.down = True  # the Wi-Fi drops: open sockets die, new ones are refused
-            assert relay.cut() > 0
+            assert relay.cut() >= 2, "the page's websocket ran through the relay"  # both ends
             page.get_by_text("reconnect", exact=False).first.wait_for(timeout=30_000)
-            page.wait_for_timeout(offline_ms)
+            if reloads:
+                # Down until the page's own clock says the session may be gone.
+                page.wait_for_function(
+                    f"() => ({OFFLINE_FOR_MS_JS})() >= {RELOAD_AFTER_S * 1000}", timeout=60_000
+                )
+            else:
+                # Down until the page has tried to come back and been turned away.
+                page_wait_until(page, lambda: relay.refused > 0, "a refused reconnection", 30)
             relay.down = False
 
             # Bokeh logs each websocket it opens; wait for the reconnection.
-            deadline = time.monotonic() + 60
-            while not opened and time.monotonic() < deadline:
-                page.wait_for_timeout(200)
-            assert opened, "the page never reconnected"
+            page_wait_until(page, lambda: opened, "the page to reconnect", 60)
             if reloads:
                 page.wait_for_function("() => window.__sameDocument === undefined")
                 page.wait_for_function(LAB_READY_JS, timeout=90_000)
             else:
-                page.wait_for_timeout(POLL_S * 1000 * 2)
+                # The watcher has seen the server again and decided (a reload is asked for
+                # in the same step, and its request leaves before the next round trip ends),
+                # or the page has been replaced by a reload already.
+                page.wait_for_function(
+                    f"() => ({WATCHER_DONE_JS})() || window.__sameDocument === undefined",
+                    timeout=30_000,
+                )
                 assert page.evaluate("() => window.__sameDocument") is True, "page reloaded"
             # The page shows the lab as it was, and answers the controls again.
             assert page.evaluate(WEIGHTS_JS) == pytest.approx(sharp, abs=1e-6)
-            soft = _move_until_it_answers(page, sharp, LOG10_T)
+            soft, _ = move_temperature_until_it_answers(page, LOG10_T, "contest")
             assert soft != pytest.approx(sharp, abs=1e-3)
+            if not reloads:
+                assert navigations == [], f"the page reloaded after a short drop: {navigations}"
+                assert page.evaluate("() => window.__sameDocument") is True, "page reloaded"
         finally:
             context.close()
     finally:
@@ -130,11 +118,10 @@ def test_server_restart_then_reload_restores_the_same_lab(chromium, tmp_path):
         try:
             page = open_lab_page(context, f"http://localhost:{port}/app?scenario=contest")
             start = page.evaluate(WEIGHTS_JS)
-            _move_until_it_answers(page, start, LOG10_T)
-            page.wait_for_timeout(1500)
-            during_lesson = page.evaluate(WEIGHTS_JS)
-            page.wait_for_function("() => location.search.includes('temperature=')")
+            # The answer to this very move, drawn and in the address.
+            during_lesson, _ = move_temperature_until_it_answers(page, LOG10_T, "contest")
             url = page.url
+            assert "temperature=" in url
 
             first.stop()
             second = start_lab(args, port, tmp_path / "second.log")

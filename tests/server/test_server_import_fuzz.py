@@ -12,15 +12,14 @@ loads and computes, and the server has logged no traceback.
 from __future__ import annotations
 
 import json
-import math
 import re
-import time
 
 import numpy as np
 import pytest
+from browser.labpage import page_wait_until, server_round_trip
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from labserver import SET_TEMPERATURE_JS, WEIGHTS_JS, open_lab_page
+from labserver import WEIGHTS_JS, move_temperature, open_lab_page
 
 from app.state import settings_schema as us
 from app.state.lab_state import LabState
@@ -142,13 +141,16 @@ class ImportPage:
         self.picker.set_input_files({"name": name, "mimeType": "application/json", "buffer": data})
         pattern = re.escape(name) + " was not imported|Imported " + re.escape(name)
         shown = self.page.get_by_text(re.compile(pattern))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def visible_text():
             for i in range(shown.count()):
                 if shown.nth(i).is_visible():
                     return shown.nth(i).inner_text()
-            self.page.wait_for_timeout(100)
-        raise AssertionError(f"no visible message about {name} ({len(data)} bytes)")
+            return None
+
+        return page_wait_until(
+            self.page, visible_text, f"a visible message about {name} ({len(data)} bytes)", 60
+        )
 
 
 @pytest.fixture(scope="module")
@@ -162,14 +164,16 @@ def import_page(chromium, lab):
 
 
 def _wait_for_weights(page: ImportPage, want, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    now: list[float] = []
-    while time.monotonic() < deadline:
+    def shown() -> bool:
         now = page.weights()
-        if len(now) == len(want) and np.allclose(now, want, atol=1e-5):
-            return
-        page.page.wait_for_timeout(100)
-    raise AssertionError(f"the page shows weights {now}, the import gives {list(want)}")
+        return len(now) == len(want) and np.allclose(now, want, atol=1e-5)
+
+    try:
+        page_wait_until(page.page, shown, "the imported weights", timeout_s)
+    except AssertionError:
+        raise AssertionError(
+            f"the page shows weights {page.weights()}, the import gives {list(want)}"
+        ) from None
 
 
 def _check_upload(import_page, payload: bytes) -> None:
@@ -182,7 +186,8 @@ def _check_upload(import_page, payload: bytes) -> None:
     if message:
         assert "was not imported" in shown, (shown, message)
         assert _plain(message) in _plain(shown), (shown, message)
-        page.page.wait_for_timeout(300)  # a wrongly applied import would redraw by now
+        # A wrongly applied import would have redrawn before the answer to a marker sent now.
+        server_round_trip(page.page)
         assert page.weights() == before, "a refused import changed the drawing"
     else:
         assert shown.startswith("Imported"), (shown, payload[:200])
@@ -235,15 +240,11 @@ def test_other_sessions_still_load_and_compute_and_no_traceback(chromium, lab, i
     try:
         page = open_lab_page(context, f"{lab.base}/app?scenario=contest")
         start = page.evaluate(WEIGHTS_JS)
-        assert start and all(math.isfinite(w) for w in start)
-        assert sum(start) == pytest.approx(1.0, abs=1e-5)
-        deadline = time.monotonic() + 60
-        moved = start
-        while moved == start and time.monotonic() < deadline:
-            page.evaluate(SET_TEMPERATURE_JS, 0.5)
-            page.wait_for_timeout(500)
-            moved = page.evaluate(WEIGHTS_JS)
-        assert moved != start, "the second session never recomputed"
+        # The fuzz left this session alone: it opens on the scenario's own weights...
+        assert start == pytest.approx(list(LabState(scenario="contest").snapshot.weights))
+        # ...and computes the engine's answer to a move (move_temperature waits for exactly it).
+        moved = move_temperature(page, 0.5, "contest", timeout_s=60)
+        assert moved != pytest.approx(start, abs=1e-3), "the second session never recomputed"
     finally:
         context.close()
     assert "Traceback" not in lab.log(), lab.log()[-3000:]

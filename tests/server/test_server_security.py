@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from browser.labpage import server_round_trip
 from labserver import ROOT, open_lab_page
 
 MARKUP_LABEL = '<b id="injected">A</b>'
@@ -37,7 +38,7 @@ def test_labels_from_a_link_are_shown_as_text(chromium, lab):
     def check(page):
         # Label A names the leading key in the summary line: it must appear literally.
         page.get_by_text(MARKUP_LABEL, exact=False).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(1000)
+        server_round_trip(page)  # whatever else the labels were going to draw has arrived
         # CSS locators pierce Panel's open shadow roots.
         assert page.locator("#injected").count() == 0, "a label was rendered as HTML"
         assert page.locator("img[src='x']").count() == 0, "a label was rendered as HTML"
@@ -55,7 +56,7 @@ def test_a_bad_link_value_is_named_as_text_in_the_warning(chromium, lab):
     def check(page):
         # The invalid value is named in a notification, which must show it, not render it.
         page.locator(".notyf__message").first.wait_for(timeout=60_000)
-        page.wait_for_timeout(1000)
+        server_round_trip(page)  # whatever else the warning was going to draw has arrived
         assert page.locator("img[src='y']").count() == 0, "a URL value was rendered as HTML"
         assert page.evaluate("() => window.__pwned") is None, "a URL value ran a script"
         messages = " ".join(page.locator(".notyf__message").all_inner_texts())

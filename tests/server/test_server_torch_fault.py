@@ -16,17 +16,17 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-import time
 from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
+from browser.labpage import page_wait_until
 from labserver import (
     ROOT,
-    SET_TEMPERATURE_JS,
     WEIGHTS_JS,
     clean_env,
     free_port,
+    move_temperature_until_it_answers,
     open_lab_page,
     start_lab,
 )
@@ -136,30 +136,14 @@ def _pick_backend(page, label: str) -> None:
 def _wait_for_text(page, text: str, timeout_s: float = 60.0) -> str:
     """The visible element holding `text` (shadow roots included); its whole text."""
     found = page.get_by_text(text, exact=False)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+
+    def visible_text():
         for i in range(found.count()):
             if found.nth(i).is_visible():
                 return found.nth(i).inner_text()
-        page.wait_for_timeout(200)
-    raise AssertionError(f"the page never showed {text!r}")
+        return None
 
-
-def _move_temperature(page, log10_t: float, timeout_s: float = 60.0) -> list[float]:
-    """Move the temperature slider until the drawing answers (a move made while a change is
-    still being worked on may be folded into it)."""
-    old = page.evaluate(WEIGHTS_JS)
-    deadline = time.monotonic() + timeout_s
-    attempt = 0
-    while time.monotonic() < deadline:
-        page.evaluate(SET_TEMPERATURE_JS, log10_t - 0.05 * (attempt % 2))
-        attempt += 1
-        for _ in range(25):
-            now = page.evaluate(WEIGHTS_JS)
-            if not np.allclose(now, old, atol=1e-4):
-                return now
-            page.wait_for_timeout(200)
-    raise AssertionError(f"the lab never answered the slider after {attempt} moves")
+    return page_wait_until(page, visible_text, f"the page to show {text!r}", timeout_s)
 
 
 @pytest.mark.server
@@ -203,10 +187,10 @@ def test_torch_fault_falls_back_to_numpy_with_a_notice(chromium, faulty_lab):
         page.wait_for_function("() => location.search.includes('backend=torch-cpu')")
 
         # Still on torch-cpu (still faulty), the controls keep working on NumPy.
+        # Each move waits for its own answer, drawn and in the address (not an earlier one).
         for log10_t in (0.5, -0.3):
-            moved = _move_temperature(page, log10_t)
+            moved, _ = move_temperature_until_it_answers(page, log10_t, "contest")
             assert sum(moved) == pytest.approx(1.0, abs=1e-5)
-        page.wait_for_timeout(1000)  # let the last move land, then compare with the state's
         shown = np.array(page.evaluate(WEIGHTS_JS))
         # The address bar holds the state's exact temperature (the slider's is rounded).
         page.wait_for_function("() => location.search.includes('temperature=')")
