@@ -133,5 +133,6 @@ class StatusView(pn.viewable.Viewer):
 STATUS_CSS = (
     ":host { position: relative; overflow: visible !important; }"
     " .lab-error { position: absolute !important; top: 0; left: 0; right: 0; z-index: 20;"
+    " height: auto !important; max-height: none !important;"
     " box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25); }"
 )
