@@ -52,17 +52,6 @@ def _head_angle(x, y):
     return np.arctan2(y, x) - np.pi / 2
 
 
-def _label_offsets(vec: np.ndarray) -> dict[str, np.ndarray]:
-    """Screen offsets that put each label just past its arrow tip; the query's goes to the
-    side, so it stays readable when a key points the same way."""
-    norm = np.hypot(vec[:, 0], vec[:, 1])
-    ux = np.divide(vec[:, 0], norm, out=np.ones_like(norm), where=norm > 0)
-    uy = np.divide(vec[:, 1], norm, out=np.zeros_like(norm), where=norm > 0)
-    dx, dy = 18 * ux, -18 * uy  # screen y grows downwards
-    dx[0], dy[0] = -18 * uy[0] - 6 * ux[0], -18 * ux[0] + 6 * uy[0]
-    return {"label_dx": f32(dx), "label_dy": f32(dy)}
-
-
 def _limit(current: float, needed: float) -> float:
     """Keep the axis still while the content fits; grow at once, shrink only when far too big."""
     needed = max(needed, 0.5)
@@ -216,7 +205,6 @@ class GeometryView(pn.viewable.Viewer):
     def _build_address(self):
         fig = self._square("Address: query and keys", "x", "y")
         fig.name = "address_plot"
-        not_value = CDSView(filter=~GroupFilter(column_name="kind", group="value"))
         keys_only = CDSView(filter=GroupFilter(column_name="kind", group="key"))
         query_only = CDSView(filter=GroupFilter(column_name="kind", group="query"))
         self._distractor_keys = add_glyph(
@@ -233,7 +221,8 @@ class GeometryView(pn.viewable.Viewer):
         seg, _ = _arrow_renderers(fig, self.geometry, keys_only, "colour", width=4)
         # Dashed, so a key pointing the same way still shows through.
         q_seg, _ = _arrow_renderers(fig, self.geometry, query_only, "colour", width=4, dash=[10, 6])
-        self._tip_labels(fig, not_value, f"{ADDRESS_FONT_PX:.0f}px")
+        for view, role in ((query_only, "query"), (keys_only, "key")):
+            self._tip_labels(fig, view, f"{ADDRESS_FONT_PX:.0f}px", ROLE_COLOURS[role])
         add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
         # Drag handles: hollow circles on the tips of the labelled keys and of the query.
         k_tip = add_glyph(
@@ -285,7 +274,7 @@ class GeometryView(pn.viewable.Viewer):
             legend_label="distractor values",
         )
         _arrow_renderers(fig, self.geometry, values, "colour", width=3)
-        self._tip_labels(fig, values, f"{PAYLOAD_FONT_PX:.0f}px")
+        self._tip_labels(fig, values, f"{PAYLOAD_FONT_PX:.0f}px", ROLE_COLOURS["value"])
         c_seg, _ = _arrow_renderers(
             fig, self.contributions, contrib, ROLE_COLOURS["contribution"], width=5
         )
@@ -372,8 +361,13 @@ class GeometryView(pn.viewable.Viewer):
                 x_range.update(start=-lim, end=lim)
                 self.payload_fig.y_range.update(start=-lim, end=lim)
 
-    def _tip_labels(self, fig, view, font_size: str) -> None:
-        """Each arrow's label just past its tip (offsets come with the data)."""
+    def _tip_labels(self, fig, view, font_size: str, colour: str) -> None:
+        """Each arrow's label just past its tip (offsets come with the data).
+
+        One colour per glyph, not a colour column: when a new program has fewer rows, BokehJS
+        recomputes a filtered view's mask before it rebuilds the text glyph's labels, and the
+        labels' visuals then read the new, shorter colour column at the old rows (a RangeError
+        in set_visuals). Alphas are plain numbers and are read again once the labels are in."""
         add_glyph(
             fig,
             Text,
@@ -387,7 +381,7 @@ class GeometryView(pn.viewable.Viewer):
             text_align="center",
             text_baseline="middle",
             text_font_size=font_size,
-            text_color="colour",
+            text_color=colour,
             text_alpha="alpha",
         )
 
@@ -411,26 +405,26 @@ class GeometryView(pn.viewable.Viewer):
         pair_alpha = np.where(legal[:m], 1.0, 0.35)
         alpha = np.concatenate([[1.0], pair_alpha, pair_alpha])
         kind = ["query"] + ["key"] * m + ["value"] * m
+        texts = ["q", *pair_labels, *pair_labels]
+        # The arrows' rows go out once, with their labels (placed below, once the ranges and the
+        # query's handle are known): a new row count followed by a patch of some columns in the
+        # same message let the browser draw the labels' visuals from the old row count
+        # (RangeError in set_visuals).
+        rows = {
+            "x0": f32(np.zeros(len(vec))),
+            "y0": f32(np.zeros(len(vec))),
+            "x1": f32(vec[:, 0]),
+            "y1": f32(vec[:, 1]),
+            "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
+            "size": f32(np.full(len(vec), 16.0)),
+            "alpha": f32(alpha),
+            "kind": kind,
+            "label": texts,
+            "colour": [ROLE_COLOURS[k] for k in kind],
+            "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
+        }
         self._writing = True
         try:
-            assign(
-                self.geometry,
-                {
-                    "x0": f32(np.zeros(len(vec))),
-                    "y0": f32(np.zeros(len(vec))),
-                    "x1": f32(vec[:, 0]),
-                    "y1": f32(vec[:, 1]),
-                    "angle": f32(_head_angle(vec[:, 0], vec[:, 1])),
-                    "size": f32(np.full(len(vec), 16.0)),
-                    "alpha": f32(alpha),
-                    **self._kept_labels(vec),
-                    "kind": kind,
-                    "label": ["q", *pair_labels, *pair_labels],
-                    "tag": self._kept_tags(["q", *pair_labels, *pair_labels]),
-                    "colour": [ROLE_COLOURS[k] for k in kind],
-                    "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
-                },
-            )
             self._update_contributions(snap, labels, legal)
             assign(
                 self.distractors,
@@ -452,7 +446,8 @@ class GeometryView(pn.viewable.Viewer):
         self._query_handle = _query_handle_at(
             q[:2], keys[:m, :2], self._px(self.address_fig), float(self.address_fig.x_range.end)
         )
-        self._place_labels(vec, ["q", *pair_labels, *pair_labels], m)
+        # Every column of the arrows together, with equal lengths (only changed ones go).
+        assign(self.geometry, rows | self._label_layout(vec, texts, m))
         # Off the plane when nothing may be dragged (the handle's renderer stays in place).
         handle = self._query_handle * q[:2] if draggable else np.array([np.nan, np.nan])
         self._writing = True
@@ -468,23 +463,15 @@ class GeometryView(pn.viewable.Viewer):
             self._writing = False
         self._update_preview(snap, q, keys, vals, m)
 
-    def _kept_labels(self, vec: np.ndarray) -> dict[str, np.ndarray]:
-        """The label offsets already drawn, while the rows stay the same: `_place_labels`
-        writes the new ones right after, so each change sends the offsets once, not twice."""
-        data = self.geometry.data
-        if len(data.get("label_dx", ())) == len(vec):
-            return {"label_dx": data["label_dx"], "label_dy": data["label_dy"]}
-        return _label_offsets(vec)
-
-    def _kept_tags(self, texts: list[str]) -> list[str]:
-        old = self.geometry.data.get("tag", [])
-        return list(old) if len(old) == len(texts) else texts
-
     def _replace_labels(self, attr, old, new) -> None:
+        # A browser resize, answered at once: its message can overtake a redraw that Panel
+        # holds back for the next turn of the loop (a new program with fewer rows). A patch of
+        # some columns would then reach the browser's old, longer source with the new row
+        # count (RangeError in the labels' visuals), so this sends every column together.
         if self._label_args is not None and old != new:
-            self._place_labels(*self._label_args)
+            self.geometry.data = dict(self.geometry.data) | self._label_layout(*self._label_args)
 
-    def _place_labels(self, vec: np.ndarray, texts: list[str], m: int) -> None:
+    def _label_layout(self, vec: np.ndarray, texts: list[str], m: int) -> dict:
         """Label positions that avoid each other, the handles and the legend, inside the frame;
         a label with no room is shortened, then dropped (its hover still names it)."""
         self._label_args = (vec, texts, m)
@@ -510,8 +497,7 @@ class GeometryView(pn.viewable.Viewer):
             placed = place_labels(tips, [texts[i] for i in rows], font, frame, avoid)
             for i, (ox, oy, tag) in zip(rows, placed, strict=True):
                 dx[i], dy[i], tags[i] = ox, oy, tag
-        placed = {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
-        assign(self.geometry, dict(self.geometry.data) | placed)  # only changed columns go
+        return {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
 
     @staticmethod
     def _px(fig) -> float:

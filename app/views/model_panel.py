@@ -29,6 +29,9 @@ class ModelPanel(pn.viewable.Viewer):
         super().__init__(**params)
         self._m = mstate
         self._busy = False
+        # A refused program or sentence stays in its box for editing (the plots keep the last
+        # valid one and the banner names the problem) until the next valid change.
+        self._refused_text: str | None = None
         model = mstate.loaded
         choices = model_choices()
         self.model = pn.widgets.Select(
@@ -129,7 +132,8 @@ class ModelPanel(pn.viewable.Viewer):
         self.finder.param.watch(lambda _e: self._find(), "value")
         self.finder_token.param.watch(lambda _e: self._find(), "value")
         self.found.param.watch(self._open_found, "value")
-        m.param.watch(lambda _e: self._from_state(), ["snapshot", "error"])
+        # Both may change in one update (a valid change clears the error): one call, all events.
+        m.param.watch(lambda *_events: self._from_state(), ["snapshot", "error"])
         m.param.watch(lambda _e: self._watch_loading(), "loading")
 
     def _retrieval_head(self) -> dict[str, int]:
@@ -193,10 +197,12 @@ class ModelPanel(pn.viewable.Viewer):
     def _send(self, **settings) -> None:
         if self._busy:
             return
+        # A refused text is kept in the box for editing; after any other refusal the widgets
+        # show the last valid settings again (the box included).
+        self._refused_text = settings.get("text")
         with pn.io.hold():
-            self._m.try_update(**settings)
-        if self._m.error:
-            self._from_state()  # the widgets show the last valid settings again
+            if not self._m.try_update(**settings):
+                self._from_state()
 
     def _from_state(self) -> None:
         m, model = self._m, self._m.loaded
@@ -204,7 +210,9 @@ class ModelPanel(pn.viewable.Viewer):
         try:
             self.model.value = m.model
             self.about.object = html.escape(getattr(model, "about", ""))
-            self.text.value = m.text
+            if not m.error:
+                self._refused_text = None
+            self.text.value = m.text if self._refused_text is None else self._refused_text
             self.example.name = (
                 "Ready-made programs" if m.model == "binding" else "Ready-made sentences"
             )

@@ -124,4 +124,15 @@ class StatusView(pn.viewable.Viewer):
             self.running,
             sizing_mode="stretch_width",
             css_classes=["lab-status"],
+            stylesheets=[STATUS_CSS],
         )
+
+
+# The error banner lies over the top of the stage instead of taking a row of it: in the stage's
+# grid a taller status row squashed the charts below it to about 100 px while it showed.
+STATUS_CSS = (
+    ":host { position: relative; overflow: visible !important; }"
+    " .lab-error { position: absolute !important; top: 0; left: 0; right: 0; z-index: 20;"
+    " height: auto !important; max-height: none !important;"
+    " box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25); }"
+)

@@ -101,6 +101,10 @@ class Run:
         """The probability that the next token is ``token_text`` (exactly one token)."""
         if token_text in self.probs:
             return float(self.probs[token_text])
+        # A token shown by its bytes (a piece of a character) is looked up, not encoded.
+        by_bytes = getattr(self.model, "token_id", None)
+        if by_bytes is not None and (i := by_bytes(token_text)) is not None:
+            return float(self._p[i])
         ids = self.model.encode(token_text)
         if len(ids) != 1:
             raise ValueError(

@@ -218,6 +218,54 @@ def build_tokenizer(tokens: list[str], merges: list[str], types: list[int]):
 # --------------------------------------------------------------------------------- forward
 
 
+def _byte_decoder() -> dict[str, int]:
+    """The byte-level BPE alphabet (GPT-2's bytes_to_unicode), character -> byte."""
+    shown = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    shown += range(ord("®"), ord("ÿ") + 1)
+    chars, extra = [], 0
+    for b in range(256):
+        if b in shown:
+            chars.append(chr(b))
+        else:
+            chars.append(chr(256 + extra))
+            extra += 1
+    return {c: b for b, c in enumerate(chars)}
+
+
+BYTE_DECODER = _byte_decoder()
+
+
+def readable(raw: bytes) -> str:
+    """Bytes as text, with every byte that is not part of a whole UTF-8 character written as
+    <0xNN> (a byte-level token often holds part of an emoji or a CJK character)."""
+    out, start = [], 0
+    while start < len(raw):
+        try:
+            out.append(raw[start:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as exc:
+            out.append(raw[start : start + exc.start].decode("utf-8"))
+            bad = raw[start + exc.start : start + exc.end]
+            out.extend(f"<0x{b:02X}>" for b in bad)
+            start += exc.end
+    return "".join(out)
+
+
+def token_texts(tokenizer, vocab: int) -> list[str]:
+    """Each token id's text; a token that holds part of a multi-byte character (which decodes
+    to "\ufffd") shows its stray bytes instead, so "🙂" split in two reads "<0xF0><0x9F>",
+    "<0x99><0x82>" and not "�", "��"."""
+    out = []
+    for i in range(vocab):
+        text = tokenizer.decode([i])
+        if "\ufffd" in text:
+            piece = tokenizer.id_to_token(i) or ""
+            if piece and all(c in BYTE_DECODER for c in piece):
+                text = readable(bytes(BYTE_DECODER[c] for c in piece))
+        out.append(text)
+    return out
+
+
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * weight
 
@@ -263,7 +311,11 @@ class SmolLM:
         self._group = cfg.n_heads // cfg.n_kv_heads
         self._kv_of = np.arange(cfg.n_heads) // self._group
         self._cos, self._sin = rope_tables(MAX_TOKENS, cfg.d_head, cfg.rope_base)
-        self._id_text = [tokenizer.decode([i]) for i in range(cfg.vocab)]
+        self._id_text = token_texts(tokenizer, cfg.vocab)
+        # A token shown by its bytes ("<0xF0><0x9F>") is no text to encode: Run.prob finds it here.
+        self._byte_token_ids = {
+            t: i for i, t in enumerate(self._id_text) if t != tokenizer.decode([i])
+        }
         # Measured, not guessed: on the bank sentence, the head whose last-position weight on
         # " loan" is largest (the 4-bit file gives layer 13, head 8, with ~0.88 of its weight).
         bank = self.run(BANK)
@@ -284,6 +336,10 @@ class SmolLM:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def token_id(self, token_text: str) -> int | None:
+        """The id of a token shown by its bytes (see `token_texts`), else None."""
+        return self._byte_token_ids.get(token_text)
 
     def _ids(self, text: str) -> list[int]:
         if not isinstance(text, str) or not text.strip():

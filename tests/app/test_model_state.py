@@ -172,3 +172,33 @@ def test_two_sessions_share_one_copy_of_the_weights():
     assert first.loaded is second.loaded  # one model object per process
     weights = next(iter(first.loaded.w.values()))
     assert weights is next(iter(second.loaded.w.values())) and not weights.flags.writeable
+
+
+def test_the_panel_keeps_a_refused_program_for_editing_and_follows_the_next_one():
+    """Issue 18: after a refused program the next valid one raised a TypeError in the panel's
+    watcher (the snapshot and the error change in one update), so the token selector kept
+    positions of the old program; and the refused text was replaced by the last valid one."""
+    from app.views.model_panel import ModelPanel
+
+    m = ModelState()
+    panel = ModelPanel(m)
+    panel.text.value = "a=5; b=7; a=3; ?a"
+    assert len(panel.finder_token.options) == len(m.run.tokens) == 15
+    panel.text.value = "a=5; zz=3; ?a"
+    assert "'zz'" in m.error and m.text == "a=5; b=7; a=3; ?a"
+    assert panel.text.value == "a=5; zz=3; ?a"  # the student's text stays, to be fixed
+    assert len(panel.finder_token.options) == 15  # the plots keep the last valid program
+    panel.text.value = "a=1; ?a"  # no exception
+    assert m.error == "" and m.text == "a=1; ?a"
+    labels = list(m.snapshot.labels)
+    assert (
+        list(panel.finder_token.options)
+        == labels
+        == [f"{t} @{i}" for i, t in enumerate(m.run.tokens)]
+    )
+    assert panel.finder_token.value in range(len(labels))
+    assert [opt for opt in panel.found.options.values() if opt]  # heads found in this program
+    # Once another change is applied (the banner goes), the box shows the drawn program again.
+    panel.text.value = "a=5; zz=3; ?a"
+    panel.layer.value = (m.layer + 1) % m.loaded.n_layers
+    assert m.error == "" and panel.text.value == m.text == "a=1; ?a"

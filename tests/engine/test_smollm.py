@@ -307,3 +307,23 @@ def test_background_load_reports_progress_and_loads_once(monkeypatch):
     waiter.join(10)
     assert got == made and len(made) == 1  # the second caller waited for the first load
     assert trained.loading_status("fake") == (1.0, "ready", True, "")
+
+
+def test_a_piece_of_a_character_is_labelled_by_its_bytes(model):
+    """Issue 18: byte-level tokens holding part of an emoji or a CJK character were shown as
+    "�"; they read as their bytes, and a label still names one token."""
+    from engine.heads import token_labels
+
+    assert smollm.readable("🙂".encode()[:2]) == "<0xF0><0x9F>"
+    assert smollm.readable(b" \xc3") == " <0xC3>"
+    assert smollm.readable("é漢".encode() + b"\xe6") == "é漢<0xE6>"
+    run = model.run("🙂🙂 é ß 漢字 ?")
+    assert not any("\ufffd" in t for t in run.tokens)
+    joined = "".join(run.tokens)
+    assert "<0xF0><0x9F><0x99><0x82>" in joined and " é" in joined and "字" in joined
+    assert token_labels(run.tokens)[0] == "<0xF0><0x9F> @0"
+    # Each byte label names its own token, and the run prices it (not by encoding its text).
+    for token, i in zip(run.tokens, run.ids, strict=True):
+        if token.startswith(("<0x", " <0x")):
+            assert model.token_id(token) == i
+            assert run.prob(token) == pytest.approx(float(run._p[i]))
