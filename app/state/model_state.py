@@ -268,7 +268,11 @@ class ModelState(param.Parameterized):
     # ---------------------------------------------------------------- experiments
 
     def run_experiment(self, name: str):
-        """Run one of the seed's experiments on this program and head; record its row."""
+        """Run one of the seed's experiments on this program and head; record its row.
+
+        Every experiment starts from the program the student chose (`text`). One that rewrites
+        the program (inserting a distractor) reports on its rewritten copy in its row and
+        leaves `text` alone, so the next experiment runs on the student's program again."""
         from engine.trained import experiments as ex
 
         try:
@@ -279,9 +283,10 @@ class ModelState(param.Parameterized):
         with param.edit_constant(self):
             self.experiments = [*self.experiments, result]
             self.error = ""
-        # The views show the experiment's "after": its program, with its edit on top of the
-        # head controls' own ("Clear the intervention" goes back).
-        self.try_update(text=result.text_after, extra=list(result.edits))
+        # The views show an edit's "after": its edit on top of the head controls' own ("Clear
+        # the intervention" goes back). A rewritten copy is the row's alone: the views keep the
+        # student's program, without an earlier experiment's edit.
+        self.try_update(extra=list(result.edits))
         return result
 
     def clear_experiments(self) -> None:

@@ -1,0 +1,93 @@
+"""The trained model's experiments table and ablated head in headless Chromium (issue 18): rows
+run on the student's program, the table's every column is reachable inside its card on a laptop
+and a phone, and an ablated head says so on its payload plane."""
+
+from __future__ import annotations
+
+import pytest
+
+from .labpage import LOADED, page_wait_until
+
+pytestmark = pytest.mark.browser
+
+# Name what clips a cell where it is drawn (no scrolling): any ancestor, across shadow roots,
+# that hides or scrolls its overflow, or the window's edge.
+CLIPPED = """cell => {
+  const r = cell.getBoundingClientRect();
+  let node = cell;
+  for (;;) {
+    node = node.parentElement || (node.getRootNode() && node.getRootNode().host) || null;
+    if (!node || node === document.documentElement) break;
+    if (getComputedStyle(node).overflowX === 'visible') continue;
+    const box = node.getBoundingClientRect();
+    if (r.right > box.right + 1 || r.left < box.left - 1)
+      return `clipped by <${node.tagName.toLowerCase()} class="${node.className}">`;
+  }
+  return r.right > window.innerWidth + 1 ? 'past the window' : '';
+}"""
+
+
+@pytest.fixture
+def new_page(chromium):
+    pages = []
+
+    def _new(width: int, height: int):
+        pages.append(chromium.new_page(viewport={"width": width, "height": height}))
+        return pages[-1]
+
+    yield _new
+    for page in pages:
+        page.close()
+
+
+def _open_model(new_page, lab_server, viewport=(1600, 1000)):
+    """A page opened at this window size (a layout is chosen when the page is built)."""
+    page = new_page(*viewport)
+    page.goto(lab_server.url + "?model=binding")
+    page.wait_for_function(LOADED, timeout=30000)
+    page_wait_until(
+        page,
+        lambda: page.evaluate(
+            "() => { const s = Bokeh.documents[0].get_model_by_name('prediction');"
+            " return s !== null && s.data.token.length > 0; }"
+        ),
+        "the model's answer to be drawn",
+    )
+    page.get_by_text("Experiments", exact=True).first.click()
+    return page
+
+
+def _run(page, title: str) -> None:
+    rows = page.locator("table.lab-experiments tr.run")
+    count = rows.count()
+    page.get_by_label("Experiment on this head").select_option(label=title)
+    page.get_by_role("button", name="Run").first.click()
+    page_wait_until(page, lambda: rows.count() == count + 1, f"the row of {title!r}")
+
+
+def test_later_rows_run_on_the_program_the_student_chose(new_page, lab_server):
+    page = _open_model(new_page, lab_server, (1366, 768))
+    _run(page, "Insert a distractor definition")
+    _run(page, "Ablate this head")
+    rows = page.locator("table.lab-experiments tr.run")
+    newest = rows.first.locator("td")
+    assert newest.nth(0).inner_text() == "Ablate this head"
+    assert "5000 → 3" in rows.first.inner_text()  # on the student's program, not the copy
+    assert "temporary_limit = 7000; ?approved_limit" in newest.nth(1).inner_text()
+    assert "rewritten copy" in rows.nth(1).inner_text()
+    assert "limit%3D7000%3B+limit" not in page.evaluate("() => location.search")
+
+
+@pytest.mark.parametrize("viewport", [(1920, 1080), (1366, 768), (390, 844)])
+def test_every_column_of_the_table_fits_inside_its_card(new_page, lab_server, viewport):
+    page = _open_model(new_page, lab_server, viewport)
+    _run(page, "Insert a distractor definition")
+    cells = page.locator("table.lab-experiments tr.run").first.locator("td")
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        assert cell.evaluate(CLIPPED) == "", f"{cell.inner_text()!r} at {viewport}"
+    assert cells.count() == 7  # the program has its column
+    # Every value is named by its column, in a table's header or beside it in a narrow card.
+    label = cells.nth(1).evaluate("td => getComputedStyle(td, '::before').content")
+    header = page.locator("table.lab-experiments th").nth(1)
+    assert header.is_visible() or label == '"program: "'
