@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .labpage import LOADED, page_wait_until
+from .labpage import LOADED, READ_SOURCE, page_wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -91,3 +91,20 @@ def test_every_column_of_the_table_fits_inside_its_card(new_page, lab_server, vi
     label = cells.nth(1).evaluate("td => getComputedStyle(td, '::before').content")
     header = page.locator("table.lab-experiments th").nth(1)
     assert header.is_visible() or label == '"program: "'
+
+
+def test_an_ablated_head_says_so_on_its_payload_plane_and_in_the_summary(new_page, lab_server):
+    page = _open_model(new_page, lab_server, (1366, 768))
+    note = """() => Bokeh.documents[0].get_model_by_name('ablated_note').visible"""
+    assert page.evaluate(note) is False
+    _run(page, "Ablate this head")
+    page_wait_until(page, lambda: page.evaluate(note), "the ablated label on the payload plane")
+    summary = page.locator("p.lab-summary")
+    page_wait_until(
+        page, lambda: "ablated: this head's output is zeroed" in summary.inner_text(), "the summary"
+    )
+    contributions = page.evaluate(READ_SOURCE, "contributions")
+    assert max(contributions["alpha"][:-1]) < 0.5  # faded: computed, never passed on
+    assert contributions["x1"][-1] == contributions["y1"][-1] == 0.0  # the output is zero
+    page.get_by_role("button", name="Clear the intervention").first.click()
+    page_wait_until(page, lambda: not page.evaluate(note), "the label to go with the ablation")
