@@ -179,6 +179,10 @@ class ModelPanel(pn.viewable.Viewer):
 
     def _poll(self) -> None:
         fraction, message = self._m.poll()
+        # A link that waited for its model is checked now: name its bad values as the page
+        # names those of a link read on opening (app/page/urlsync.py).
+        for text in self._m.take_link_warnings():
+            notify("warning", f"Link: {text}")
         if self._m.loading:
             self.progress.value = int(100 * fraction)
             self.progress_note.object = html.escape(
@@ -221,7 +225,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.temperature.value = min(max(m.head_temperature, 0.25), 8.0)
             self.rotate.value = m.rotate
             labels = list(m.snapshot.labels) if m.snapshot is not None else []
-            self.masked.options = {lab: i for i, lab in enumerate(labels)}
+            # The picker (Choices.js) draws its labels as HTML: "<bos> @0" showed as "@0".
+            self.masked.options = {html.escape(lab): i for i, lab in enumerate(labels)}
             tokens = {lab: i for i, lab in enumerate(labels)}
             if self.finder_token.options != tokens:
                 self.finder_token.options = tokens

