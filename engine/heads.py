@@ -15,7 +15,9 @@ matters:
   plane keeps every dot product with the query (and the winning key's full length).
 - Payload plane: spanned by the head's output and the part of the largest contribution
   orthogonal to it. Projection is linear, so the drawn contributions w_i v_i still add up to the
-  drawn output, and the output's length is its true length.
+  drawn output, and the output's length is its true length. An ablated head's output is zero:
+  its plane is spanned by the sum of its contributions instead, and the snapshot says
+  `ablated`.
 """
 
 from __future__ import annotations
@@ -122,7 +124,11 @@ def head_snapshot(
     contributions = weights[:, None] * v
     output = np.asarray(rec.output, dtype=float)
     biggest = int(np.argmax(np.linalg.norm(contributions, axis=-1)))
-    p1, p2 = plane(output, contributions, biggest)
+    # An ablated head's output is zero: its plane is the one the route would have written, so
+    # the contributions it computes (and no longer passes on) are drawn where they were.
+    ablated = bool(getattr(rec, "ablated", False))
+    routed = contributions.sum(axis=0) if ablated else output
+    p1, p2 = plane(routed, contributions, biggest)
     values_xy = np.stack([v @ p1, v @ p2], axis=-1)
 
     temperature = float(rec.temperature)
@@ -155,6 +161,7 @@ def head_snapshot(
         dimension_sweep=dimension_sweep,
         backend_used="numpy",
         notice=notice,
+        ablated=ablated,
         summary_suffix=f"; the model answers {shown_token(run.answer)} ({p_answer:.0%}).",
     )
 

@@ -70,6 +70,9 @@ class LabSnapshot:
     d_k: int
     temperature: float
     scale_factor: float
+    # A trained head whose output is zeroed (ablated): the route above is what it computes, and
+    # none of it reaches the model. The hand-made scenarios never ablate.
+    ablated: bool = False
 
     @property
     def winner(self) -> int:
@@ -153,6 +156,8 @@ def describe(snap: Mapping[str, object]) -> str:
         text += f"; {masked} key{'s' if masked > 1 else ''} masked"
     if snap["null_weight"] is not None:
         text += f"; the null route takes {_pct(snap['null_weight'])}"
+    if snap.get("ablated"):
+        text += "; ablated: this head's output is zeroed"
     return text + "."
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Integral
 
 import param
 
@@ -95,6 +96,7 @@ class ModelState(param.Parameterized):
         self._busy = False
         self._pending: dict[str, object] = {}
         self._pending_link = False
+        self._link_warnings: list[str] = []
         self.param.watch(self._on_change, list(self.INPUTS))
         if not self._recompute():
             raise ValueError(f"ModelState: the starting configuration is invalid: {self.error}")
@@ -115,6 +117,10 @@ class ModelState(param.Parameterized):
             for name, value in settings.items():
                 if name not in self.INPUTS:
                     raise ValueError(f"{name}: unknown model setting")
+                if name in ("layer", "head") and "model" not in settings:
+                    problem = self._head_problem(name, value)
+                    if problem:
+                        raise ValueError(problem)
                 check_value(self, name, value)
         except ValueError as exc:
             self._set_error(str(exc))
@@ -175,10 +181,17 @@ class ModelState(param.Parameterized):
         if error:
             self._set_error(f"model: {name} could not be loaded ({error})")
         elif self._pending_link:
-            self.apply_query_params(pending)
+            # The link's values are checked only now: the page names each bad one, as it does
+            # for a link read when the page opened (`take_link_warnings`).
+            self._link_warnings += self.apply_query_params(pending)
         else:
             self.try_update(**pending)
         return 1.0, "ready" if not error else "failed"
+
+    def take_link_warnings(self) -> list[str]:
+        """The problems of a link applied once its model had loaded (`poll`), each once."""
+        warnings, self._link_warnings = self._link_warnings, []
+        return warnings
 
     def _set(self, settings: Mapping[str, object]) -> None:
         self._busy = True
@@ -207,16 +220,25 @@ class ModelState(param.Parameterized):
             out.append(trained.AblateHead(*(int(x) for x in tag.split("."))))
         return out + list(self.extra)
 
+    def _head_problem(self, name: str, value, model=None) -> str:
+        """What is wrong with `value` as this model's layer or head ("" when nothing)."""
+        model = model or self.loaded
+        count = model.n_layers if name == "layer" else model.n_heads
+        if isinstance(value, Integral) and not isinstance(value, bool) and 0 <= value < count:
+            return ""
+        shown = str(value)[:20]
+        return f"{name}: {shown} is not a {name} of this model (0..{count - 1})"
+
     def _check(self):
         model = self.loaded
         if len(self.text) > MAX_TEXT_CHARS:
             raise ValueError(
                 f"text: {len(self.text)} characters; the lab takes at most {MAX_TEXT_CHARS}"
             )
-        if not 0 <= self.layer < model.n_layers:
-            raise ValueError(f"layer: {self.layer} is out of range 0..{model.n_layers - 1}")
-        if not 0 <= self.head < model.n_heads:
-            raise ValueError(f"head: {self.head} is out of range 0..{model.n_heads - 1}")
+        for name in ("layer", "head"):
+            problem = self._head_problem(name, getattr(self, name), model)
+            if problem:
+                raise ValueError(problem)
         for tag in self.ablated:
             parts = tag.split(".")
             ok = len(parts) == 2 and all(p.isdigit() for p in parts)
@@ -268,7 +290,11 @@ class ModelState(param.Parameterized):
     # ---------------------------------------------------------------- experiments
 
     def run_experiment(self, name: str):
-        """Run one of the seed's experiments on this program and head; record its row."""
+        """Run one of the seed's experiments on this program and head; record its row.
+
+        Every experiment starts from the program the student chose (`text`). One that rewrites
+        the program (inserting a distractor) reports on its rewritten copy in its row and
+        leaves `text` alone, so the next experiment runs on the student's program again."""
         from engine.trained import experiments as ex
 
         try:
@@ -279,9 +305,10 @@ class ModelState(param.Parameterized):
         with param.edit_constant(self):
             self.experiments = [*self.experiments, result]
             self.error = ""
-        # The views show the experiment's "after": its program, with its edit on top of the
-        # head controls' own ("Clear the intervention" goes back).
-        self.try_update(text=result.text_after, extra=list(result.edits))
+        # The views show an edit's "after": its edit on top of the head controls' own ("Clear
+        # the intervention" goes back). A rewritten copy is the row's alone: the views keep the
+        # student's program, without an earlier experiment's edit.
+        self.try_update(extra=list(result.edits))
         return result
 
     def clear_experiments(self) -> None:
@@ -344,12 +371,20 @@ class ModelState(param.Parameterized):
             # The page opens the model source now and the link's head once the model is in.
             self._wait_for({k: v for k, v in params.items() if k in URL_KEYS}, link=True)
             return warnings
+        model = trained.load(name)
+        defaults = dict(zip(("layer", "head"), model.retrieval_head, strict=True))
         for key in ("layer", "head"):
             if key in params:
                 try:
-                    given[key] = int(params[key])
+                    value = int(params[key])
                 except ValueError:
                     warnings.append(f"{key}: {params[key][:20]!r} is not a whole number")
+                    continue
+                problem = self._head_problem(key, value, model)
+                if problem:
+                    warnings.append(f"{problem}; using {key} {defaults[key]}")
+                else:
+                    given[key] = value
         for key in ("head_temperature", "rotate"):
             if key in params:
                 try:
@@ -367,7 +402,6 @@ class ModelState(param.Parameterized):
             given["ablated"] = params["ablated"].split(",")
         if "text" in params:
             given["text"] = params["text"]
-        model = trained.load(name)
         start = {
             "model": name,
             "text": next(iter(model.examples.values())),

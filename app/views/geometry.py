@@ -15,6 +15,7 @@ from bokeh.models import (
     CDSView,
     ColumnDataSource,
     GroupFilter,
+    Label,
     PointDrawTool,
     Range1d,
     Selection,
@@ -38,6 +39,10 @@ TIP_TOLERANCE = 1e-4
 QUERY_HANDLE_AT = (1.0, 0.7, 1.25, 0.5, 0.85, 1.15, 0.35)
 HANDLE_GAP_PX = 26  # centre to centre: the handles are 18-20 px circles
 PREVIEW_ROWS = ("kx", "ky", "vx", "vy", "hidden", "legal")
+# On an ablated head's payload plane, over its faded contributions (they no longer reach the
+# model: the output is zero).
+ABLATED_TEXT = "ablated: this head's\noutput is zeroed"  # two lines: a phone's plane is narrow
+ABLATED_ALPHA = 0.25
 ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
 HANDLE_RADIUS_PX = 11.0
 # Directions tried around a tip, as turns from "straight past it" (radians).
@@ -307,6 +312,25 @@ class GeometryView(pn.viewable.Viewer):
         self._legend_proxies(
             fig, [("values", "value"), ("w·v head to tail", "contribution"), ("output", "output")]
         )
+        # One Label (one model), shown only while the open head is ablated: centred near the
+        # top of the plane (in data units, placed again when the plane's range changes).
+        self.ablated_note = Label(
+            name="ablated_note",
+            x=0.0,
+            y=0.0,
+            text=ABLATED_TEXT,
+            visible=False,
+            text_align="center",
+            text_baseline="middle",
+            text_font_size="13px",
+            text_font_style="bold",
+            text_color=ROLE_COLOURS["output"],
+            background_fill_color="#ffffff",
+            background_fill_alpha=0.9,
+            border_line_color="#888888",
+            padding=4,
+        )
+        fig.add_layout(self.ablated_note)
         return fig
 
     def _legend_proxies(self, fig, entries):
@@ -588,6 +612,9 @@ class GeometryView(pn.viewable.Viewer):
                         item.visible = shown
 
     def _update_contributions(self, snap, labels, legal):
+        ablated = bool(getattr(snap, "ablated", False))
+        if self.ablated_note.visible != ablated:
+            self.ablated_note.visible = ablated
         c = np.asarray(snap.contributions, dtype=np.float64)[:, :2]
         ends = np.cumsum(c, axis=0)
         starts = ends - c
@@ -611,9 +638,13 @@ class GeometryView(pn.viewable.Viewer):
                 "weight": f32(np.append(snap.weights, 1.0)),
                 "angle": f32(_head_angle(x1 - x0, y1 - y0)),
                 "size": f32(np.append(np.full(n, head), 16.0)),
-                "alpha": f32(np.append(np.where(legal, 0.95, 0.3), 1.0)),
+                # An ablated head's contributions are faded: computed, never passed on.
+                "alpha": f32(
+                    np.append(np.where(legal, 0.95, 0.3) * (ABLATED_ALPHA if ablated else 1), 1.0)
+                ),
                 "kind": ["contribution"] * n + ["output"],
-                "label": [f"w·v {lab}" for lab in labels] + ["output"],
+                "label": [f"w·v {lab}" for lab in labels]
+                + ["output (zeroed: the head is ablated)" if ablated else "output"],
             },
         )
 
@@ -648,6 +679,10 @@ class GeometryView(pn.viewable.Viewer):
             if lim != fig.x_range.end:
                 fig.x_range.update(start=-lim, end=lim)
                 fig.y_range.update(start=-lim, end=lim)
+        if self.ablated_note.visible:
+            y = 0.78 * float(self.payload_fig.y_range.end)
+            if self.ablated_note.y != y:
+                self.ablated_note.y = y
 
     # -- dragging -----------------------------------------------------------------------------
     def _tips_changed(self, kind):

@@ -14,7 +14,7 @@ import panel as pn
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.state.model_state import ROTATE_BOUNDS, model_choices
-from engine.heads import HEAD_FINDERS, find_heads
+from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 
@@ -183,6 +183,10 @@ class ModelPanel(pn.viewable.Viewer):
 
     def _poll(self) -> None:
         fraction, message = self._m.poll()
+        # A link that waited for its model is checked now: name its bad values as the page
+        # names those of a link read on opening (app/page/urlsync.py).
+        for text in self._m.take_link_warnings():
+            notify("warning", f"Link: {text}")
         if self._m.loading:
             self.progress.value = int(100 * fraction)
             self.progress_note.object = html.escape(
@@ -229,7 +233,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.temperature.value = min(max(m.head_temperature, 0.25), 8.0)
             self.rotate.value = m.rotate
             labels = list(m.snapshot.labels) if m.snapshot is not None else []
-            self.masked.options = {lab: i for i, lab in enumerate(labels)}
+            # The picker (Choices.js) draws its labels as HTML: "<bos> @0" showed as "@0".
+            self.masked.options = {html.escape(lab): i for i, lab in enumerate(labels)}
             tokens = {lab: i for i, lab in enumerate(labels)}
             if self.finder_token.options != tokens:
                 self.finder_token.options = tokens
@@ -279,31 +284,68 @@ class ModelPanel(pn.viewable.Viewer):
         )
 
 
-# The table's columns: what was done, the local change, the final change. The CSV has them all.
+# The table's columns: what was done and on which program, the local change, the final change.
+# The CSV has them all. Tokens are shown with their space marker (a language model's " Paris").
 TABLE_COLUMNS = {
     "experiment": lambda r: r.title,
+    "program": lambda r: r.text_before,
     "edit": lambda r: r.edit,
     "largest weight change": lambda r: f"{r.max_weight_change:.3f}",
     "head output moved": lambda r: f"{r.output_change:.2f}",
-    "answer": lambda r: f"{r.answer_before} → {r.answer_after}",
-    "P(right answer)": lambda r: f"{r.p_expected_before:.1%} → {r.p_expected_after:.1%}",
+    "answer": lambda r: f"{shown_token(r.answer_before)} → {shown_token(r.answer_after)}",
+    "P(reference answer)": lambda r: (
+        f"{shown_token(r.expected)}: {r.p_expected_before:.1%} → {r.p_expected_after:.1%}"
+    ),
 }
 TABLE_CSS = attention_lab_assets.read_text("components", "experiments-table.css")
 
 
+def reference_header(results) -> str:
+    """The probability column's title: what the rows follow, the grammar's right answer or a
+    language model's own first choice (`experiments.reference_kind`)."""
+    kinds = {r.reference for r in results}
+    return f"P({kinds.pop()})" if len(kinds) == 1 else "P(reference answer)"
+
+
+def _program_cell(r) -> str:
+    """The program a row ran on; a rewritten copy (a distractor inserted) is named beneath."""
+    cell = html.escape(r.text_before)
+    if r.rewrote_program:
+        cell += f'<br><span class="copy">rewritten copy: {html.escape(r.text_after)}</span>'
+    return cell
+
+
 def experiments_table(results) -> str:
-    """The recorded experiments as an escaped HTML table (newest first)."""
+    """The recorded experiments as an escaped HTML table (newest first). In a card narrower
+    than its columns each row becomes a list of its columns; the box scrolls when it is long."""
     if not results:
         return "<p>No experiment run yet: pick one and press <b>Run</b>.</p>"
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in TABLE_COLUMNS)
+    names = [reference_header(results) if n.startswith("P(") else n for n in TABLE_COLUMNS]
+    head = "".join(f'<th class="{_css(n)}">{html.escape(n)}</th>' for n in names)
     body = []
     for r in reversed(results):
-        cells = "".join(f"<td>{html.escape(cell(r))}</td>" for cell in TABLE_COLUMNS.values())
+        # Each cell carries its column's name: a card too narrow for the columns shows every
+        # row as a list of "name: value" lines (the table's stylesheet).
+        cells = "".join(
+            f'<td class="{_css(name)}" data-label="{html.escape(name)}">'
+            + (_program_cell(r) if name == "program" else html.escape(cell(r)))
+            + "</td>"
+            for name, cell in zip(names, TABLE_COLUMNS.values(), strict=True)
+        )
         body.append(f'<tr class="run">{cells}</tr>')
         if r.note:
             span = len(TABLE_COLUMNS)
             body.append(f'<tr><td class="note" colspan="{span}">{html.escape(r.note)}</td></tr>')
-    return f'<table class="lab-experiments"><tr>{head}</tr>{"".join(body)}</table>'
+    table = f'<table class="lab-experiments"><tr class="head">{head}</tr>{"".join(body)}</table>'
+    # Focusable, so a keyboard can scroll it too; a region, so a screen reader names it.
+    return (
+        '<div class="lab-experiments-scroll" tabindex="0" role="region" '
+        f'aria-label="Experiments table">{table}</div>'
+    )
+
+
+def _css(column: str) -> str:
+    return "program" if column == "program" else "p" if column.startswith("P(") else "cell"
 
 
 class ModelMainView(pn.viewable.Viewer):
@@ -371,7 +413,7 @@ class ModelMainView(pn.viewable.Viewer):
         return pn.Column(
             pn.Row(self.experiment, self.run, sizing_mode="stretch_width"),
             self.describe,
-            pn.Column(self.table, scroll=True, max_height=320, sizing_mode="stretch_width"),
+            self.table,  # its box scrolls both ways (the table's stylesheet)
             pn.Row(self.download, self.clear),
             sizing_mode="stretch_width",
         )

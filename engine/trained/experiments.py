@@ -106,6 +106,12 @@ class ExperimentResult:
     p_expected_after: float
     details: dict[str, Any] = field(default_factory=dict)
     edits: tuple = ()  # the edits that make `text_after`'s run the "after" (none for new text)
+    reference: str = "right answer"  # what `expected` is: reference_kind's words
+
+    @property
+    def rewrote_program(self) -> bool:
+        """Whether the "after" ran on a rewritten copy of the program (a new fact inserted)."""
+        return self.text_after != self.text_before
 
     @property
     def answer_changed(self) -> bool:
@@ -197,6 +203,12 @@ def reference_answer(run) -> str:
     """The answer whose probability an experiment follows: the grammar's right answer, or for a
     model without one (a language model) its own first choice."""
     return run.expected if run.expected is not None else run.answer
+
+
+def reference_kind(run) -> str:
+    """What `reference_answer(run)` is, in words: "right answer" (the grammar's) or, for a
+    model without one, "first choice" (its own likeliest next token before the change)."""
+    return "right answer" if run.expected is not None else "first choice"
 
 
 def _layer0_head(model: BindingModel, run: Run) -> int:
@@ -307,6 +319,7 @@ def run_experiment(
         p_expected_after=token_probability(after, reference_answer(before)),
         details=details,
         edits=() if edit is None else (edit,),
+        reference=reference_kind(before),
     )
 
 

@@ -117,7 +117,8 @@ def test_an_experiment_is_shown_as_well_as_recorded(m):
     np.testing.assert_allclose(m.snapshot.weights, result.weights_after)
     assert m.prediction.answer_after == result.answer_after
     inserted = m.run_experiment("insert_distractor")
-    assert m.text == inserted.text_after != inserted.text_before and m.extra == []
+    # The rewritten copy is the row's alone: the program stays the student's (issue 18).
+    assert m.text == inserted.text_before != inserted.text_after and m.extra == []
     m.clear_intervention()
     assert m.extra == []
 

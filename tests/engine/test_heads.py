@@ -126,3 +126,28 @@ def test_head_finder_ranks_the_real_model_heads():
         find_heads(run, 2, 2, criterion="on_token", position=99)
     with pytest.raises(ValueError, match="criterion"):
         find_heads(run, 2, 2, criterion="loudest")
+
+
+def test_an_ablated_head_says_so_and_draws_its_route_in_the_plane_it_had():
+    """Issue 18: the snapshot of an ablated head carries the fact, its summary says it, and the
+    contributions it no longer passes on lie where the plain head's did; the output is zero."""
+    from engine import trained
+
+    model = trained.load("binding")
+    layer, head = model.retrieval_head
+    run = model.run("a=5; b=7; a=3; ?a")
+    plain = head_snapshot(run, layer, head)
+    ablated = head_snapshot(run.intervene(trained.AblateHead(layer, head)), layer, head)
+    assert not plain.ablated and "ablated" not in plain.summary
+    assert ablated.ablated and "ablated: this head's output is zeroed" in ablated.summary
+    np.testing.assert_allclose(ablated.output, [0.0, 0.0])
+    np.testing.assert_allclose(ablated.contributions, plain.contributions, atol=1e-9)
+    other = head_snapshot(run.intervene(trained.AblateHead(0, 0)), layer, head)
+    assert not other.ablated  # another head's ablation is not this one's
+
+
+def test_the_hand_made_scenarios_never_say_ablated():
+    from app.state.lab_state import LabState
+
+    snap = LabState().snapshot
+    assert snap.ablated is False and "ablated" not in snap.summary

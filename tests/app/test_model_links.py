@@ -1,0 +1,79 @@
+"""A trained model's link and positions, as the page names them (issue 18): a layer or head
+that the model lacks is named, and the default head kept, also when the link waited for its
+model to load; the positions' picker shows tokens such as "<bos>" literally."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.state.model_state import ModelState
+from app.views import model_panel
+from app.views.model_panel import ModelPanel
+from engine import trained
+
+
+def test_a_layer_or_head_the_model_lacks_is_named_and_the_default_head_kept():
+    m = ModelState()
+    model = trained.load("binding")
+    warnings = m.apply_query_params({"model": "binding", "layer": "99", "head": "-3"})
+    assert warnings == [
+        f"layer: 99 is not a layer of this model (0..{model.n_layers - 1}); "
+        f"using layer {model.retrieval_head[0]}",
+        f"head: -3 is not a head of this model (0..{model.n_heads - 1}); "
+        f"using head {model.retrieval_head[1]}",
+    ]
+    assert (m.layer, m.head) == model.retrieval_head and m.error == ""
+    # One bad value does not cost the good one.
+    assert len(m.apply_query_params({"model": "binding", "layer": "0", "head": "7"})) == 1
+    assert (m.layer, m.head) == (0, model.retrieval_head[1])
+    # A change from the page names the same problem, and keeps the head on screen.
+    assert not m.try_update(head=-3)
+    assert m.error == f"head: -3 is not a head of this model (0..{model.n_heads - 1})"
+    assert m.head == model.retrieval_head[1]
+
+
+@pytest.fixture
+def loads_later(monkeypatch):
+    """The binding model, as though it were still loading in the background until `ready`."""
+    state = {"ready": False}
+    monkeypatch.setattr(ModelState, "_ready", staticmethod(lambda name: state["ready"]))
+    monkeypatch.setattr(trained, "start_loading", lambda name: None)
+    monkeypatch.setattr(trained, "loading_status", lambda name: (1.0, "ready", state["ready"], ""))
+    return state
+
+
+def test_a_link_that_waits_for_its_model_is_named_once_it_applies(loads_later):
+    m = ModelState()
+    assert m.apply_query_params({"model": "binding", "layer": "99", "head": "-3"}) == []
+    assert m.loading == "binding" and m.take_link_warnings() == []
+    loads_later["ready"] = True
+    assert m.poll() == (1.0, "ready")
+    warnings = m.take_link_warnings()
+    assert [w.split(";")[0] for w in warnings] == [
+        "layer: 99 is not a layer of this model (0..1)",
+        "head: -3 is not a head of this model (0..1)",
+    ]
+    assert m.take_link_warnings() == []  # each named once
+
+
+def test_the_panel_notifies_a_waiting_links_problems(loads_later, monkeypatch):
+    shown = []
+    monkeypatch.setattr(model_panel, "notify", lambda kind, text: shown.append((kind, text)))
+    m = ModelState()
+    m.apply_query_params({"model": "binding", "layer": "99"})
+    panel = ModelPanel(m)
+    loads_later["ready"] = True
+    panel._poll()
+    assert shown == [
+        ("warning", "Link: layer: 99 is not a layer of this model (0..1); using layer 1")
+    ]
+
+
+def test_the_positions_picker_shows_markup_like_tokens_literally():
+    panel = ModelPanel(ModelState())
+    labels = list(panel.masked.options)
+    # Choices.js draws labels as HTML: an escaped label is drawn as the text itself.
+    assert labels[0] == "&lt;bos&gt; @0"
+    assert panel.masked.options[labels[0]] == 0
+    panel.masked.value = [0]
+    assert panel._m.masked == [0]
