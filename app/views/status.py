@@ -10,9 +10,13 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+import attention_lab_assets
 from app import js
 
 from .notify import notify
+
+# The error banner lies over the top of the stage instead of taking a row of it (see the file).
+STATUS_CSS = attention_lab_assets.read_text("components", "status.css")
 
 
 class LiveSummary(ReactiveHTML):
@@ -126,13 +130,3 @@ class StatusView(pn.viewable.Viewer):
             css_classes=["lab-status"],
             stylesheets=[STATUS_CSS],
         )
-
-
-# The error banner lies over the top of the stage instead of taking a row of it: in the stage's
-# grid a taller status row squashed the charts below it to about 100 px while it showed.
-STATUS_CSS = (
-    ":host { position: relative; overflow: visible !important; }"
-    " .lab-error { position: absolute !important; top: 0; left: 0; right: 0; z-index: 20;"
-    " height: auto !important; max-height: none !important;"
-    " box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25); }"
-)
