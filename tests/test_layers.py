@@ -4,6 +4,7 @@ way only, down the layers that docs/architecture.md draws."""
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -81,3 +82,19 @@ def test_the_state_and_the_lessons_run_without_panel_or_bokeh():
         if name.split(".")[0] in ("panel", "bokeh")
     ]
     assert offenders == [], offenders
+
+
+# A CSS rule: a selector's last character, then a block that opens with a declaration.
+_CSS_RULE = re.compile(r"[\w\-\]\)\*>]\s*\{\s*[a-z-]+\s*:\s*[^;{}]+;?[^{}]*\}")
+
+
+def test_no_stylesheet_is_written_in_a_python_string():
+    """Page and component CSS live in assets/ (components/ for shadow roots), read at import."""
+    found = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if _CSS_RULE.search(node.value):
+                    found.append(f"{module}:{node.lineno}")
+    assert found == [], f"CSS written in Python: {found}"
+    assert _CSS_RULE.search(".lab-x { color: red; }")  # the pattern still finds a rule

@@ -13,6 +13,7 @@ from __future__ import annotations
 import param
 from panel.reactive import ReactiveHTML
 
+import attention_lab_assets
 from app import js
 
 
@@ -43,18 +44,4 @@ class PageTools(ReactiveHTML):
         "</nav>"
     )
     _scripts = js.sections("page_tools.js")  # noqa: RUF012 - Panel reads this class attribute
-    _stylesheets = [  # noqa: RUF012
-        ".lab-tools { display: flex; gap: 12px; align-items: center; }"
-        # Off screen until it has focus (the usual skip-link pattern), then plainly visible.
-        ".lab-skip { position: absolute; left: -10000px; top: 8px; padding: 6px 12px;"
-        " background: #fff; color: #0b3d5c; font: inherit; font-weight: 700; border: 0;"
-        " border-radius: 4px; z-index: 10; }"
-        ".lab-skip:focus { position: static; }"
-        ".lab-presenter-toggle { font: inherit; font-size: var(--lab-text, 16px);"
-        " color: #fff; background: transparent; border: 2px solid #fff; border-radius: 6px;"
-        " padding: 4px 12px; cursor: pointer; }"
-        ".lab-presenter-toggle[aria-pressed=true] { background: #fff; color: #0b3d5c; }"
-        ":focus-visible { outline: 3px solid #ffd166 !important; outline-offset: 2px; }"
-        # Nobody presents from a phone; the header has no room to spare there.
-        "@media (max-width: 600px) { .lab-presenter-toggle { display: none; } }"
-    ]
+    _stylesheets = [attention_lab_assets.read_text("components", "page-tools.css")]  # noqa: RUF012

@@ -13,6 +13,7 @@ import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
+import attention_lab_assets
 from app import js
 
 
@@ -47,16 +48,7 @@ class ShownSignal(ReactiveHTML):
     )
     # Fires once, when a fifth of the placeholder is on screen.
     _scripts = js.sections("shown_signal.js")  # noqa: RUF012 - Panel reads this class attribute
-    _stylesheets = [  # noqa: RUF012
-        ".lab-deferred { box-sizing: border-box; height: 100%; padding: 18px 20px;"
-        " border: 2px dashed #c8d3dc; border-radius: 8px; background: #f7f9fb;"
-        " font-size: var(--lab-text, 16px); color: #23323d; }"
-        ".lab-deferred-title { font-weight: 700; margin: 0 0 6px; }"
-        ".lab-deferred-note { margin: 0 0 12px; }"
-        ".lab-deferred button { font: inherit; padding: 6px 14px; border-radius: 6px;"
-        " border: 2px solid #0b3d5c; background: #fff; color: #0b3d5c; cursor: pointer; }"
-        ":focus-visible { outline: 3px solid #ffd166 !important; outline-offset: 2px; }"
-    ]
+    _stylesheets = [attention_lab_assets.read_text("components", "deferred.css")]  # noqa: RUF012
 
 
 class Deferred(pn.viewable.Viewer):
@@ -97,13 +89,7 @@ class DisclosureButton(ReactiveHTML):
         '<span id="arrow" aria-hidden="true">▸</span> <span id="text">${label}</span></button>'
     )
     _scripts = js.sections("disclosure_button.js")  # noqa: RUF012 - Panel reads this
-    _stylesheets = [  # noqa: RUF012
-        ".lab-disclosure { width: 100%; text-align: left; font: inherit;"
-        " font-size: var(--lab-text, 16px); font-weight: 700; color: #0b3d5c;"
-        " background: #eef3f7; border: 1px solid #c8d3dc; border-radius: 6px;"
-        " padding: 8px 10px; cursor: pointer; }"
-        ":focus-visible { outline: 3px solid #ffd166 !important; outline-offset: 2px; }"
-    ]
+    _stylesheets = [attention_lab_assets.read_text("components", "disclosure.css")]  # noqa: RUF012
 
 
 class Disclosure(pn.viewable.Viewer):

@@ -37,13 +37,7 @@ class LiveSummary(ReactiveHTML):
     )
     _scripts = js.sections("live_summary.js")  # noqa: RUF012 - Panel reads this
 
-    _stylesheets = [  # noqa: RUF012
-        ":host { width: calc(100% - 20px); }"  # its margin is 10 px each side
-        # One line on a projector, two on a laptop: the first screen has no height to spare.
-        ".lab-summary { font-size: calc(var(--lab-text, 16px) * 1.2); line-height: 1.35;"
-        " margin: 4px 0; font-weight: 600;"
-        " color: #111; }"
-    ]
+    _stylesheets = [attention_lab_assets.read_text("components", "live-summary.css")]  # noqa: RUF012
 
     @property
     def text(self) -> str:
