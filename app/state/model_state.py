@@ -27,7 +27,7 @@ from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
 
-MAX_TEXT_CHARS = 400
+MAX_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
 ROTATE_BOUNDS = (-180.0, 180.0)
 URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablated")
 

@@ -22,7 +22,7 @@ import attention_lab_assets
 from ..core import attention, softmax
 from . import binding_task as task
 from .edits import Edit, rotate_towards
-from .runs import HeadRecord, Pass, Run, read_only
+from .runs import HeadRecord, Pass, Run, check_backend, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
 PROBE_SIZE = 96
@@ -86,12 +86,14 @@ class BindingModel:
         start: int = 0,
         resid: list[np.ndarray] | None = None,
         heads: dict | None = None,
+        query: int | None = None,
     ) -> Pass:
-        """Forward for ids (B, n) of one length; the question is the last position.
+        """Forward for ids (B, n) of one length; the records and logits are for position
+        ``query`` (default: the last, the question).
 
         With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused."""
         b, n = ids.shape
-        qpos = n - 1
+        qpos = n - 1 if query is None else query
         if start == 0:
             x = self.w["embed"][ids] + self.w["pos"][:n]
             resid = [x]
@@ -126,7 +128,7 @@ class BindingModel:
                     ablated = ablated or e.ablates()
                 if not legal[qpos].any():
                     raise ValueError(
-                        f"the edits leave the question position {qpos} no key to attend to in "
+                        f"the edits leave the query position {qpos} no key to attend to in "
                         f"layer {layer} head {hd}: at least one position must stay visible"
                     )
 
@@ -161,12 +163,13 @@ class BindingModel:
                     contribution=contrib[:, qpos],
                     all_weights=res.weights,
                     ablated=ablated,
+                    all_outputs=out,
                 )
             x = x + delta
             resid.append(x)
         hf = _layer_norm(x[:, qpos], self.w["ln_f.weight"], self.w["ln_f.bias"])
         logits = hf @ self.w["unembed.weight"] + self.w["unembed.bias"]
-        return Pass(resid, heads, logits)
+        return Pass(resid, heads, logits, query=qpos)
 
     def forward_batch(self, programs, edits=()) -> tuple[np.ndarray, dict]:
         """(probabilities (B, answers), {(layer, head): question-row weights list}) for many
@@ -210,16 +213,20 @@ class BindingModel:
             e.check(self.n_layers, self.n_heads, n)
         return edits
 
-    def _forward_one(self, ids, edits=(), start=0, resid=None, heads=None) -> Pass:
+    def _forward_one(
+        self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
+    ) -> Pass:
         """`_forward` for one sequence (ids (n,)), as `Run` asks for it."""
+        check_backend(backend)
         if start:
             resid = [r[None] for r in resid]
             heads = {lh: rec.batched() for lh, rec in heads.items()}
-        ps = self._forward(np.asarray(ids)[None], tuple(edits), start, resid, heads)
+        ps = self._forward(np.asarray(ids)[None], tuple(edits), start, resid, heads, query)
         return Pass(
             [read_only(r[0]) for r in ps.resid],
             {lh: rec.row(0) for lh, rec in ps.heads.items()},
             ps.logits[0],
+            query=ps.query,
         )
 
     def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
@@ -227,18 +234,22 @@ class BindingModel:
         probs = {t: float(x) for t, x in zip(self.answers, p, strict=True)}
         return probs, self.answers[int(np.argmax(p))]
 
-    def run(self, text: str, edits=()) -> Run:
+    def run(self, text: str, edits=(), *, query: int | None = None, backend: str = "numpy") -> Run:
+        """The program through the model with ``edits``; ``query`` picks the position whose row
+        the records keep and whose output is read (default: the question, the last)."""
         program = task.parse(text)
         edits = self._check_edits(edits, len(program.tokens))
+        query = check_query(program.query_position if query is None else query, len(program.ids))
         return Run(
             self,
             program.text,
             program.ids,
             program.tokens,
             edits,
-            self._forward_one(program.ids, edits),
-            query_position=program.query_position,
-            expected=program.answer,
+            self._forward_one(program.ids, edits, query=query, backend=backend),
+            query_position=query,
+            expected=program.answer if query == program.query_position else None,
+            backend=backend,
         )
 
     def __repr__(self):

