@@ -21,6 +21,7 @@ import attention_lab_assets
 
 from ..core import attention, softmax
 from . import binding_task as task
+from .causal import Maps
 from .edits import Edit, rotate_towards
 from .runs import HeadRecord, Pass, Run, check_backend, check_query, read_only
 
@@ -45,7 +46,7 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     return (x - mu) / np.sqrt(var + LN_EPS) * weight + bias
 
 
-class BindingModel:
+class BindingModel(Maps):
     """The NumPy binding model. Weights are read-only float64 arrays."""
 
     name = "binding"
@@ -120,12 +121,15 @@ class BindingModel:
                 temp = 1.0
                 degrees = 0.0
                 ablated = False
+                patched = None
                 for e in mine:
                     e.edit_kv(k, v)
                     e.edit_legal(legal)
                     temp *= e.temperature_factor()
                     degrees += e.rotation()
                     ablated = ablated or e.ablates()
+                    if (value := e.replaced_output()) is not None:
+                        patched = value
                 if not legal[qpos].any():
                     raise ValueError(
                         f"the edits leave the query position {qpos} no key to attend to in "
@@ -142,6 +146,13 @@ class BindingModel:
                         q[i, qpos] = rotate_towards(q[i, qpos], k[i, top[i]], degrees)
                     res = attention(q, k, v, **opts)
                 out = np.array(res.output)
+                if patched is not None:
+                    if patched.shape != out.shape[1:]:
+                        raise ValueError(
+                            f"PatchHead: the output has shape {patched.shape}; this head's is "
+                            f"{out.shape[1:]}"
+                        )
+                    out[:] = patched
                 if ablated:
                     out[:] = 0.0
                 wo_h = wo[hd * dh : (hd + 1) * dh]

@@ -88,6 +88,10 @@ class Edit:
     def ablates(self) -> bool:
         return False
 
+    def replaced_output(self) -> np.ndarray | None:
+        """Every row's output (n, d_head) that replaces the head's own, or None."""
+        return None
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -263,6 +267,39 @@ class AblateHead(Edit):
         return f"ablate {self._where()}"
 
 
+@dataclass(frozen=True, eq=False)
+class PatchHead(Edit):
+    """Replace the head's output at every position with ``output`` (n, d_head), usually the same
+    head's output in another run of a sentence of the same length: activation patching."""
+
+    output: np.ndarray
+
+    def __post_init__(self):
+        super().__post_init__()
+        out = np.array(self.output, dtype=np.float32)
+        if out.ndim != 2 or not np.isfinite(out).all():
+            raise ValueError(
+                "PatchHead: output must be a finite (positions, d_head) array, got shape "
+                f"{np.shape(self.output)}"
+            )
+        out.setflags(write=False)
+        object.__setattr__(self, "output", out)
+
+    def check(self, n_layers: int, n_heads: int, n_positions: int) -> None:
+        super().check(n_layers, n_heads, n_positions)
+        if self.output.shape[0] != n_positions:
+            raise ValueError(
+                f"PatchHead: the patched output has {self.output.shape[0]} positions and the "
+                f"text {n_positions}: patch between texts of the same length in tokens"
+            )
+
+    def replaced_output(self):
+        return self.output
+
+    def describe(self):
+        return f"patch the output of {self._where()} from another run"
+
+
 def rotate_towards(q: np.ndarray, key: np.ndarray, degrees: float) -> np.ndarray:
     """q turned by ``degrees`` in the plane of q and key's component orthogonal to q."""
     norm = float(np.linalg.norm(q))
@@ -287,6 +324,7 @@ __all__ = [
     "Edit",
     "HeadTemperature",
     "MaskPosition",
+    "PatchHead",
     "ReplaceKey",
     "RotateQuery",
     "ScaleKey",

@@ -76,6 +76,14 @@ def apply_rope(x, cos, sin):
     return x * cos + rot * sin
 
 
+def _linear(x, w):
+    """x (B, n, d_in) @ w (d_in, d_out) as one (B * n)-row product: NumPy's stacked matmul
+    calls the BLAS once per sequence, which throws away what batching the sequences buys."""
+    xp = array_api_compat.array_namespace(x)
+    b, n, d = x.shape
+    return xp.reshape(xp.reshape(x, (b * n, d)) @ w, (b, n, w.shape[1]))
+
+
 def _like(x, a):
     """NumPy array ``a`` on ``x``'s backend and device."""
     if isinstance(x, np.ndarray):
@@ -108,20 +116,22 @@ def block(
     qpos: int,
     replace: dict[tuple[int, int], Any] | None = None,
     detail: bool = False,
+    query_only: bool = False,
 ):
     """x (B, n, d_model) through one block; returns (x_next, LayerDetail or None).
 
     ``w`` holds this layer's weights on x's backend: wqkv (d, d + 2 kv), wo, wgu (d, 2 d_ff), wd,
     attn_norm, ffn_norm. ``replace[(b, head)]`` is None (zero: ablation) or an (n, d_head) array
     that becomes that head's output in sequence b. ``detail`` (B = 1 only) returns what the
-    page's records need, on the host."""
+    page's records need, on the host. ``query_only`` (a last layer with no edits, whose other
+    rows nothing reads) returns only the query row: (B, 1, d_model)."""
     xp = array_api_compat.array_namespace(x)
     b, n, dm = x.shape
     nh, nkv, dh = shape.n_heads, shape.n_kv_heads, shape.d_head
     kv_of = np.arange(nh) // (nh // nkv)
 
     h = rms_norm(x, w["attn_norm"], shape.eps)
-    qkv = h @ w["wqkv"]
+    qkv = _linear(h, w["wqkv"])
     q = xp.permute_dims(xp.reshape(qkv[..., :dm], (b, n, nh, dh)), (0, 2, 1, 3))
     k = xp.permute_dims(xp.reshape(qkv[..., dm : dm + nkv * dh], (b, n, nkv, dh)), (0, 2, 1, 3))
     v = xp.permute_dims(xp.reshape(qkv[..., dm + nkv * dh :], (b, n, nkv, dh)), (0, 2, 1, 3))
@@ -137,9 +147,17 @@ def block(
     vq = v[:, index]
 
     legal = np.repeat(np.tril(np.ones((n, n), dtype=bool))[None], nh, axis=0)
+    rows = slice(None)
+    if query_only:
+        if edits or detail:
+            raise ValueError("query_only is for a layer without edits or records")
+        rows = slice(qpos, qpos + 1)
+        q, legal, x = q[:, :, rows], legal[:, rows], x[:, rows]
+        qpos = 0
     temps = np.ones(nh)
     degrees = np.zeros(nh)
     ablated = np.zeros(nh, dtype=bool)
+    patched: dict[int, np.ndarray] = {}
     for hd in range(nh):
         for e in edits:
             if e.targets(layer, hd):
@@ -148,13 +166,16 @@ def block(
                 temps[hd] *= e.temperature_factor()
                 degrees[hd] += e.rotation()
                 ablated[hd] = ablated[hd] or e.ablates()
+                if (value := e.replaced_output()) is not None:
+                    patched[hd] = _check_patch(value, n, dh)
         if not legal[hd, qpos].any():
             raise ValueError(
                 f"the edits leave the query position {qpos} no key to attend to in "
                 f"layer {layer} head {hd}: at least one position must stay visible"
             )
 
-    out = xp.empty((b, nh, n, dh), dtype=x.dtype, device=array_api_compat.device(x))
+    n_out = q.shape[2]
+    out = xp.empty((b, nh, n_out, dh), dtype=x.dtype, device=array_api_compat.device(x))
     parts = {"weights": [None] * nh, "logits": [None] * nh, "scores": [None] * nh}
     scale = 1.0 / math.sqrt(dh)
     temp_of = np.ones(nh)
@@ -176,16 +197,18 @@ def block(
                 row = {name: getattr(res, name)[0, j] for name in parts} if detail else {}
             for name, value in row.items():
                 parts[name][hd] = _host(value)
+    for hd, value in patched.items():
+        out[:, hd] = _like(x, value)
     if ablated.any():
         out[:, _like(x, np.flatnonzero(ablated))] = 0.0
     for (seq, hd), value in (replace or {}).items():
-        out[seq, hd] = 0.0 if value is None else _like(x, np.asarray(value))
+        out[seq, hd] = 0.0 if value is None else _like(x, np.asarray(value)[rows])
 
-    x = x + xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (b, n, nh * dh)) @ w["wo"]
+    x = x + _linear(xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (b, n_out, nh * dh)), w["wo"])
     h2 = rms_norm(x, w["ffn_norm"], shape.eps)
-    gu = h2 @ w["wgu"]
+    gu = _linear(h2, w["wgu"])
     gate, up = gu[..., : shape.d_ff], gu[..., shape.d_ff :]
-    x = x + (gate / (1.0 + xp.exp(-gate)) * up) @ w["wd"]
+    x = x + _linear(gate / (1.0 + xp.exp(-gate)) * up, w["wd"])
     if not detail:
         return x, None
     info = LayerDetail(
@@ -202,6 +225,14 @@ def block(
         scale=scale,
     )
     return x, info
+
+
+def _check_patch(value: np.ndarray, n: int, d_head: int) -> np.ndarray:
+    if value.shape != (n, d_head):
+        raise ValueError(
+            f"PatchHead: the output has shape {value.shape}; this head's is ({n}, {d_head})"
+        )
+    return value
 
 
 def _rotated(q, kq, vq, hd, legal, weights, qpos, degrees, opts):

