@@ -312,6 +312,18 @@ class Lab:
         self._prediction = self.model_main.prediction.__panel__()
         grow(self._prediction, "lab-logits")
         self.experiments_tab.objects = [self.model_main]
+        from app.state.causal_state import CausalState
+        from app.views.causal_view import CausalView
+
+        self.causal_state = CausalState(self.sources.model)
+        if self._doc is not None and self._doc.session_context is not None:
+            self.causal_state.deliver = _on_session_thread(self._doc)
+        self.causal_view = CausalView(self.causal_state, self.sources.model)
+        figures = [self.causal_view.figure, self.causal_view.patch_figure]
+        slim(figures)
+        floor_text(figures)
+        self._text_scale.add(figures)
+        self.causal_tab.objects = [self.causal_view]
 
     def _show_source(self) -> None:
         model = self.sources.source == MODEL
@@ -408,7 +420,12 @@ class Lab:
         }
         # The hand-made diagnosis, audit and export describe the scenarios, not a model's head.
         self.experiments_tab = pn.Column(name="Experiments")
-        self._model_tabs = [lessons, tab("Experiments", self.experiments_tab)]
+        self.causal_tab = pn.Column(name="Causal map")
+        self._model_tabs = [
+            lessons,
+            tab("Experiments", self.experiments_tab),
+            tab("Causal map", self.causal_tab),
+        ]
         teaching = pn.Tabs(
             *self._scenario_tabs,
             # Only the open tab's widgets exist in the page; the others are built when opened.

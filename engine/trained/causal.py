@@ -241,20 +241,26 @@ def causal_map(
     """Every head's ablation effect on ``answer`` (default: the run's answer) in ``run``, beside
     its weight on ``token`` (a position or a token's text; default: see `default_token`).
     ``progress(fraction, message)`` is called after each layer; ``cancel()`` returning True stops
-    the map with `Cancelled`. Cached per model, text, edits, query, token, answer and backend."""
+    the map with `Cancelled`. The ablations are cached per model, text, edits, query, answer
+    and backend: another ``token`` costs no forward."""
     model = run.model
     index, answer = answer_id(run, answer)
     token = _check_token(run, token)
     if token is None:
         token = default_token(run, answer)
-    key = (run.text, run.edits, run.query_position, token, answer, run.backend)
+    key = (run.text, run.edits, run.query_position, answer, run.backend)
     cache = _cache_of(model)
-    if (hit := cache.get(key)) is not None:
-        _report(progress, 1, 1, "from the cache")
-        return hit
     base = _log_probs(run.logits)[index]
-    logits = every_head_logits(run, lambda layer, head: None, progress, cancel)
-    lp = _log_probs(logits)
+    measured = cache.get(key)
+    if measured is None:
+        logits = every_head_logits(run, lambda layer, head: None, progress, cancel)
+        lp = _log_probs(logits)[:, index]
+        tops = tuple(_top(model, row) for row in logits)
+        measured = (lp, tops)
+        cache.put(key, measured)
+    else:
+        _report(progress, 1, 1, "from the cache")
+    lp, tops = measured
     records = []
     for row, (layer, head) in enumerate(_heads(model)):
         rec = run.head(layer, head)
@@ -264,13 +270,13 @@ def causal_map(
                 head=head,
                 weight=float(rec.weights[token]),
                 contribution=float(np.linalg.norm(rec.contribution)),
-                effect=float(lp[row, index] - base),
-                effect_prob=float(np.exp(lp[row, index]) - np.exp(base)),
+                effect=float(lp[row] - base),
+                effect_prob=float(np.exp(lp[row]) - np.exp(base)),
                 answer=answer,
-                ablated_answer=_top(model, logits[row]),
+                ablated_answer=tops[row],
             )
         )
-    result = CausalMap(
+    return CausalMap(
         text=run.text,
         answer=answer,
         token=token,
@@ -278,8 +284,6 @@ def causal_map(
         prob=float(np.exp(base)),
         records=tuple(records),
     )
-    cache.put(key, result)
-    return result
 
 
 def patching_map(
@@ -363,3 +367,45 @@ class Maps:
                 f"{len(target.ids)}: activation patching needs texts of the same length"
             )
         return target.intervene(PatchHead(layer, head, source.head(layer, head).all_outputs))
+
+
+def counterfactual(model, text: str) -> tuple[str, str]:
+    """(changed text, what changed): ``text`` with the fact its answer comes from replaced, at
+    the same length in tokens, for activation patching. The binding model's program gets a
+    different value in the queried name's latest definition; a language model's text gets its
+    answer's latest earlier mention replaced by the likeliest next token not yet in the text.
+    ValueError when the text has no such fact (the answer is not mentioned before)."""
+    run = model.run(text)
+    if hasattr(model, "answers"):
+        from . import binding_task as task
+
+        program = task.parse(text)
+        name, defs = program.question, program.definitions
+        mine = [i for i, (n, _) in enumerate(defs) if n == name]
+        if not mine:
+            raise ValueError(f"{name!r} is not defined in the program: nothing to change")
+        i = mine[-1]
+        old = defs[i][1]
+        new = next(v for v in model.values if v != old)
+        parts = [f"{n}={new if j == i else v}" for j, (n, v) in enumerate(defs)]
+        return "; ".join(parts) + f"; ?{name}", f"{name}={old} became {name}={new}"
+    answer = run.answer
+    earlier = [i for i, t in enumerate(run.tokens[:-1]) if t == answer]
+    if not earlier:
+        raise ValueError(
+            f"the answer {answer!r} is not mentioned earlier in the text: type a changed "
+            "sentence of the same length"
+        )
+    where = earlier[-1]
+    for candidate in run.probs:
+        if candidate == answer or candidate in run.tokens or not candidate.strip():
+            continue
+        ids = list(run.ids)
+        try:
+            ids[where] = model.encode(candidate)[0]
+        except IndexError:
+            continue
+        changed = model.decode(ids)
+        if len(model.encode(changed)) == len(run.ids) and model.run(changed).answer != answer:
+            return changed, f"{answer.strip()} became {candidate.strip()}"
+    raise ValueError(f"no same-length change of {answer!r} moves the answer: type one")

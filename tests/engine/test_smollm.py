@@ -432,7 +432,12 @@ def test_causal_map_finds_a_heavy_head_that_decides_nothing_and_a_light_one_that
 
 def test_causal_map_is_cached_and_can_be_cancelled(model, friday_map):
     cmap, _ = friday_map
-    assert model.causal_map(MOVED.format("Friday")) is cmap
+    said = []
+    again = model.causal_map(MOVED.format("Friday"), progress=lambda f, m: said.append(m))
+    assert again == cmap and said == ["from the cache"]  # no forward ran
+    other = model.causal_map(MOVED.format("Friday"), token=1)  # another token: no forward
+    assert [r.effect for r in other.records] == [r.effect for r in cmap.records]
+    assert other.token == 1 and other.records[5].weight != cmap.records[5].weight
     asked = []
 
     def cancel():

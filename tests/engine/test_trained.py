@@ -442,7 +442,7 @@ def test_binding_causal_map_names_the_retrieval_head():
         single = run.intervene(trained.AblateHead(r.layer, r.head))
         assert r.effect == pytest.approx(np.log(single._p[answer]) - np.log(run._p[answer]))
         assert r.effect_prob == pytest.approx(single._p[answer] - run._p[answer])
-    assert model.causal_map(program) is cmap
+    assert model.causal_map(program) == cmap
     with pytest.raises(causal.Cancelled):
         model.causal_map("a=5; b=7; ?b", cancel=lambda: True)
 

@@ -1,0 +1,144 @@
+"""Every head's causal role for the open sentence: the causal map and the patching map.
+
+No Panel or Bokeh import. It follows one `ModelState`: the maps are measured on its model and
+sentence (with no intervention, so every head is judged on the same clean run) on a worker
+thread, with a progress fraction and a Stop, and kept per sentence by the engine's cache. The
+page sets `deliver` to hand results to its session's thread (as `LabState` does for torch);
+`settle()` waits for them in a notebook or a test.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import param
+
+from engine.trained import causal
+
+# One worker per process: a map keeps one core busy for seconds, and the other core serves the
+# pages. A second student's map waits its turn (the cache then often answers it at once).
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
+CAUSAL, PATCHING = "causal", "patching"
+
+
+class CausalState(param.Parameterized):
+    """One session's maps. Call `measure` or `patch`; read `causal`, `patching`, `progress`."""
+
+    token = param.Integer(default=None, allow_None=True, doc="the key position of the weights")
+    corrupted = param.String(default="", doc="the changed sentence for activation patching")
+    change = param.String(default="", constant=True, doc="what the suggested change is")
+
+    causal = param.Parameter(default=None, constant=True, doc="engine CausalMap, or None")
+    patching = param.Parameter(default=None, constant=True, doc="engine PatchingMap, or None")
+    running = param.String(default="", constant=True, doc='"causal" or "patching" while at work')
+    progress = param.Number(default=0.0, bounds=(0.0, 1.0), constant=True)
+    message = param.String(default="", constant=True)
+    error = param.String(default="", constant=True)
+
+    def __init__(self, mstate, **params):
+        super().__init__(**params)
+        self._m = mstate
+        self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
+        self._stop = threading.Event()
+        self._idle = threading.Condition()
+        self._busy = False
+        self._generation = 0
+        mstate.param.watch(lambda *_e: self.forget(), ["model", "text"])
+        self.forget()
+
+    # ---------------------------------------------------------------- the sentence changed
+
+    def forget(self) -> None:
+        """A new sentence or model: drop both maps, stop one at work, suggest a changed text."""
+        self._generation += 1
+        self._stop.set()
+        try:
+            corrupted, change = causal.counterfactual(self._m.loaded, self._m.text)
+        except (ValueError, StopIteration) as exc:
+            corrupted, change = "", f"no change suggested ({exc})"
+        self.corrupted = corrupted
+        with param.edit_constant(self):
+            self.param.update(
+                causal=None, patching=None, running="", progress=0.0, message="", error=""
+            )
+            self.change = change
+        self.token = None
+
+    # ---------------------------------------------------------------- measuring
+
+    def measure(self) -> None:
+        """Start the causal map of the open sentence (every head ablated in turn)."""
+        model, text, token = self._m.loaded, self._m.text, self.token
+
+        def job(progress, cancel):
+            return model.causal_map(text, token, progress=progress, cancel=cancel)
+
+        self._start(CAUSAL, job)
+
+    def patch(self) -> None:
+        """Start the patching map: each head's output from the open sentence put into the
+        changed one (`corrupted`)."""
+        model, clean, corrupted = self._m.loaded, self._m.text, self.corrupted
+
+        def job(progress, cancel):
+            return model.patching_map(clean, corrupted, progress=progress, cancel=cancel)
+
+        self._start(PATCHING, job)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until no map is at work; True if idle."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._busy, timeout)
+
+    def _start(self, kind: str, job) -> None:
+        if self.running:
+            self._set(error=f"a {self.running} map is still being measured: stop it first")
+            return
+        self._stop = threading.Event()
+        stop, generation = self._stop, self._generation
+        self._set(running=kind, progress=0.0, message="starting", error="")
+        with self._idle:
+            self._busy = True
+        _POOL.submit(self._work, kind, job, stop, generation)
+
+    def _work(self, kind, job, stop, generation) -> None:
+        def progress(fraction, message):
+            self.deliver(functools.partial(self._progress, generation, fraction, message))
+
+        try:
+            result, failure = job(progress, stop.is_set), ""
+        except causal.Cancelled:
+            result, failure = None, "stopped"
+        except ValueError as exc:  # a sentence the map refuses (lengths differ, same answers)
+            result, failure = None, str(exc)
+        except Exception as exc:  # noqa: BLE001 - the page stays up and says what failed
+            result, failure = None, f"{type(exc).__name__}: {exc}"
+        self.deliver(functools.partial(self._finish, generation, kind, result, failure))
+        with self._idle:
+            self._busy = False
+            self._idle.notify_all()
+
+    def _progress(self, generation, fraction, message) -> None:
+        if generation == self._generation and self.running:
+            self._set(progress=min(1.0, max(0.0, fraction)), message=message)
+
+    def _finish(self, generation, kind, result, failure) -> None:
+        if generation != self._generation:
+            return  # the sentence changed meanwhile: this map describes another one
+        done = {"running": "", "progress": 1.0 if result is not None else 0.0, "message": ""}
+        if result is None:
+            self._set(**done, error="" if failure == "stopped" else failure)
+            if failure == "stopped":
+                self._set(message="stopped")
+            return
+        self._set(**done, **{kind: result}, error="")
+
+    def _set(self, **values) -> None:
+        with param.edit_constant(self):
+            self.param.update(**values)

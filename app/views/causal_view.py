@@ -1,0 +1,396 @@
+"""The "Causal map" tab: where every head looks against what it decides, and patching.
+
+Two charts, each one glyph over all heads. The causal map puts one dot per head: across, its
+weight on a chosen token from the query position; down, how much the answer's log-probability
+falls when the head is ablated (dot size: the norm of what the head writes). The patching map
+colours a layer x head grid by how much of the clean sentence's answer one head's output brings
+back into the changed sentence. Tapping a head opens it in the planes.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import panel as pn
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    FixedTicker,
+    LabelSet,
+    LinearColorMapper,
+    Range1d,
+    Span,
+    TapTool,
+)
+from bokeh.models.glyphs import Rect, Scatter
+
+import attention_lab_assets
+from engine.heads import shown_token
+from engine.trained import causal
+
+from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
+
+CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
+NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
+IDLE_EFFECT = 0.05  # |change of log p| below this: the head "decides nothing" here
+
+
+def _head_tags(records) -> list[str]:
+    return [f"L{r.layer} H{r.head}" for r in records]
+
+
+def named_heads(cmap) -> dict[tuple[int, int], str]:
+    """(layer, head) -> why it is named: heavy (looks most), decisive (costs most), or both."""
+    out: dict[tuple[int, int], str] = {}
+    for r in cmap.heaviest(NAMED):
+        out[(r.layer, r.head)] = "looks most"
+    for r in cmap.decisive(NAMED):
+        key = (r.layer, r.head)
+        out[key] = "looks and decides" if key in out else "decides most"
+    return out
+
+
+def causal_summary(cmap) -> str:
+    """Two sentences naming the heaviest and the most decisive head, with their numbers."""
+    token = html.escape(shown_token(cmap.token_text))
+    answer = html.escape(shown_token(cmap.answer))
+    heavy, decisive = cmap.heaviest(1)[0], cmap.decisive(1)[0]
+    return (
+        f"P({answer}) is {cmap.prob:.1%} with every head in place. "
+        f"<b>L{heavy.layer} H{heavy.head}</b> puts the most weight on {token} "
+        f"({heavy.weight:.2f}); ablating it changes log P({answer}) by {heavy.effect:+.2f}. "
+        f"<b>L{decisive.layer} H{decisive.head}</b> costs the answer most "
+        f"({decisive.effect:+.2f}, P {decisive.effect_prob:+.1%}) with weight "
+        f"{decisive.weight:.3f} on {token}."
+    )
+
+
+def patching_summary(pmap) -> str:
+    best = pmap.strongest(1)[0]
+    clean = html.escape(shown_token(pmap.clean_answer))
+    bad = html.escape(shown_token(pmap.corrupted_answer))
+    return (
+        f"The changed sentence answers {bad}, the open one {clean}. Putting "
+        f"<b>L{best.layer} H{best.head}</b>'s output from the open sentence into the changed one "
+        f"brings back {best.recovered:.0%} of the difference between them "
+        f"(log P({clean}) {best.effect:+.2f})."
+    )
+
+
+class CausalView(pn.viewable.Viewer):
+    """The causal map and the patching map of one `CausalState`."""
+
+    def __init__(self, cstate, mstate, **params):
+        super().__init__(**params)
+        self._c, self._m = cstate, mstate
+        self._syncing = False
+        self.token = pn.widgets.Select(name="Weight on the token", sizing_mode="stretch_width")
+        self.measure = pn.widgets.Button(label="Measure every head", button_type="primary")
+        self.stop = pn.widgets.Button(label="Stop", button_type="light", disabled=True)
+        self.bar = pn.indicators.Progress(
+            value=0, max=100, visible=False, sizing_mode="stretch_width", height=18
+        )
+        self.note = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
+        self.summary = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.corrupted = pn.widgets.TextInput(
+            name="Changed sentence (the same number of tokens)", sizing_mode="stretch_width"
+        )
+        self.change = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.patch = pn.widgets.Button(label="Patch every head", button_type="primary")
+        self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
+        self._build_causal_figure()
+        self._build_patching_figure()
+
+        self.measure.on_click(lambda _e: self._c.measure())
+        self.patch.on_click(lambda _e: self._start_patch())
+        self.stop.on_click(lambda _e: self._c.stop())
+        self.token.param.watch(self._token_picked, "value")
+        cstate.param.watch(
+            lambda *_e: self._refresh(), ["causal", "patching", "running", "progress", "error"]
+        )
+        cstate.param.watch(lambda *_e: self._sync_corrupted(), ["corrupted", "change"])
+        mstate.param.watch(lambda *_e: self._tokens(), ["run"])
+        mstate.param.watch(lambda *_e: self._refresh(), ["loading"])
+        self._tokens()
+        self._sync_corrupted()
+        self._refresh()
+
+    # ---------------------------------------------------------------- figures
+
+    def _build_causal_figure(self) -> None:
+        cols = {c: f32([]) for c in ("weight", "effect", "effect_prob", "contribution", "size")}
+        cols.update(layer=[], head=[], tag=[], colour=[], ablated_answer=[])
+        self.source = ColumnDataSource(name="causal_map", data=cols)
+        self.labels = ColumnDataSource(
+            name="causal_labels", data={"weight": [], "effect": [], "text": []}
+        )
+        fig = make_figure(
+            "Looks at vs needed for",
+            height=380,
+            x_range=Range1d(-0.03, 1.03),
+            tools="",
+        )
+        fig.name = "causal_plot"
+        fig.xaxis.axis_label = "weight on the token (from the query position)"
+        fig.yaxis.axis_label = "change of log P(answer) when ablated"
+        fig.add_layout(Span(location=0, dimension="width", line_color="#888888", line_width=1))
+        dots = add_glyph(
+            fig,
+            Scatter,
+            x="weight",
+            y="effect",
+            size="size",
+            source=self.source,
+            fill_color="colour",
+            line_color="#333333",
+            fill_alpha=0.8,
+        )
+        add_hover(
+            fig,
+            [dots],
+            [
+                ("head", "@tag"),
+                ("weight on the token", "@weight{0.000}"),
+                ("change of log P", "@effect{+0.000}"),
+                ("change of P", "@effect_prob{+0.0%}"),
+                ("what it writes (norm)", "@contribution{0.00}"),
+                ("answer without it", "@ablated_answer"),
+            ],
+        )
+        fig.add_tools(TapTool(renderers=[dots]))
+        fig.add_layout(
+            LabelSet(
+                x="weight",
+                y="effect",
+                text="text",
+                source=self.labels,
+                x_offset=6,
+                y_offset=4,
+                text_font_size="14px",
+            )
+        )
+        self.source.selected.on_change("indices", self._tapped(self.source))
+        self.figure = fig
+
+    def _build_patching_figure(self) -> None:
+        cols = {c: f32([]) for c in ("recovered", "effect")}
+        cols.update(layer=[], head=[], tag=[])
+        self.patch_source = ColumnDataSource(name="patching_map", data=cols)
+        fig = make_figure(
+            "Patched: answer brought back",
+            height=420,
+            tools="",
+            x_range=Range1d(-0.5, 1.5),
+            y_range=Range1d(-0.5, 1.5),
+        )
+        fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
+        fig.yaxis.ticker = FixedTicker(ticks=[0, 1])
+        fig.name = "patching_plot"
+        fig.xaxis.axis_label = "head"
+        fig.yaxis.axis_label = "layer"
+        mapper = LinearColorMapper(palette=_BLUE_RED, low=-1.0, high=1.0)
+        cells = add_glyph(
+            fig,
+            Rect,
+            x="head",
+            y="layer",
+            width=0.95,
+            height=0.95,
+            source=self.patch_source,
+            fill_color={"field": "recovered", "transform": mapper},
+            line_color=None,
+        )
+        add_hover(
+            fig,
+            [cells],
+            [
+                ("head", "@tag"),
+                ("share of the difference brought back", "@recovered{0%}"),
+                ("change of log P(clean answer)", "@effect{+0.000}"),
+            ],
+        )
+        fig.add_tools(TapTool(renderers=[cells]))
+        fig.add_layout(ColorBar(color_mapper=mapper, width=12, title="brought back"), "right")
+        self.patch_source.selected.on_change("indices", self._tapped(self.patch_source))
+        self.patch_figure = fig
+
+    def _tapped(self, source):
+        def open_head(_attr, _old, new) -> None:
+            if not new:
+                return
+            i = new[0]
+            layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
+            source.selected.indices = []
+            self._m.try_update(layer=layer, head=head)
+
+        return open_head
+
+    # ---------------------------------------------------------------- updates
+
+    def _tokens(self) -> None:
+        """The token picker follows the sentence; it shows the map's token (by default the
+        engine's choice: the answer's earlier mention, or the most-weighed token)."""
+        run = self._m.run
+        if run is None:
+            return
+        options = {f"{shown_token(t)} @{i}": i for i, t in enumerate(run.tokens)}
+        chosen = self._c.token
+        if chosen is None:
+            cmap = self._c.causal
+            chosen = cmap.token if cmap else causal.default_token(run, run.answer)
+        self._syncing = True
+        try:
+            if self.token.options != options:
+                self.token.options = options
+            self.token.value = chosen
+        finally:
+            self._syncing = False
+
+    def _token_picked(self, event) -> None:
+        if self._syncing or event.new is None or event.new == self._c.token:
+            return
+        self._c.token = int(event.new)
+        if self._c.causal is not None:
+            self._c.measure()  # the ablations are cached: only the weights are read again
+
+    def _start_patch(self) -> None:
+        self._c.corrupted = self.corrupted.value
+        self._c.patch()
+
+    def _sync_corrupted(self) -> None:
+        self.corrupted.value = self._c.corrupted
+        self.change.object = html.escape(self._c.change)
+
+    def _refresh(self) -> None:
+        c = self._c
+        busy = bool(c.running)
+        waiting = bool(self._m.loading)  # a link's model still loading: measure that one
+        self.measure.disabled = self.patch.disabled = busy or waiting
+        self.stop.disabled = not busy
+        self.bar.visible = busy
+        self.bar.value = int(round(100 * c.progress))
+        if waiting:
+            self.note.object = "The model is still loading; measure once it is in."
+        elif busy:
+            self.note.object = f"Measuring every head ({c.running}): {c.progress:.0%} {c.message}"
+        elif c.error:
+            self.note.object = f"<span class='lab-map-error'>{html.escape(c.error)}</span>"
+        elif c.message == "stopped":
+            self.note.object = "Stopped. Press the button again to measure."
+        else:
+            self.note.object = (
+                "" if c.causal else "Each head is ablated in turn; the page stays usable."
+            )
+        self._draw_causal(c.causal)
+        self._draw_patching(c.patching)
+
+    def _draw_causal(self, cmap) -> None:
+        if cmap is None:
+            assign(self.source, {k: v[:0] for k, v in self.source.data.items()})
+            assign(self.labels, {"weight": [], "effect": [], "text": []})
+            self.summary.object = ""
+            return
+        recs = cmap.records
+        norms = np.array([r.contribution for r in recs])
+        size = 7 + 14 * norms / max(float(norms.max()), 1e-12)
+        named = named_heads(cmap)
+        colour = [
+            OKABE_ITO["vermillion"]
+            if named.get((r.layer, r.head), "").startswith("decides")
+            else OKABE_ITO["blue"]
+            if (r.layer, r.head) in named
+            else "#bbbbbb"
+            for r in recs
+        ]
+        assign(
+            self.source,
+            {
+                "weight": f32([r.weight for r in recs]),
+                "effect": f32([r.effect for r in recs]),
+                "effect_prob": f32([r.effect_prob for r in recs]),
+                "contribution": f32(norms),
+                "size": f32(size),
+                "layer": [r.layer for r in recs],
+                "head": [r.head for r in recs],
+                "tag": _head_tags(recs),
+                "colour": colour,
+                "ablated_answer": [shown_token(r.ablated_answer) for r in recs],
+            },
+        )
+        chosen = [r for r in recs if (r.layer, r.head) in named]
+        assign(
+            self.labels,
+            {
+                "weight": [r.weight for r in chosen],
+                "effect": [r.effect for r in chosen],
+                "text": [f"L{r.layer} H{r.head}" for r in chosen],
+            },
+        )
+        self.figure.title.text = f"Weight on {shown_token(cmap.token_text)[:14]} vs cost"
+        self.summary.object = causal_summary(cmap)
+        if self.token.value != cmap.token:
+            self._tokens()
+
+    def _draw_patching(self, pmap) -> None:
+        if pmap is None:
+            assign(self.patch_source, {k: v[:0] for k, v in self.patch_source.data.items()})
+            self.patch_summary.object = ""
+            return
+        recs = pmap.records
+        layers, heads = max(r.layer for r in recs) + 1, max(r.head for r in recs) + 1
+        fig = self.patch_figure
+        fig.x_range.start, fig.x_range.end = -0.5, heads - 0.5
+        fig.y_range.start, fig.y_range.end = -0.5, layers - 0.5
+        fig.xaxis.ticker.ticks = list(range(heads))
+        fig.yaxis.ticker.ticks = list(range(0, layers, 1 if layers <= 10 else 5))
+        assign(
+            self.patch_source,
+            {
+                "recovered": f32([r.recovered for r in recs]),
+                "effect": f32([r.effect for r in recs]),
+                "layer": [r.layer for r in recs],
+                "head": [r.head for r in recs],
+                "tag": _head_tags(recs),
+            },
+        )
+        self.patch_summary.object = patching_summary(pmap)
+
+    def __panel__(self):
+        return pn.Column(
+            pn.pane.HTML(
+                "<p>Each dot is one head. Right: it looks at the token. Down: the answer needs "
+                "it. A head far right but near zero looks without deciding.</p>",
+                sizing_mode="stretch_width",
+            ),
+            pn.Row(self.token, self.measure, self.stop, sizing_mode="stretch_width"),
+            self.bar,
+            self.note,
+            pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+            self.summary,
+            pn.pane.HTML(
+                "<h3>Activation patching</h3><p>Run a changed sentence with one head's output "
+                "taken from the open sentence, for every head in turn.</p>",
+                sizing_mode="stretch_width",
+            ),
+            self.corrupted,
+            self.change,
+            pn.Row(self.patch, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.patch_figure, sizing_mode="stretch_width"),
+            self.patch_summary,
+            sizing_mode="stretch_width",
+        )
+
+
+# Blue (the head pushes towards the changed sentence's answer) to red (brings the open one back).
+_BLUE_RED = (
+    "#2166ac",
+    "#4393c3",
+    "#92c5de",
+    "#d1e5f0",
+    "#f7f7f7",
+    "#fddbc7",
+    "#f4a582",
+    "#d6604d",
+    "#b2182b",
+)
