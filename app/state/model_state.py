@@ -29,7 +29,21 @@ from engine.snapshot import TEMPERATURE_RANGE
 
 MAX_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
 ROTATE_BOUNDS = (-180.0, 180.0)
-URL_KEYS = ("model", "text", "layer", "head", "head_temperature", "rotate", "masked", "ablated")
+URL_KEYS = (
+    "model",
+    "text",
+    "layer",
+    "head",
+    "head_temperature",
+    "rotate",
+    "masked",
+    "ablated",
+    "backend",
+)
+# The lab's backend names (its "More settings" picker) and the engine's for a model's run.
+ENGINE_BACKENDS = {"numpy": "numpy", "torch-cpu": "torch:cpu", "torch-cuda": "torch:cuda"}
+BACKEND_WORDS = {"numpy": "NumPy on the CPU", "torch:cpu": "torch on the CPU"}
+BACKEND_WORDS["torch:cuda"] = "torch on the GPU (CUDA)"
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,7 @@ class ModelState(param.Parameterized):
     masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
     ablated = param.List(default=[], item_type=str, doc='heads whose output is zeroed, "L.H"')
     extra = param.List(default=[], doc="edits set by a lesson or an experiment, applied last")
+    backend = param.Selector(default="numpy", objects=list(ENGINE_BACKENDS), doc="where it runs")
 
     snapshot = param.Parameter(default=None, constant=True)
     prediction = param.Parameter(default=None, constant=True)
@@ -81,6 +96,7 @@ class ModelState(param.Parameterized):
         "masked",
         "ablated",
         "extra",
+        "backend",
     )
 
     def __init__(self, **params):
@@ -257,7 +273,10 @@ class ModelState(param.Parameterized):
     def _compute(self):
         """(plain run, edited run, snapshot) for the current settings; ValueError if refused."""
         model = self._check()
-        plain = model.run(self.text)
+        try:
+            plain = model.run(self.text, backend=ENGINE_BACKENDS[self.backend])
+        except RuntimeError as exc:  # EngineUnavailable (no torch, no CUDA) or torch's own
+            raise ValueError(f"backend: {exc}") from exc
         n = len(plain.tokens)
         bad = [p for p in self.masked if not 0 <= p < n]
         if bad:
@@ -267,6 +286,12 @@ class ModelState(param.Parameterized):
         sweep = _dimension_sweep(0, max(2, n), float(self.head_temperature))
         snap = head_snapshot(edited, self.layer, self.head, dimension_sweep=sweep)
         return plain, edited, snap
+
+    @property
+    def ran_on(self) -> str:
+        """Where the run on screen was computed, in words."""
+        run = self.run
+        return BACKEND_WORDS.get(run.backend, run.backend) if run is not None else ""
 
     def _publish(self, plain, edited, snap) -> None:
         # A language model lists only its likeliest next tokens: take both runs' lists, and
@@ -348,6 +373,8 @@ class ModelState(param.Parameterized):
             out["masked"] = ",".join(str(p) for p in self.masked)
         if self.ablated:
             out["ablated"] = ",".join(self.ablated)
+        if self.backend != "numpy":
+            out["backend"] = self.backend
         return out
 
     def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
@@ -402,6 +429,13 @@ class ModelState(param.Parameterized):
             given["ablated"] = params["ablated"].split(",")
         if "text" in params:
             given["text"] = params["text"]
+        if "backend" in params:
+            if params["backend"] in ENGINE_BACKENDS:
+                given["backend"] = params["backend"]
+            else:
+                warnings.append(
+                    f"backend: {params['backend'][:20]!r} is not one of {', '.join(ENGINE_BACKENDS)}"
+                )
         start = {
             "model": name,
             "text": next(iter(model.examples.values())),
@@ -411,7 +445,17 @@ class ModelState(param.Parameterized):
         self.try_update(**start)
         # The program first (positions and heads refer to it), then each setting on its own, so
         # one bad value is named and dropped while the others still apply.
-        for key in ("text", "layer", "head", "masked", "head_temperature", "rotate", "ablated"):
+        keys = (
+            "text",
+            "layer",
+            "head",
+            "masked",
+            "head_temperature",
+            "rotate",
+            "ablated",
+            "backend",
+        )
+        for key in keys:
             if key in given and not self.try_update(**{key: given[key]}):
                 error = self.error if self.error.startswith(key) else f"{key}: {self.error}"
                 warnings.append(f"{error}; using the default")

@@ -21,6 +21,12 @@ from engine.trained import experiments as ex
 from .notify import notify
 from .prediction import PredictionView
 
+MODEL_BACKENDS = {
+    "NumPy (CPU)": "numpy",
+    "torch, CPU": "torch-cpu",
+    "torch, GPU (CUDA)": "torch-cuda",
+}
+
 
 class ModelPanel(pn.viewable.Viewer):
     """Sidebar controls of the trained-model source, kept in step with a `ModelState`."""
@@ -110,6 +116,13 @@ class ModelPanel(pn.viewable.Viewer):
         self.clear = pn.widgets.Button(
             label="Clear the intervention", button_type="light", sizing_mode="stretch_width"
         )
+        self.backend = pn.widgets.Select(
+            name="Run the model with",
+            options=MODEL_BACKENDS,
+            value=mstate.backend,
+            sizing_mode="stretch_width",
+        )
+        self.ran_on = pn.pane.Markdown("", margin=(0, 10))
         assert TEMPERATURE_RANGE[0] <= self.temperature.start  # the state accepts every value
         self._bind()
         self._from_state()
@@ -129,6 +142,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.masked.param.watch(lambda e: self._send(masked=sorted(e.new)), "value")
         self.ablated.param.watch(lambda e: self._send(ablated=sorted(e.new)), "value")
         self.clear.on_click(lambda _e: m.clear_intervention())
+        self.backend.param.watch(lambda e: self._send(backend=e.new), "value")
         self.finder.param.watch(lambda _e: self._find(), "value")
         self.finder_token.param.watch(lambda _e: self._find(), "value")
         self.found.param.watch(self._open_found, "value")
@@ -249,6 +263,8 @@ class ModelPanel(pn.viewable.Viewer):
             if self.ablated.options != heads:
                 self.ablated.options = heads
             self.ablated.value = list(m.ablated)
+            self.backend.value = m.backend
+            self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
             layer, head = model.retrieval_head
             which = "the retrieval head" if (m.layer, m.head) == (layer, head) else "not it"
             self.head_note.object = (
@@ -280,6 +296,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.masked,
             self.ablated,
             self.clear,
+            self.backend,
+            self.ran_on,
             sizing_mode="stretch_width",
         )
 

