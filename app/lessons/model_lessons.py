@@ -179,18 +179,6 @@ def _ablate_layer0(m: ModelState) -> None:
     _ablate(_layer0_head(m))(m)
 
 
-def _binding_map(m: ModelState):
-    return m.loaded.causal_map(m.text)
-
-
-def _heavy_idle_head(m: ModelState) -> tuple[int, int]:
-    """The head other than the retrieval head with the most weight on the answer's value."""
-    others = [
-        r for r in _binding_map(m).heaviest(4) if (r.layer, r.head) != m.loaded.retrieval_head
-    ]
-    return others[0].layer, others[0].head
-
-
 def _patch_from_changed(m: ModelState) -> None:
     changed, _ = causal.counterfactual(m.loaded, m.text)
     donor = m.loaded.run(changed).head(m.layer, m.head).all_outputs
@@ -402,34 +390,6 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         takeaway=(
             "The retrieval head's route was built from upstream features: remove them and the "
             "same head looks elsewhere. A local explanation of one head is not the whole model's."
-        ),
-    ),
-    ModelLessonStep(
-        title="Two heads look at 5000; one decides",
-        text=SEED_PROGRAM,
-        opens=_heavy_idle_head,
-        setup=(
-            "The Causal map tab measures every head: where it looks, and what the answer loses "
-            "without it. The planes now show the other layer-1 head, which also puts nearly all "
-            "of its weight on 5000."
-        ),
-        question="Ablate this head. What happens to the answer?",
-        choices=("The answer is lost", "Nothing: the model still answers 5000"),
-        answer=1,
-        action=(
-            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
-            "then Measure. Then open the Causal map tab and press Measure every head."
-        ),
-        act=_ablate_open_head,
-        measure=lambda b, a: f"this head gave {_top(b)[0]} {_top(b)[1]:.1%}; {_final(b, a)}",
-        confirms=lambda b, a: (
-            float(np.linalg.norm(a.head_output)) < 1e-9
-            and _top(b)[1] > 0.5
-            and _p(a, _expected(b)) > 0.9
-        ),
-        takeaway=(
-            "Two heads put their weight on the same token; only one of them carries the answer. "
-            "On the causal map the layer-0 head that barely looks at 5000 costs the most."
         ),
     ),
     ModelLessonStep(

@@ -1,0 +1,53 @@
+"""The Causal map tab in headless Chromium: every head measured off the session thread and drawn
+as one glyph, a tapped head opens in the planes, and the patching map of a suggested change."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import trained
+
+pytestmark = pytest.mark.browser
+
+PROGRAM = "a=5; b=7; a=3; ?a"
+ROWS = "() => { const s = Bokeh.documents[0].get_model_by_name('%s'); return s ? s.data.layer.length : -1 }"
+
+
+def test_causal_and_patching_maps_open_heads(open_lab):
+    model = trained.load("binding")
+    page = open_lab(f"?model=binding&text={PROGRAM.replace(' ', '%20').replace(';', '%3B')}")
+    page.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
+    page.page.get_by_role("button", name="Measure every head").click()
+    heads = model.n_layers * model.n_heads
+    page.wait_until(lambda: page.page.evaluate(ROWS % "causal_map") == heads, "the causal map")
+    data = page.data("causal_map")
+    cmap = model.causal_map(PROGRAM)
+    assert data["layer"] == [r.layer for r in cmap.records]
+    assert data["effect"] == pytest.approx([r.effect for r in cmap.records], abs=1e-5)
+    assert data["weight"] == pytest.approx([r.weight for r in cmap.records], abs=1e-6)
+    # One glyph for all the heads, and the most decisive one named on the chart.
+    renderers = page.page.evaluate(
+        "() => Bokeh.documents[0].get_model_by_name('causal_plot').renderers.length"
+    )
+    assert renderers == 1
+    top = cmap.decisive(1)[0]
+    assert f"L{top.layer} H{top.head}" in page.data("causal_labels")["text"]
+    assert page.shows(f"L{top.layer} H{top.head}")
+
+    # A tapped head (the selection BokehJS sends on a tap) opens in the planes.
+    other = next(i for i, r in enumerate(cmap.records) if (r.layer, r.head) != (1, 1))
+    want = cmap.records[other]
+    page.page.evaluate(
+        "(i) => { Bokeh.documents[0].get_model_by_name('causal_map').selected.indices = [i] }",
+        other,
+    )
+    page.wait_until(
+        lambda: f"layer={want.layer}&head={want.head}" in page.search(), "the tapped head"
+    )
+
+    page.page.get_by_role("button", name="Patch every head").click()
+    page.wait_until(lambda: page.page.evaluate(ROWS % "patching_map") == heads, "patching map")
+    patch = page.data("patching_map")
+    best = max(range(heads), key=lambda i: patch["recovered"][i])
+    assert (patch["layer"][best], patch["head"][best]) == model.retrieval_head
+    assert page.shows("brings back")
