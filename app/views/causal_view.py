@@ -126,14 +126,14 @@ class CausalView(pn.viewable.Viewer):
             name="causal_labels", data={"weight": [], "effect": [], "text": []}
         )
         fig = make_figure(
-            "Looks at vs needed for",
+            "Weight vs cost",
             height=380,
             x_range=Range1d(-0.03, 1.03),
             tools="",
         )
         fig.name = "causal_plot"
-        fig.xaxis.axis_label = "weight on the token (from the query position)"
-        fig.yaxis.axis_label = "change of log P(answer) when ablated"
+        fig.xaxis.axis_label = "weight on the token"
+        fig.yaxis.axis_label = "change of log P(answer)"
         fig.add_layout(Span(location=0, dimension="width", line_color="#888888", line_width=1))
         dots = add_glyph(
             fig,
@@ -178,7 +178,7 @@ class CausalView(pn.viewable.Viewer):
         cols.update(layer=[], head=[], tag=[])
         self.patch_source = ColumnDataSource(name="patching_map", data=cols)
         fig = make_figure(
-            "Patched: answer brought back",
+            "Patching",
             height=420,
             tools="",
             x_range=Range1d(-0.5, 1.5),
@@ -211,7 +211,7 @@ class CausalView(pn.viewable.Viewer):
             ],
         )
         fig.add_tools(TapTool(renderers=[cells]))
-        fig.add_layout(ColorBar(color_mapper=mapper, width=12, title="brought back"), "right")
+        fig.add_layout(ColorBar(color_mapper=mapper, width=12), "right")
         self.patch_source.selected.on_change("indices", self._tapped(self.patch_source))
         self.patch_figure = fig
 
@@ -327,7 +327,7 @@ class CausalView(pn.viewable.Viewer):
                 "text": [f"L{r.layer} H{r.head}" for r in chosen],
             },
         )
-        self.figure.title.text = f"Weight on {shown_token(cmap.token_text)[:14]} vs cost"
+        self.figure.xaxis.axis_label = f"weight on {shown_token(cmap.token_text)[:16]}"
         self.summary.object = causal_summary(cmap)
         if self.token.value != cmap.token:
             self._tokens()
@@ -370,7 +370,8 @@ class CausalView(pn.viewable.Viewer):
             self.summary,
             pn.pane.HTML(
                 "<h3>Activation patching</h3><p>Run a changed sentence with one head's output "
-                "taken from the open sentence, for every head in turn.</p>",
+                "taken from the open sentence, for every head in turn. Red: that head alone "
+                "brings the open sentence's answer back (1 = all of it).</p>",
                 sizing_mode="stretch_width",
             ),
             self.corrupted,
