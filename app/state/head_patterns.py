@@ -17,8 +17,10 @@ The grid mosaic's layout (`GridImage`): layers run left to right, heads top to b
 (layer L, head h) covers data x in [L, L + cell / pitch) and y in [h, h + cell / pitch) on a
 y axis that grows downwards (head 0 on top); inside it pixel (i, j) is the largest weight of
 the block of query rows i and keys j it pools, query 0 at the top. Pixel values:
-0..`LEVELS` are round(`LEVELS` x weight); `FUTURE` marks a block with no visible key (above
-the diagonal) and `GAP` the one-pixel gutter between cells.
+1..`LEVELS` are the weight on a log scale from `FLOOR` to 1 (`encode`), 0 a weight below `FLOOR`;
+`FUTURE` marks a block with no visible key (above the diagonal) and `GAP` the one-pixel gutter
+between cells. A log scale, because a long text spreads a row over hundreds of keys: on a linear
+one a weight of 1/300 is white.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 MAX_CELL = 32  # pixels per side of one head's cell, at most
 LEVELS = 250  # weight 1.0 is pixel value LEVELS
+FLOOR = 1e-3  # the lightest weight drawn (pixel value 1); below it, 0
 FUTURE = 254
 GAP = 255
 
@@ -108,6 +111,16 @@ def grid_rows(run, n_layers: int, n_heads: int, layer: int, head: int) -> dict[s
     return cols
 
 
+def encode(weights: np.ndarray) -> np.ndarray:
+    """Weights as the mosaic's pixel values: 0 below `FLOOR`, else 1..`LEVELS` on a log scale
+    (`LEVELS` for a weight of 1)."""
+    w = np.asarray(weights, dtype=np.float64)
+    span = -np.log10(FLOOR)
+    with np.errstate(divide="ignore"):
+        scaled = 1 + (LEVELS - 1) * (np.log10(np.maximum(w, FLOOR)) + span) / span
+    return np.where(w >= FLOOR, np.rint(np.clip(scaled, 1, LEVELS)), 0).astype(np.uint8)
+
+
 def block_starts(n: int, size: int = MAX_CELL) -> np.ndarray:
     """Where each of the min(n, size) pooled blocks of n positions starts."""
     s = min(n, size)
@@ -143,9 +156,7 @@ def grid_image(run, n_layers: int, n_heads: int, size: int = MAX_CELL) -> GridIm
     for li in range(n_layers):
         for hi in range(n_heads):
             p = pooled(run.head(li, hi).all_weights, size)
-            values = np.where(
-                np.isnan(p), FUTURE, np.rint(np.clip(np.nan_to_num(p), 0, 1) * LEVELS)
-            )
+            values = np.where(np.isnan(p), FUTURE, encode(np.nan_to_num(p)))
             image[hi * pitch : hi * pitch + cell, li * pitch : li * pitch + cell] = values
     return GridImage(image=image, cell=cell, pitch=pitch)
 

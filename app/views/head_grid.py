@@ -28,9 +28,12 @@ from bokeh.events import Tap
 from bokeh.models import (
     BasicTicker,
     BoxZoomTool,
+    ColorBar,
     ColumnDataSource,
     FixedTicker,
     LinearColorMapper,
+    LogColorMapper,
+    NoOverlap,
     PanTool,
     Range1d,
     ResetTool,
@@ -52,7 +55,7 @@ GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
 WEIGHT_PALETTE = tuple(reversed(Blues256))
 FUTURE_COLOUR = "#e4e4e4"
 OPEN_COLOUR = OKABE_ITO["vermillion"]
-LABEL_CHARS = 14
+LABEL_CHARS = 10
 PATTERN_HEIGHT = 560
 GRID_BORDERS = (
     64,
@@ -63,9 +66,10 @@ GRID_BORDERS = (
 
 
 def grid_palette() -> list[str]:
-    """256 colours, one per pixel value of the grid's mosaic (app.state.head_patterns)."""
-    steps = np.linspace(0, len(WEIGHT_PALETTE) - 1, hp.LEVELS + 1).round().astype(int)
-    weights = [WEIGHT_PALETTE[i] for i in steps]
+    """256 colours, one per pixel value of the grid's mosaic (app.state.head_patterns): the
+    pattern's own colours for 0..LEVELS (the same log scale), grey for the future, white gutters."""
+    steps = np.linspace(0, len(WEIGHT_PALETTE) - 1, hp.LEVELS).round().astype(int)
+    weights = [WEIGHT_PALETTE[0]] + [WEIGHT_PALETTE[i] for i in steps]
     return weights + [FUTURE_COLOUR] * (hp.GAP - hp.LEVELS - 1) + ["#ffffff"]
 
 
@@ -272,8 +276,15 @@ class HeadGridView(pn.viewable.Viewer):
         # Ticks on whole positions that thin out (and fill in again when zoomed).
         fig.xaxis.ticker = BasicTicker(desired_num_ticks=10, min_interval=1)
         fig.yaxis.ticker = BasicTicker(desired_num_ticks=14, min_interval=1)
-        mapper = LinearColorMapper(
-            palette=list(WEIGHT_PALETTE), low=0, high=1, nan_color=FUTURE_COLOUR
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.major_label_policy = NoOverlap()  # a narrow screen drops the labels that collide
+        # A log scale (as the grid's): a long text spreads a row over hundreds of keys.
+        mapper = LogColorMapper(
+            palette=list(WEIGHT_PALETTE),
+            low=hp.FLOOR,
+            high=1,
+            low_color=WEIGHT_PALETTE[0],
+            nan_color=FUTURE_COLOUR,
         )
         image = add_glyph(
             fig,
@@ -315,6 +326,19 @@ class HeadGridView(pn.viewable.Viewer):
             fig, [rows], [("query", "@label"), ("its strongest key", "@top (@top_weight{0.000})")]
         )
         add_hover(fig, [image], [("key", "$x{0}"), ("weight", "@image{0.000}")])
+        bar = ColorBar(
+            color_mapper=mapper,
+            ticker=FixedTicker(ticks=[0.001, 0.01, 0.1, 1]),
+            title="weight (log)",
+            major_label_overrides={0.001: "0.001", 0.01: "0.01", 0.1: "0.1", 1: "1"},
+            title_text_font_size="14px",
+            major_label_text_font_size="14px",
+            orientation="horizontal",
+            height=10,
+            title_standoff=4,
+        )
+        # Above the matrix, across it: on a phone a bar at the side took a third of the width.
+        fig.add_layout(bar, "above")
         fig.on_event(Tap, self._tap_pattern)
         return fig
 
@@ -430,7 +454,7 @@ class HeadGridView(pn.viewable.Viewer):
             "top": [q - 0.5],
             "bottom": [q + 0.5],
         }
-        title = f"Layer {layer} head {head}: every query row ({n} tokens)"
+        title = f"Layer {layer} head {head}"
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title
         top = int(np.argmax(run.head(layer, head).weights))

@@ -100,7 +100,7 @@ def test_the_grid_has_one_row_per_head_with_the_runs_own_numbers(m):
             full = np.asarray(run.head(layer, head).all_weights, dtype=float)
             lower = np.tril(np.ones((15, 15), dtype=bool))
             np.testing.assert_array_equal(cell[~lower], hp.FUTURE)
-            np.testing.assert_allclose(cell[lower] / hp.LEVELS, full[lower], atol=0.5 / hp.LEVELS)
+            np.testing.assert_array_equal(cell[lower], hp.encode(full[lower]))
 
 
 def test_the_pattern_is_the_open_heads_whole_matrix(m):
@@ -115,6 +115,11 @@ def test_the_pattern_is_the_open_heads_whole_matrix(m):
     # Every row sums to one, and the query's row is what the planes draw.
     np.testing.assert_allclose(np.nansum(pattern, axis=1), 1.0, atol=1e-6)
     np.testing.assert_allclose(pattern[4, :5], m.snapshot.weights, atol=1e-6)
+
+
+def test_the_mosaic_draws_weights_on_a_log_scale():
+    levels = hp.encode(np.array([0.0, 1e-4, hp.FLOOR, 0.01, 0.1, 1.0]))
+    assert levels.tolist() == [0, 0, 1, 84, 167, hp.LEVELS]
 
 
 def test_pooling_keeps_each_blocks_largest_weight_and_the_causal_shape():
