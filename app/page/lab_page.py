@@ -93,6 +93,8 @@ STAGE_CSS = attention_lab_assets.read_text("components", "stage.css")
 PRESENTER_TEXT_SCALE = 1.25
 # Rows of plots under the first screen: two side by side when there is room, else stacked.
 FLOW_CSS = attention_lab_assets.read_text("components", "plot-rows.css")
+# Every head at once: its boxes take no minimum width from the grid (it scrolls in its own).
+HEAD_GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
 # Each plane is a square of side --plane (set by the stage); side by side when both fit.
 PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
 
@@ -165,6 +167,10 @@ class Lab:
         self.source_picker.param.watch(self._pick_source, "value")
         self.model_panel = None  # the trained-model views, built when a page first opens one
         self.model_main = None
+        self.head_grid = None  # every head at once, built when first scrolled to
+        self._heads_below = pn.Column(
+            visible=False, sizing_mode="stretch_width", margin=0, stylesheets=[HEAD_GRID_CSS]
+        )
         self._model_side = pn.Column(visible=False, sizing_mode="stretch_width")
         slim(self.figures())
         floor_text(self.figures())
@@ -324,6 +330,30 @@ class Lab:
         floor_text(figures)
         self._text_scale.add(figures)
         self.causal_tab.objects = [self.causal_view]
+        self._heads_below.objects = [
+            Deferred(
+                self._build_head_grid,
+                title="Every head at once, and the open head's whole pattern",
+                note="Drawn when you scroll here.",
+            )
+        ]
+
+    def show_head_grid(self) -> None:
+        """Build every head's grid now (the page does it when it is first scrolled to)."""
+        if self.model_panel is not None:
+            self._heads_below.objects[0].show()
+
+    def _build_head_grid(self):
+        from app.views.head_grid import HeadGridView
+
+        self.head_grid = HeadGridView(self.sources.model)
+        figures = self.head_grid.figures()
+        floor_text(figures)
+        self._text_scale.add(figures)
+        if self.tools.presenter:
+            self._text_scale.apply(PRESENTER_TEXT_SCALE)
+        self.head_grid.update()
+        return self.head_grid
 
     def _show_source(self) -> None:
         model = self.sources.source == MODEL
@@ -342,6 +372,7 @@ class Lab:
             self._logits_cell.objects = first
             self._logits_below.objects = below
         self._logits_below.visible = model
+        self._heads_below.visible = model
         teaching = self._teaching
         wanted = self._model_tabs if model else self._scenario_tabs
         if list(teaching.objects) != wanted:
@@ -368,6 +399,8 @@ class Lab:
         self.geometry.update(snap, snap.n_pairs, draggable=not model)
         if model and self.model_main is not None:
             self.model_main.update()
+        if model and self.head_grid is not None:
+            self.head_grid.update()
         self.logits.update(snap)
         self.weights.update(snap)
         self._draw_analysis(snap)
@@ -463,7 +496,7 @@ class Lab:
             stylesheets=[STAGE_CSS],
         )
         self._logits_below.param.update(stylesheets=[*self._logits_below.stylesheets, FLOW_CSS])
-        return [stage, self._logits_below, self.analysis]
+        return [stage, self._logits_below, self._heads_below, self.analysis]
 
     def sidebar(self):
         self._scenario_side = pn.Column(

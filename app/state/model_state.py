@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
 
+import numpy as np
 import param
 
 from app.patches.param_values import check_value
+from app.state import head_patterns
 from app.state.lab_state import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
@@ -34,6 +36,7 @@ URL_KEYS = (
     "text",
     "layer",
     "head",
+    "query",
     "head_temperature",
     "rotate",
     "masked",
@@ -70,6 +73,11 @@ class ModelState(param.Parameterized):
     text = param.String(default="")
     layer = param.Integer(default=0, bounds=(0, None))
     head = param.Integer(default=0, bounds=(0, None))
+    query = param.Integer(
+        default=None,
+        allow_None=True,
+        doc="the query position the planes and the answer are for (None or -1: the last token)",
+    )
     head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_RANGE)
     rotate = param.Number(default=0.0, bounds=ROTATE_BOUNDS, doc="degrees, in the drawn plane")
     masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
@@ -91,6 +99,7 @@ class ModelState(param.Parameterized):
         "text",
         "layer",
         "head",
+        "query",
         "head_temperature",
         "rotate",
         "masked",
@@ -113,6 +122,7 @@ class ModelState(param.Parameterized):
         self._pending: dict[str, object] = {}
         self._pending_link = False
         self._link_warnings: list[str] = []
+        self._grid_cache: dict[str, tuple] = {}
         self.param.watch(self._on_change, list(self.INPUTS))
         if not self._recompute():
             raise ValueError(f"ModelState: the starting configuration is invalid: {self.error}")
@@ -150,11 +160,13 @@ class ModelState(param.Parameterized):
                 "text": next(iter(model.examples.values())),
                 "layer": model.retrieval_head[0],
                 "head": model.retrieval_head[1],
+                "query": None,
             }
             settings = self.fresh() | base | dict(settings)
         if "text" in settings and settings["text"] != self.text:
-            # Positions refer to the old program.
-            settings = {"masked": [], "extra": []} | dict(settings)
+            # Positions refer to the old program; a query position the new one lacks goes back
+            # to its last token.
+            settings = {"masked": [], "extra": []} | self._query_for(settings) | dict(settings)
         previous = {name: getattr(self, name) for name in settings}
         self._set(settings)
         try:
@@ -208,6 +220,16 @@ class ModelState(param.Parameterized):
         """The problems of a link applied once its model had loaded (`poll`), each once."""
         warnings, self._link_warnings = self._link_warnings, []
         return warnings
+
+    def _query_for(self, settings: Mapping[str, object]) -> dict[str, object]:
+        """{"query": None} when the new text has no position `query` (else nothing)."""
+        if "query" in settings or self.query in (None, -1):
+            return {}
+        try:
+            n = len(trained.load(settings.get("model", self.model)).check(settings["text"]))
+        except ValueError:
+            return {}  # a refused text: the refusal names its own problem
+        return {} if self.query < n else {"query": None}
 
     def _set(self, settings: Mapping[str, object]) -> None:
         self._busy = True
@@ -273,18 +295,21 @@ class ModelState(param.Parameterized):
     def _compute(self):
         """(plain run, edited run, snapshot) for the current settings; ValueError if refused."""
         model = self._check()
+        n = len(model.check(self.text))
+        query = head_patterns.query_position(self.query, n)
         try:
-            plain = model.run(self.text, backend=ENGINE_BACKENDS[self.backend])
+            plain = model.run(self.text, query=query, backend=ENGINE_BACKENDS[self.backend])
         except RuntimeError as exc:  # EngineUnavailable (no torch, no CUDA) or torch's own
             raise ValueError(f"backend: {exc}") from exc
-        n = len(plain.tokens)
         bad = [p for p in self.masked if not 0 <= p < n]
         if bad:
             raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
         edited = plain.intervene(*self.edits()) if self.edits() else plain
+        # The planes draw the query row's own keys: those after it are in its future.
+        seen = head_patterns.up_to_query(edited)
         # The dimension view keeps its synthetic sweep, at this head's number of candidates.
-        sweep = _dimension_sweep(0, max(2, n), float(self.head_temperature))
-        snap = head_snapshot(edited, self.layer, self.head, dimension_sweep=sweep)
+        sweep = _dimension_sweep(0, max(2, len(seen.tokens)), float(self.head_temperature))
+        snap = head_snapshot(seen, self.layer, self.head, dimension_sweep=sweep)
         return plain, edited, snap
 
     @property
@@ -311,6 +336,53 @@ class ModelState(param.Parameterized):
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):
             self.error = message
+
+    # ---------------------------------------------------------------- every head, every row
+
+    @property
+    def query_position(self) -> int:
+        """The position the planes and the answer are for (the run's, so never -1)."""
+        return self.run.query_position
+
+    def _cached(self, kind: str, key, make):
+        hit = self._grid_cache.get(kind)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = make()
+        self._grid_cache[kind] = (key, value)
+        return value
+
+    def head_grid(self) -> dict[str, list]:
+        """One row per head of the run on screen (layer-major): its query row's strongest key,
+        that key's weight, the row's entropy and its weight on the open head's strongest key
+        (`head_patterns.grid_rows`)."""
+        run, model = self.run, self.loaded
+        return self._cached(
+            "rows",
+            (run, self.layer, self.head),
+            lambda: head_patterns.grid_rows(run, model.n_layers, model.n_heads, *self.open_head),
+        )
+
+    def head_grid_image(self) -> head_patterns.GridImage:
+        """Every head's whole pattern, pooled, in one mosaic (`head_patterns.grid_image`). It
+        depends on the text and the edits only, not on the query row or the open head."""
+        run, model = self.run, self.loaded
+        # A rotated query acts on the question row only: then the row matters too.
+        key = (model.name, run.text, run.edits, run.query_position if run.edits else None)
+        return self._cached(
+            "image", key, lambda: head_patterns.grid_image(run, model.n_layers, model.n_heads)
+        )
+
+    def pattern(self) -> np.ndarray:
+        """The open head's whole matrix (query rows x keys, float32, NaN above the diagonal)."""
+        run = self.run
+        return self._cached(
+            "pattern", (run, *self.open_head), lambda: head_patterns.pattern(run, *self.open_head)
+        )
+
+    @property
+    def open_head(self) -> tuple[int, int]:
+        return self.layer, self.head
 
     # ---------------------------------------------------------------- experiments
 
@@ -365,6 +437,8 @@ class ModelState(param.Parameterized):
             return {"model": self.loading}
         out = {"model": self.model, "text": self.text, "layer": str(self.layer)}
         out["head"] = str(self.head)
+        if self.query not in (None, -1):
+            out["query"] = str(self.query)
         if not math.isclose(self.head_temperature, 1.0):
             out["head_temperature"] = f"{self.head_temperature:g}"
         if self.rotate:
@@ -400,6 +474,11 @@ class ModelState(param.Parameterized):
             return warnings
         model = trained.load(name)
         defaults = dict(zip(("layer", "head"), model.retrieval_head, strict=True))
+        if "query" in params:
+            try:
+                given["query"] = int(params["query"])
+            except ValueError:
+                warnings.append(f"query: {params['query'][:20]!r} is not a whole number")
         for key in ("layer", "head"):
             if key in params:
                 try:
@@ -441,6 +520,7 @@ class ModelState(param.Parameterized):
             "text": next(iter(model.examples.values())),
             "layer": model.retrieval_head[0],
             "head": model.retrieval_head[1],
+            "query": None,
         } | self.fresh()
         self.try_update(**start)
         # The program first (positions and heads refer to it), then each setting on its own, so
@@ -449,6 +529,7 @@ class ModelState(param.Parameterized):
             "text",
             "layer",
             "head",
+            "query",
             "masked",
             "head_temperature",
             "rotate",

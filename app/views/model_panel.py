@@ -18,6 +18,7 @@ from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 
+from .head_grid import QueryPicker
 from .notify import notify
 from .prediction import PredictionView
 
@@ -123,6 +124,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.ran_on = pn.pane.Markdown("", margin=(0, 10))
+        self.query = QueryPicker(mstate)  # the query position (app/views/head_grid.py)
         assert TEMPERATURE_RANGE[0] <= self.temperature.start  # the state accepts every value
         self._bind()
         self._from_state()
@@ -285,6 +287,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.example,
             self.text,
             pn.Row(self.layer, self.head, sizing_mode="stretch_width"),
+            self.query,
             self.retrieval,
             self.head_note,
             self.finder,
