@@ -46,7 +46,7 @@ class CausalState(param.Parameterized):
         self._idle = threading.Condition()
         self._busy = False
         self._generation = 0
-        mstate.param.watch(lambda *_e: self.forget(), ["model", "text"])
+        mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
         self.forget()
 
     # ---------------------------------------------------------------- the sentence changed
@@ -72,9 +72,11 @@ class CausalState(param.Parameterized):
     def measure(self) -> None:
         """Start the causal map of the open sentence (every head ablated in turn)."""
         model, text, token = self._m.loaded, self._m.text, self.token
+        run = self._m.run
+        query = run.query_position if run is not None else None  # the row the planes show
 
         def job(progress, cancel):
-            return model.causal_map(text, token, progress=progress, cancel=cancel)
+            return model.causal_map(text, token, query=query, progress=progress, cancel=cancel)
 
         self._start(CAUSAL, job)
 
