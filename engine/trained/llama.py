@@ -45,8 +45,8 @@ class LayerDetail:
     q: np.ndarray  # (heads, n, d_head) after RoPE and any rotation
     k: np.ndarray  # (heads, n, d_head) each query head's copy of its key head, after edits
     v: np.ndarray  # (heads, n, d_head)
-    scores: np.ndarray  # (heads, n, n)
-    logits: np.ndarray  # (heads, n, n)
+    scores: np.ndarray  # (heads, n) the query row's
+    logits: np.ndarray  # (heads, n) the query row's
     weights: np.ndarray  # (heads, n, n)
     out: np.ndarray  # (heads, n, d_head), zero where ablated
     legal: np.ndarray  # (heads, n, n) bool
@@ -176,7 +176,8 @@ def block(
 
     n_out = q.shape[2]
     out = xp.empty((b, nh, n_out, dh), dtype=x.dtype, device=array_api_compat.device(x))
-    parts = {"weights": [None] * nh, "logits": [None] * nh, "scores": [None] * nh}
+    weights_all = np.empty((nh, n_out, n), dtype=np.float32) if detail else None
+    rows = {"logits": [None] * nh, "scores": [None] * nh}  # only the query row is kept
     scale = 1.0 / math.sqrt(dh)
     temp_of = np.ones(nh)
     # Heads of one temperature share one call; a rotated head is recomputed alone.
@@ -192,11 +193,13 @@ def block(
             if degrees[hd]:
                 one = _rotated(q, kq, vq, hd, legal[hd], res.weights[:, j], qpos, degrees[hd], opts)
                 out[:, hd] = one.output
-                row = {name: getattr(one, name)[0] for name in parts} if detail else {}
+                source, at = one, (0,)
             else:
-                row = {name: getattr(res, name)[0, j] for name in parts} if detail else {}
-            for name, value in row.items():
-                parts[name][hd] = _host(value)
+                source, at = res, (0, j)
+            if detail:
+                weights_all[hd] = _host(source.weights[at])
+                for name in rows:
+                    rows[name][hd] = _host(getattr(source, name)[at][qpos])
     for hd, value in patched.items():
         out[:, hd] = _like(x, value)
     if ablated.any():
@@ -215,9 +218,9 @@ def block(
         q=_host(q[0]),
         k=_host(kq[0]),
         v=_host(vq[0]),
-        scores=np.stack(parts["scores"]),
-        logits=np.stack(parts["logits"]),
-        weights=np.stack(parts["weights"]),
+        scores=np.stack(rows["scores"]),
+        logits=np.stack(rows["logits"]),
+        weights=weights_all,
         out=_host(out[0]),
         legal=legal,
         temperature=temp_of,

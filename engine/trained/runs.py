@@ -41,7 +41,7 @@ class HeadRecord:
     scale_factor: float
     temperature: float
     contribution: np.ndarray  # (d_model,) output @ W_O's rows for this head
-    all_weights: np.ndarray  # (n, n) every query row's weights (float16 for long texts)
+    all_weights: np.ndarray  # (n, n) every query row's weights
     ablated: bool
     all_outputs: np.ndarray | None = None  # (n, d_head) every row's output (for patching)
 

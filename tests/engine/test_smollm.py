@@ -377,7 +377,7 @@ def test_a_512_token_context_runs(model):
     run = model.run(text)
     assert len(run.ids) == 512
     rec = run.head(13, 8)
-    assert rec.all_weights.shape == (512, 512) and rec.all_weights.dtype == np.float16
+    assert rec.all_weights.shape == (512, 512) and rec.all_weights.dtype == np.float32
     assert rec.weights.dtype == np.float32 and rec.weights.sum() == pytest.approx(1.0, abs=1e-5)
 
 
