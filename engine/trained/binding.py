@@ -26,7 +26,7 @@ import numpy as np
 
 import attention_lab_assets
 
-from ..backends import Backend, resolve, to_numpy
+from ..backends import Backend, resolve, to_numpy, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
 from .causal import Maps
@@ -332,9 +332,11 @@ class BindingModel(Maps):
         if start:
             resid = [r[None] for r in resid]
             heads = {lh: rec.batched() for lh, rec in heads.items()}
-        ps = self._forward(
-            np.asarray(ids)[None], tuple(edits), start, resid, heads, query, backend=backend
-        )
+        name, _, device = backend.partition(":")
+        with torch_threads(self.weights_on(name, device or None).backend, 1):
+            ps = self._forward(
+                np.asarray(ids)[None], tuple(edits), start, resid, heads, query, backend=backend
+            )
         return Pass(
             [read_only(r[0]) for r in ps.resid],
             {lh: rec.row(0) for lh, rec in ps.heads.items()},
