@@ -4,6 +4,7 @@ known continuations, the tokenizer, the cap, interventions and GQA, the registry
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 
 import numpy as np
@@ -603,3 +604,19 @@ def test_the_device_scripts_smollm_checks_pass_as_a_dry_run_on_the_cpu(model, do
     failed = [c.line() for c in checks if not c.passed]
     assert not failed, failed
     assert len(model.encode(check_cuda.long_text(model, 512))) == 512
+
+
+@pytest.mark.torch
+def test_the_benchmark_runs_end_to_end_on_small_sizes(model, capsys, monkeypatch):
+    pytest.importorskip("psutil")
+    from tools import bench_lm
+
+    argv = ["--repeats", "1", "--long-repeats", "1", "--long-tokens", "16", "--no-map"]
+    assert bench_lm.main([*argv, "--no-transformers"]) == 0
+    out = capsys.readouterr().out
+    assert "(b) weights held: 538 MB" in out and "target <= 600 MB" in out
+    assert "16 tokens (median of 1)" in out and "(d) intervention, torch:cpu" in out
+    # Without transformers the benchmark names the extra that installs it.
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    hf, why = bench_lm.load_transformers(smollm.find_gguf())
+    assert hf is None and "pip install -e '.[compare]'" in why
