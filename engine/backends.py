@@ -172,3 +172,22 @@ def blas_threads(count: int) -> Iterator[None]:
         yield
     finally:
         _BLAS_LOCAL(previous)
+
+
+@contextlib.contextmanager
+def torch_threads(be: Backend, count: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` for the block when ``be`` is torch on the CPU
+    (a process-wide setting, put back after); any other backend: nothing changes. A small
+    model's products are too small to share: on 2 busy cores, torch's default two threads
+    ran the binding model's forward 10x slower than one."""
+    if be.is_numpy or be.device_name != "cpu":
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

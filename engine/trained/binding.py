@@ -1,8 +1,11 @@
-"""The shipped binding model in NumPy: load it, run a program, intervene on any head.
+"""The shipped binding model in NumPy or torch: load it, run a program, intervene on any head.
 
 Every head's attention goes through ``engine.attention`` (one call per head and layer, batched
 over programs of equal length), with an explicit bool mask: the causal triangle plus whatever
-the edits hide. The forward works in float64 on the float32 weights.
+the edits hide. The forward works in float64 on the float32 weights. It is written once against
+the arrays' namespace (``array_api_compat``), so ``run(..., backend="torch:cpu")`` or
+``"torch:cuda"`` runs the same lines in torch (float64 there too; float32 on Apple's MPS, which
+has no float64); the masks, the edits' bookkeeping and the records stay in NumPy on the host.
 
 >>> from engine import trained
 >>> model = trained.load("binding")
@@ -12,18 +15,23 @@ the edits hide. The forward works in float64 on the float32 weights.
 
 from __future__ import annotations
 
+import threading
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import array_api_compat
 import numpy as np
 
 import attention_lab_assets
 
+from ..backends import Backend, resolve, to_numpy, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
 from .causal import Maps
 from .edits import Edit, rotate_towards
-from .runs import HeadRecord, Pass, Run, check_backend, check_query, read_only
+from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
 PROBE_SIZE = 96
@@ -40,14 +48,76 @@ def models_dir() -> Path:
     return folder
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + LN_EPS) * weight + bias
+def _layer_norm(x, weight, bias):
+    xp = array_api_compat.array_namespace(x)
+    mu = xp.mean(x, axis=-1, keepdims=True)
+    var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / xp.sqrt(var + LN_EPS) * weight + bias
+
+
+def _host(x) -> np.ndarray:
+    """A NumPy array on the host (a NumPy array itself, a torch tensor copied)."""
+    return x if isinstance(x, np.ndarray) else to_numpy(x)
+
+
+def _copy(x):
+    return x.copy() if isinstance(x, np.ndarray) else x.clone()
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """The weights on one backend and device, as the forward reads them."""
+
+    backend: Backend
+    w: dict[str, Any]
+    dtype: Any  # the floating dtype of the weights there
+
+    @classmethod
+    def of(cls, arrays: dict[str, np.ndarray], be: Backend) -> _Placed:
+        if be.is_numpy:
+            return cls(be, arrays, arrays["embed"].dtype)
+        import torch
+
+        # The arrays' own precision; MPS has no float64, so there the model runs in float32.
+        single = be.device_name == "mps" or arrays["embed"].dtype == np.float32
+        dtype = torch.float32 if single else torch.float64
+
+        def place(a: np.ndarray):
+            # The read-only arrays are shared, never written: torch's warning about a
+            # non-writable buffer does not apply, and on the CPU this makes no copy.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return torch.from_numpy(a).to(device=be.device, dtype=dtype)
+
+        return cls(be, {key: place(a) for key, a in arrays.items()}, dtype)
+
+    @property
+    def attention_options(self) -> dict[str, str]:
+        if self.backend.is_numpy:
+            return {"backend": "numpy"}
+        return {"backend": "torch", "device": self.backend.device_name}
+
+    def put(self, a):
+        """A host array (a mask, an edit's vector, a reused residual) on this backend: floats
+        in the weights' dtype, booleans as they are. NumPy: the array itself."""
+        if self.backend.is_numpy:
+            return a
+        import torch
+
+        t = torch.as_tensor(np.asarray(a), device=self.backend.device)
+        return t.to(self.dtype) if t.is_floating_point() else t
+
+    def index(self, ids: np.ndarray):
+        if self.backend.is_numpy:
+            return ids
+        import torch
+
+        return torch.as_tensor(ids, device=self.backend.device)
 
 
 class BindingModel(Maps):
-    """The NumPy binding model. Weights are read-only float64 arrays."""
+    """The binding model, in NumPy or torch (CPU or CUDA). Weights are read-only float64
+    (float32 when asked for, as a low-precision reference)."""
 
     name = "binding"
     title = "Variable binding (2-layer attention-only transformer)"
@@ -57,13 +127,19 @@ class BindingModel(Maps):
         "from the shipped weights."
     )
 
-    def __init__(self, arrays: dict[str, np.ndarray], card: dict[str, Any] | None = None):
+    def __init__(
+        self, arrays: dict[str, np.ndarray], card: dict[str, Any] | None = None, dtype=np.float64
+    ):
+        # float64 is the model; float32 (``dtype=np.float32``) is the tests' low-precision
+        # reference, the yardstick of engine.tolerance.check_close.
         self.w = {}
         for key, value in arrays.items():
-            a = np.array(value, dtype=np.float64)
+            a = np.array(value, dtype=dtype)
             a.setflags(write=False)
             self.w[key] = a
         self.card = card or {}
+        self._placed: dict[tuple[str, str], _Placed] = {}
+        self._placing = threading.Lock()
         self.n_layers = sum(1 for k in self.w if k.startswith("wq"))
         self.d_model = self.w["embed"].shape[1]
         arch = self.card.get("architecture", {})
@@ -80,6 +156,19 @@ class BindingModel(Maps):
         self.retrieval_head: tuple[int, int] = choose_retrieval_head(self.probe_stats)
 
     # ------------------------------------------------------------------------------ forward
+    def weights_on(self, backend: str = "numpy", device: str | None = None) -> _Placed:
+        """The weights as ``backend`` arrays on ``device``, made once per process and shared:
+        float64 (the NumPy arrays themselves; torch on the CPU wraps them without a copy, CUDA
+        gets one copy). Apple's MPS has no float64, so it gets a float32 copy."""
+        be = resolve(backend, device)
+        key = (be.name, be.device_name)
+        with self._placing:
+            placed = self._placed.get(key)
+            if placed is None:
+                placed = _Placed.of(self.w, be)
+                self._placed[key] = placed
+        return placed
+
     def _forward(
         self,
         ids: np.ndarray,
@@ -88,35 +177,43 @@ class BindingModel(Maps):
         resid: list[np.ndarray] | None = None,
         heads: dict | None = None,
         query: int | None = None,
+        backend: str = "numpy",
     ) -> Pass:
         """Forward for ids (B, n) of one length; the records and logits are for position
         ``query`` (default: the last, the question).
 
-        With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused."""
+        With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused. The
+        arithmetic runs on ``backend`` ("numpy", "torch", "torch:cpu", "torch:cuda") through
+        the arrays' own namespace; the masks, the edits' bookkeeping and every record stay in
+        NumPy on the host."""
+        name, _, device = backend.partition(":")
+        placed = self.weights_on(name, device or None)
+        w, put = placed.w, placed.put
+        xp = placed.backend.xp
         b, n = ids.shape
         qpos = n - 1 if query is None else query
         if start == 0:
-            x = self.w["embed"][ids] + self.w["pos"][:n]
-            resid = [x]
+            x = w["embed"][placed.index(ids)] + w["pos"][:n]
+            resid = [_host(x)]
             heads = {}
         else:
             resid = list(resid[: start + 1])
             heads = {lh: r for lh, r in heads.items() if lh[0] < start}
-            x = resid[start]
+            x = put(resid[start])
         causal = np.tril(np.ones((n, n), dtype=bool))
         dh = self.d_head
         for layer in range(start, self.n_layers):
-            h = _layer_norm(x, self.w[f"ln{layer}.weight"], self.w[f"ln{layer}.bias"])
-            q_all = (h @ self.w[f"wq{layer}"]).reshape(b, n, self.n_heads, dh)
-            k_all = (h @ self.w[f"wk{layer}"]).reshape(b, n, self.n_heads, dh)
-            v_all = (h @ self.w[f"wv{layer}"]).reshape(b, n, self.n_heads, dh)
-            wo = self.w[f"wo{layer}"]
-            delta = np.zeros_like(x)
+            h = _layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
+            q_all = xp.reshape(h @ w[f"wq{layer}"], (b, n, self.n_heads, dh))
+            k_all = xp.reshape(h @ w[f"wk{layer}"], (b, n, self.n_heads, dh))
+            v_all = xp.reshape(h @ w[f"wv{layer}"], (b, n, self.n_heads, dh))
+            wo = w[f"wo{layer}"]
+            delta = xp.zeros_like(x)
             for hd in range(self.n_heads):
                 mine = [e for e in edits if e.targets(layer, hd)]
-                q = q_all[:, :, hd].copy()
-                k = k_all[:, :, hd].copy()
-                v = v_all[:, :, hd].copy()
+                q = _copy(q_all[:, :, hd])
+                k = _copy(k_all[:, :, hd])
+                v = _copy(v_all[:, :, hd])
                 legal = causal.copy()
                 temp = 1.0
                 degrees = 0.0
@@ -138,53 +235,56 @@ class BindingModel(Maps):
 
                 # Rows other than the question may lose every key (a masked first token):
                 # they output zero rather than failing, which is torch's safe softmax.
-                opts = {"mask": legal, "temperature": temp, "fully_masked": "zero"}
+                opts = {"mask": put(legal), "temperature": temp, "fully_masked": "zero"}
+                opts |= placed.attention_options
                 res = attention(q, k, v, **opts)
                 if degrees:
-                    top = np.argmax(res.weights[:, qpos], axis=-1)
+                    top = np.argmax(_host(res.weights[:, qpos]), axis=-1)
                     for i in range(b):
-                        q[i, qpos] = rotate_towards(q[i, qpos], k[i, top[i]], degrees)
+                        turned = rotate_towards(_host(q[i, qpos]), _host(k[i, top[i]]), degrees)
+                        q[i, qpos] = put(turned)
                     res = attention(q, k, v, **opts)
-                out = np.array(res.output)
+                out = _copy(res.output)
                 if patched is not None:
-                    if patched.shape != out.shape[1:]:
+                    if tuple(patched.shape) != tuple(out.shape[1:]):
                         raise ValueError(
-                            f"PatchHead: the output has shape {patched.shape}; this head's is "
-                            f"{out.shape[1:]}"
+                            f"PatchHead: the output has shape {tuple(patched.shape)}; this "
+                            f"head's is {tuple(out.shape[1:])}"
                         )
-                    out[:] = patched
+                    out[:] = put(patched)
                 if ablated:
                     out[:] = 0.0
                 wo_h = wo[hd * dh : (hd + 1) * dh]
                 contrib = out @ wo_h
                 delta += contrib
+                weights, out_h = _host(res.weights), _host(out)
                 heads[(layer, hd)] = HeadRecord(
                     layer=layer,
                     head=hd,
-                    q=q[:, qpos],
-                    k=k,
-                    v=v,
-                    scores=res.scores[:, qpos],
-                    logits=res.logits[:, qpos],
-                    weights=res.weights[:, qpos],
-                    output=out[:, qpos],
+                    q=_host(q[:, qpos]),
+                    k=_host(k),
+                    v=_host(v),
+                    scores=_host(res.scores[:, qpos]),
+                    logits=_host(res.logits[:, qpos]),
+                    weights=weights[:, qpos],
+                    output=out_h[:, qpos],
                     legal=np.broadcast_to(legal[qpos], (b, n)),
                     scale_factor=float(res.scale),
                     temperature=float(res.temperature),
-                    contribution=contrib[:, qpos],
-                    all_weights=res.weights,
+                    contribution=_host(contrib[:, qpos]),
+                    all_weights=weights,
                     ablated=ablated,
-                    all_outputs=out,
+                    all_outputs=out_h,
                 )
             x = x + delta
-            resid.append(x)
-        hf = _layer_norm(x[:, qpos], self.w["ln_f.weight"], self.w["ln_f.bias"])
-        logits = hf @ self.w["unembed.weight"] + self.w["unembed.bias"]
-        return Pass(resid, heads, logits, query=qpos)
+            resid.append(_host(x))
+        hf = _layer_norm(x[:, qpos], w["ln_f.weight"], w["ln_f.bias"])
+        logits = hf @ w["unembed.weight"] + w["unembed.bias"]
+        return Pass(resid, heads, _host(logits), query=qpos)
 
-    def forward_batch(self, programs, edits=()) -> tuple[np.ndarray, dict]:
+    def forward_batch(self, programs, edits=(), backend: str = "numpy") -> tuple[np.ndarray, dict]:
         """(probabilities (B, answers), {(layer, head): question-row weights list}) for many
-        programs, grouped by length so each group is one batched pass."""
+        programs, grouped by length so each group is one batched pass on ``backend``."""
         edits = tuple(edits)
         probs = np.zeros((len(programs), len(self.answers)))
         by_len: dict[int, list[int]] = {}
@@ -199,7 +299,7 @@ class BindingModel(Maps):
             for e in edits:
                 e.check(self.n_layers, self.n_heads, n)
             ids = np.stack([programs[i].ids for i in idx])
-            ps = self._forward(ids, edits)
+            ps = self._forward(ids, edits, backend=backend)
             probs[idx] = softmax(ps.logits)
             for lh, rec in ps.heads.items():
                 for j, i in enumerate(idx):
@@ -227,12 +327,16 @@ class BindingModel(Maps):
     def _forward_one(
         self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
     ) -> Pass:
-        """`_forward` for one sequence (ids (n,)), as `Run` asks for it."""
-        check_backend(backend)
+        """`_forward` for one sequence (ids (n,)), as `Run` asks for it. ``backend`` is
+        "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
         if start:
             resid = [r[None] for r in resid]
             heads = {lh: rec.batched() for lh, rec in heads.items()}
-        ps = self._forward(np.asarray(ids)[None], tuple(edits), start, resid, heads, query)
+        name, _, device = backend.partition(":")
+        with torch_threads(self.weights_on(name, device or None).backend, 1):
+            ps = self._forward(
+                np.asarray(ids)[None], tuple(edits), start, resid, heads, query, backend=backend
+            )
         return Pass(
             [read_only(r[0]) for r in ps.resid],
             {lh: rec.row(0) for lh, rec in ps.heads.items()},
@@ -247,7 +351,8 @@ class BindingModel(Maps):
 
     def run(self, text: str, edits=(), *, query: int | None = None, backend: str = "numpy") -> Run:
         """The program through the model with ``edits``; ``query`` picks the position whose row
-        the records keep and whose output is read (default: the question, the last)."""
+        the records keep and whose output is read (default: the question, the last);
+        ``backend`` is "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
         program = task.parse(text)
         edits = self._check_edits(edits, len(program.tokens))
         query = check_query(program.query_position if query is None else query, len(program.ids))

@@ -230,6 +230,12 @@ def _cache_of(model) -> _Cache:
         return _caches.setdefault(id(model), _Cache())
 
 
+def clear_cache(model) -> None:
+    """Forget every map cached for ``model`` (a benchmark times the map, not the cache)."""
+    with _caches_lock:
+        _caches.pop(id(model), None)
+
+
 def causal_map(
     run,
     token: int | str | None = None,

@@ -75,12 +75,6 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def check_backend(backend: str) -> None:
-    """Refuse a backend a NumPy-only model cannot run on."""
-    if backend != "numpy":
-        raise ValueError(f"this model runs in NumPy only, got backend {backend!r}")
-
-
 def check_query(query, n: int) -> int:
     """The query position ``query`` (None: the last of ``n``), or ValueError naming the range."""
     if query is None:

@@ -4,6 +4,7 @@ known continuations, the tokenizer, the cap, interventions and GQA, the registry
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 
 import numpy as np
@@ -501,3 +502,147 @@ def test_long_context_tests_measure_route_and_answer(model):
         assert cases[name].weight_on_disturbance < 0.05, name  # the head keeps its route
     with pytest.raises(ValueError, match="unknown long-context test"):
         long_context.text("nope")
+
+
+# ------------------------------------------------------------------- NumPy and torch on the CPU
+# The same forward on torch (engine/trained/llama.py through array_api_compat): our NumPy forward
+# on float64 copies of the weights is the golden value, our NumPy float32 forward the reference,
+# and the torch:cpu float32 forward the test, under each kind of edit.
+
+
+@pytest.fixture(scope="module")
+def double(model):
+    """SmolLM2 on float64 copies of the same weights (about 1.1 GB while this module runs)."""
+    pytest.importorskip("torch")
+    weights = {key: value.astype(np.float64) for key, value in model.w.items()}
+    return smollm.SmolLM(model.cfg, weights, model.tokenizer)
+
+
+def _smollm_edits(model, kind):
+    loan = model.encode(BANK).index(model.encode(" loan")[0])
+    if kind == "patch":
+        source = model.run("The bank refused the loan because it was")
+        return (trained.PatchHead(13, 8, source.head(13, 8).all_outputs),)
+    return {
+        "plain": (),
+        "swap values": (trained.SwapValues(13, 8, loan, 1),),
+        "replace key": (trained.ReplaceKey(13, 8, loan, 2),),
+        "scale key": (trained.ScaleKey(13, 8, loan, 3.0),),
+        "scale value": (trained.ScaleValue(13, 7, loan, 0.0),),
+        "mask a position": (trained.MaskPosition(None, None, loan),),
+        "window": (trained.Window(13, None, 3),),
+        "temperature": (trained.HeadTemperature(20, 4, 3.0),),
+        "rotate the query": (trained.RotateQuery(13, 8, -30.0),),
+        "ablate": (trained.AblateHead(13, 8),),
+        "several": (
+            trained.HeadTemperature(5, 2, 0.5),
+            trained.RotateQuery(13, 8, 20.0),
+            trained.AblateHead(20, 0),
+            trained.Window(25, 3, 4),
+        ),
+    }[kind]
+
+
+SMOLLM_EDITS = ["plain", "swap values", "replace key", "scale key", "scale value"]
+SMOLLM_EDITS += ["mask a position", "window", "temperature", "rotate the query", "ablate"]
+SMOLLM_EDITS += ["patch", "several"]
+HEAD_FIELDS = ("q", "k", "v", "weights", "output", "contribution", "all_weights", "all_outputs")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kind", SMOLLM_EDITS)
+def test_torch_on_the_cpu_gives_numpys_answers_under_every_kind_of_edit(model, double, kind):
+    edits = _smollm_edits(model, kind)
+    golden = double.run(BANK, edits)
+    reference = model.run(BANK, edits)
+    # Fresh on torch, and as an intervention on a torch run (the layers below reused).
+    for test in (
+        model.run(BANK, edits, backend="torch:cpu"),
+        model.run(BANK, backend="torch:cpu").intervene(*edits),
+    ):
+        assert test.backend == "torch:cpu"
+        assert test.answer == reference.answer == golden.answer
+        assert list(test.probs)[:5] == list(reference.probs)[:5]
+        verdict = check_close(test.logits, golden.logits, reference.logits)
+        assert verdict.passed, (kind, verdict)
+        final = [run.residual(model.n_layers) for run in (test, golden, reference)]
+        assert check_close(*final).passed, kind
+        edited = {(e.layer, e.head) for e in edits if e.layer is not None and e.head is not None}
+        for layer, head in sorted(edited | {(0, 0), (13, 8), (29, 4)}):
+            t, g, r = (run.head(layer, head) for run in (test, golden, reference))
+            assert t.ablated == r.ablated and t.temperature == r.temperature
+            np.testing.assert_array_equal(t.legal, r.legal)
+            for name in HEAD_FIELDS:
+                value = getattr(t, name)
+                assert isinstance(value, np.ndarray), (layer, head, name)
+                verdict = check_close(value, getattr(g, name), getattr(r, name))
+                assert verdict.passed, (kind, layer, head, name, verdict)
+
+
+@pytest.mark.torch
+def test_the_causal_map_on_torch_agrees_with_numpy_and_an_independent_llama(
+    model, double, friday_map, llama
+):
+    torch, tw = llama
+    text = MOVED.format("Friday")
+    numpy_map, _ = friday_map
+    torch_map = model.causal_map(text, backend="torch:cpu")
+    assert torch_map is not numpy_map  # cached per backend
+    assert (torch_map.answer, torch_map.token) == (numpy_map.answer, numpy_map.token)
+    golden_run = double.run(text)
+    assert check_close(torch_map.prob, golden_run.prob(" Friday"), numpy_map.prob).passed
+    answer = model.encode(" Friday")[0]
+    ids = model.encode(text)
+    # Cast once: _torch_logits casts every tensor to its dtype on each call otherwise.
+    weights = {torch.float64: tw, torch.float32: {k: v.float() for k, v in tw.items()}}
+    clean = {
+        dtype: _log_softmax(_torch_logits(torch, w, ids, model.cfg, dtype))[answer]
+        for dtype, w in weights.items()
+    }
+
+    def effect(dtype, ablate):
+        cut = _torch_logits(torch, weights[dtype], ids, model.cfg, dtype, ablate=ablate)
+        return _log_softmax(cut)[answer] - clean[dtype]
+
+    sample = {(r.layer, r.head) for r in numpy_map.decisive(1) + numpy_map.heaviest(1)}
+    sample.add((29, 8))
+    by_head = {(r.layer, r.head): r for r in torch_map.records}
+    for layer, head in sorted(sample):
+        mine, theirs = by_head[(layer, head)], numpy_map.records[layer * model.n_heads + head]
+        golden = effect(torch.float64, (layer, head))
+        reference = effect(torch.float32, (layer, head))
+        assert check_close(mine.effect, golden, reference).passed, (mine, golden, reference)
+        assert mine.ablated_answer == theirs.ablated_answer
+        golden_weight = golden_run.head(layer, head).weights[numpy_map.token]
+        assert check_close(mine.weight, golden_weight, theirs.weight).passed
+
+
+@pytest.mark.torch
+@pytest.mark.timeout(900)
+def test_the_device_scripts_smollm_checks_pass_as_a_dry_run_on_the_cpu(model, double):
+    from tools import check_cuda
+
+    checks = list(check_cuda.check_smollm("torch:cpu", 1, long_tokens=64, sample=2, double=double))
+    names = [c.name for c in checks]
+    assert names[0] == "plain run (16 tokens)" and names[-1] == "plain run (64 tokens)"
+    assert {"swap values", "rotate the query", "patch"} <= set(names)
+    assert any(name.startswith("causal map (") for name in names)
+    failed = [c.line() for c in checks if not c.passed]
+    assert not failed, failed
+    assert len(model.encode(check_cuda.long_text(model, 512))) == 512
+
+
+@pytest.mark.torch
+def test_the_benchmark_runs_end_to_end_on_small_sizes(model, capsys, monkeypatch):
+    pytest.importorskip("psutil")
+    from tools import bench_lm
+
+    argv = ["--repeats", "1", "--long-repeats", "1", "--long-tokens", "16", "--no-map"]
+    assert bench_lm.main([*argv, "--no-transformers"]) == 0
+    out = capsys.readouterr().out
+    assert "(b) weights held: 538 MB" in out and "target <= 600 MB" in out
+    assert "16 tokens (median of 1)" in out and "(d) intervention, torch:cpu" in out
+    # Without transformers the benchmark names the extra that installs it.
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    hf, why = bench_lm.load_transformers(smollm.find_gguf())
+    assert hf is None and "pip install -e '.[compare]'" in why

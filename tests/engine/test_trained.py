@@ -473,5 +473,5 @@ def test_binding_query_position():
     at = run.at_query(3)
     assert at.query_position == 3 and at.expected is None
     np.testing.assert_allclose(at.head(1, 1).weights, run.head(1, 1).all_weights[3])
-    with pytest.raises(ValueError, match="NumPy only"):
-        model.run("a=5; ?a", backend="torch")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        model.run("a=5; ?a", backend="jax")

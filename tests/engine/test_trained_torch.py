@@ -1,4 +1,5 @@
-"""The NumPy forward against the torch definition, and the training script's smoke run."""
+"""The NumPy forward against the torch definition, the model's own torch backend against its
+NumPy forward (every kind of edit, the causal map), and the training script's smoke run."""
 
 from __future__ import annotations
 
@@ -83,3 +84,120 @@ def test_training_script_runs_a_few_steps(tmp_path):
     assert card["training"]["steps"] == 3 and card["training"]["seed"] == 0
     assert card["architecture"]["parameters"] == sum(a.size for a in model.w.values())
     assert (tmp_path / "binding.md").read_text().startswith("# ")
+
+
+# ------------------------------------------------------------------ the model's own torch backend
+# The same forward on torch (engine/trained/binding.py): NumPy float64 is the golden value, the
+# NumPy forward on float32 weights the low-precision reference, torch on the CPU (float64) the
+# test, for a plain run and each kind of edit, run fresh and as an intervention on a torch run.
+
+TEXT = "a=5; b=7; a=3; ?a"
+RECORD_FIELDS = ("q", "k", "v", "scores", "logits", "weights", "output", "contribution")
+RECORD_FIELDS += ("all_weights", "all_outputs")
+
+
+@pytest.fixture(scope="module")
+def single_precision():
+    pytest.importorskip("torch")
+    arrays = trained.load_arrays(trained.models_dir() / "binding.npz")
+    return trained.BindingModel(arrays, dtype=np.float32)
+
+
+def _patch():
+    source = trained.load("binding").run("a=5; b=7; a=4; ?a")
+    return trained.PatchHead(1, 1, source.head(1, 1).all_outputs)
+
+
+EDITS = {
+    "plain": lambda: (),
+    "swap values": lambda: (trained.SwapValues(1, 1, 3, 11),),
+    "replace key": lambda: (trained.ReplaceKey(1, 1, 3, 11),),
+    "scale key": lambda: (trained.ScaleKey(1, 1, 3, 4.0),),
+    "scale value": lambda: (trained.ScaleValue(0, 0, 11, 3.0),),
+    "mask a position": lambda: (trained.MaskPosition(None, None, 11),),
+    "mask the first token": lambda: (trained.MaskPosition(0, 1, 0),),
+    "window": lambda: (trained.Window(1, None, 4),),
+    "temperature": lambda: (trained.HeadTemperature(1, 1, 3.0),),
+    "rotate the query": lambda: (trained.RotateQuery(1, 1, 40.0),),
+    "ablate": lambda: (trained.AblateHead(0, 1),),
+    "patch": lambda: (_patch(),),
+    "several": lambda: (
+        trained.HeadTemperature(0, 0, 0.5),
+        trained.RotateQuery(1, 0, -25.0),
+        trained.SwapValues(1, 1, 7, 11),
+        trained.AblateHead(1, 0),
+    ),
+}
+
+
+def _assert_runs_agree(test, golden, reference, model):
+    assert test.answer == golden.answer
+    assert check_close(test.logits, golden.logits, reference.logits).passed
+    for layer in range(model.n_layers):
+        for head in range(model.n_heads):
+            t, g, r = (run.head(layer, head) for run in (test, golden, reference))
+            assert t.ablated == g.ablated and t.temperature == g.temperature
+            np.testing.assert_array_equal(t.legal, g.legal)
+            for name in RECORD_FIELDS:
+                value = getattr(t, name)
+                assert isinstance(value, np.ndarray), (layer, head, name, type(value))
+                verdict = check_close(value, getattr(g, name), getattr(r, name))
+                assert verdict.passed, (layer, head, name, verdict)
+    for layer in range(model.n_layers + 1):
+        t, g, r = (run.residual(layer) for run in (test, golden, reference))
+        assert isinstance(t, np.ndarray) and check_close(t, g, r).passed, ("residual", layer)
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+def test_torch_on_the_cpu_gives_numpys_answers_under_every_kind_of_edit(single_precision, kind):
+    model = trained.load("binding")
+    edits = EDITS[kind]()
+    golden = model.run(TEXT, edits)
+    reference = single_precision.run(TEXT, edits)
+    fresh = model.run(TEXT, edits, backend="torch:cpu")
+    assert fresh.backend == "torch:cpu"
+    _assert_runs_agree(fresh, golden, reference, model)
+    # An intervention on a torch run re-runs from the first edited layer on torch.
+    edited = model.run(TEXT, backend="torch:cpu").intervene(*edits)
+    assert edited.backend == "torch:cpu"
+    _assert_runs_agree(edited, golden, reference, model)
+
+
+def test_torch_reads_another_query_position_and_a_batch_like_numpy(single_precision):
+    model = trained.load("binding")
+    golden = model.run(TEXT, query=7)
+    reference = single_precision.run(TEXT, query=7)
+    _assert_runs_agree(model.run(TEXT, query=7, backend="torch:cpu"), golden, reference, model)
+    programs = task.dataset(13, 40)
+    edits = (trained.AblateHead(0, 0), trained.HeadTemperature(1, 1, 2.0))
+    g, g_rows = model.forward_batch(programs, edits)
+    r, r_rows = single_precision.forward_batch(programs, edits)
+    t, t_rows = model.forward_batch(programs, edits, backend="torch:cpu")
+    assert check_close(t, g, r).passed
+    np.testing.assert_array_equal(t.argmax(1), g.argmax(1))
+    for lh in g_rows:
+        for rows in zip(t_rows[lh], g_rows[lh], r_rows[lh], strict=True):
+            assert check_close(*rows).passed, lh
+
+
+def test_the_causal_map_on_torch_matches_numpy(single_precision):
+    model = trained.load("binding")
+    golden = model.causal_map(TEXT)
+    reference = single_precision.causal_map(TEXT)
+    test = model.causal_map(TEXT, backend="torch:cpu")
+    assert test is not golden and test.answer == golden.answer and test.token == golden.token
+    for name, column in test.columns().items():
+        verdict = check_close(column, golden.columns()[name], reference.columns()[name])
+        assert verdict.passed, (name, verdict)
+    assert [r.ablated_answer for r in test.records] == [r.ablated_answer for r in golden.records]
+
+
+def test_torch_weights_are_placed_once_and_the_cpu_shares_numpys_memory():
+    pytest.importorskip("torch")
+    model = trained.load("binding")
+    placed = model.weights_on("torch", "cpu")
+    assert model.weights_on("torch", "cpu") is placed
+    for key, array in model.w.items():
+        tensor = placed.w[key]
+        assert str(tensor.dtype) == "torch.float64" and tensor.device.type == "cpu"
+        assert tensor.data_ptr() == array.ctypes.data, key  # a view, not a copy
