@@ -24,7 +24,6 @@ keys or values does not leak into the other two heads of its group.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import threading
 import warnings
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import Backend, blas_threads, resolve, to_numpy
+from ..backends import Backend, blas_threads, resolve, to_numpy, torch_threads
 from ..heads import find_heads
 from . import llama, long_context
 from .causal import Cancelled, Maps
@@ -326,22 +325,6 @@ class _Placed:
         return torch.as_tensor(ids, device=self.backend.device)
 
 
-@contextlib.contextmanager
-def _torch_threads(be: Backend, count: int):
-    """torch's intra-op threads set to ``count`` for a CPU forward (a process-wide setting)."""
-    if be.is_numpy or be.device_name != "cpu":
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _identity(a):
     return a
 
@@ -446,7 +429,7 @@ class SmolLM(Maps):
         placed = self.weights_on(name, device or None)
         # Two BLAS threads on two cores ran the forward 7x slower (the page's other work and
         # the other sessions want the second core): NumPy's and torch's CPU pools run on one.
-        with blas_threads(1), _torch_threads(placed.backend, 1):
+        with blas_threads(1), torch_threads(placed.backend, 1):
             return self._forward_placed(
                 placed, np.asarray(ids), tuple(edits), start, resid, heads, query
             )
@@ -499,7 +482,7 @@ class SmolLM(Maps):
         order = sorted(range(len(requests)), key=lambda i: requests[i][0])
         logits = [None] * len(requests)
         done, total = 0, sum(self.n_layers - requests[i][0] for i in order)
-        with blas_threads(1), _torch_threads(placed.backend, 1):
+        with blas_threads(1), torch_threads(placed.backend, 1):
             while order:
                 chunk, order = order[:per_chunk], order[per_chunk:]
                 x, members = None, []
