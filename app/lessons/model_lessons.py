@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.state.model_state import ModelState, Prediction
+from app.state.model_state import ModelState, Prediction, short_title
 from engine import trained
 from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
@@ -37,6 +37,14 @@ LM_HEAVY_HEAD = (21, 7)
 LM_PATCH_HEAD = (23, 0)
 SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
+
+
+class ModelStillLoading(RuntimeError):
+    """A step's model is loading in the background: the step can start once it is in."""
+
+    def __init__(self, model: str):
+        self.model = model
+        super().__init__(f"{short_title(model)} is still loading")
 
 
 @dataclass(frozen=True)
@@ -77,13 +85,12 @@ class ModelLessonStep:
 
     def start(self, m: ModelState) -> Reading:
         if m.model != self.model:
-            if not m.try_update(model=self.model) or m.loading:
-                # A language model loads in the background; the page keeps working meanwhile.
-                fraction = m.poll()[0]
-                raise RuntimeError(
-                    f"the model is still loading ({fraction:.0%}); press Load this step again "
-                    "in a few seconds"
-                )
+            if not m.try_update(model=self.model):
+                raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
+            if m.loading:
+                # A language model loads in the background; the page keeps working meanwhile
+                # and starts the step once `m.loading` clears (app/views/lesson_panel.py).
+                raise ModelStillLoading(self.model)
         layer, head = self.opens(m) if self.opens else m.loaded.retrieval_head
         if not m.try_update(text=self.text, layer=layer, head=head, **m.fresh()):
             raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")

@@ -30,7 +30,7 @@ from app.views.entropy import EntropyView
 from app.views.export_panel import ExportView
 from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
-from app.views.lesson_panel import FIRST_MODEL_STEP, LessonsView, is_model_step
+from app.views.lesson_panel import LessonsView, first_step_of, is_model_step
 from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pairs import PairsEditor
@@ -307,6 +307,7 @@ class Lab:
         from app.views.model_panel import ModelMainView, ModelPanel
 
         self.model_panel = ModelPanel(self.sources.model)
+        self.sources.model.param.watch(self._offer_model_lesson, ["model", "loading"])
         self.model_main = ModelMainView(self.sources.model)
         figure = self.model_main.prediction.figure
         slim([figure])
@@ -363,8 +364,8 @@ class Lab:
         self._scenario_side.visible = not model
         self._model_side.visible = model
         self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
-        if model and not is_model_step(self.lessons.step) and not self.lessons.lesson:
-            self.lessons.show(FIRST_MODEL_STEP)  # shown, not loaded: the student decides
+        if model:
+            self._offer_model_lesson()
         # The model's answer takes the logits' place in the first screen; the logits move below.
         first, below = ([self._prediction], [self._logits]) if model else ([self._logits], [])
         if list(self._logits_cell.objects) != first:
@@ -379,6 +380,16 @@ class Lab:
             teaching.objects = wanted
             teaching.active = 0
         self.redraw()  # the snapshot arrived before these views existed
+
+    def _offer_model_lesson(self, *events) -> None:
+        """Show (not load: the student decides) the first step on the model the page opens, the
+        one a link or the sidebar asks for even while it loads; a step in the address stays."""
+        m = self.sources.model
+        wanted = m.loading or m.model
+        step = self.lessons.step
+        if self.lessons.lesson or (is_model_step(step) and step.model == wanted):
+            return
+        self.lessons.show(first_step_of(wanted))
 
     def redraw(self, *events) -> None:
         snap = self.sources.snapshot
@@ -496,7 +507,19 @@ class Lab:
             stylesheets=[STAGE_CSS],
         )
         self._logits_below.param.update(stylesheets=[*self._logits_below.stylesheets, FLOW_CSS])
+        # While a link's or a lesson's model loads, the plots drawn are another model's: faded
+        # (STAGE_CSS), under the status column's note that names the model coming.
+        self._stage = stage
+        self.sources.param.watch(self._loading_changed, "loading")
+        self._loading_changed()
         return [stage, self._logits_below, self._heads_below, self.analysis]
+
+    def _loading_changed(self, *events) -> None:
+        classes = [c for c in self._stage.css_classes if c != "lab-loading"]
+        if self.sources.loading:
+            classes.append("lab-loading")
+        if classes != self._stage.css_classes:
+            self._stage.css_classes = classes
 
     def sidebar(self):
         self._scenario_side = pn.Column(

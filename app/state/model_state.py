@@ -66,6 +66,12 @@ def model_choices() -> list[tuple[str, str, bool, str]]:
     return [tuple(entry) for entry in trained.available()]
 
 
+def short_title(name: str) -> str:
+    """A model's title without its bracketed note ("SmolLM2-135M"), for a line of text."""
+    titles = {entry[0]: entry[1] for entry in trained.available()}
+    return titles.get(name, name).split(" (")[0].strip()
+
+
 class ModelState(param.Parameterized):
     """One session's trained-model source. Set parameters; read `snapshot`, `prediction`."""
 
@@ -92,6 +98,9 @@ class ModelState(param.Parameterized):
     error = param.String(default="", constant=True)
     loading = param.String(
         default="", constant=True, doc="a model this session waits for (loading in the background)"
+    )
+    load_fraction = param.Number(
+        default=0.0, bounds=(0.0, 1.0), constant=True, doc="how far `loading` is, as last polled"
     )
 
     INPUTS = (
@@ -191,8 +200,9 @@ class ModelState(param.Parameterized):
         name = settings["model"]
         trained.start_loading(name)
         self._pending, self._pending_link = dict(settings), link
+        fraction = trained.loading_status(name)[0]
         with param.edit_constant(self):
-            self.param.update(loading=name, error="")
+            self.param.update(loading=name, load_fraction=fraction, error="")
         return True
 
     def poll(self) -> tuple[float, str]:
@@ -201,20 +211,31 @@ class ModelState(param.Parameterized):
             return 1.0, ""
         fraction, message, ready, error = trained.loading_status(self.loading)
         if not ready and not error:
+            if fraction != self.load_fraction:
+                with param.edit_constant(self):
+                    self.load_fraction = fraction
             return fraction, message
         pending, name = self._pending, self.loading
         self._pending = {}
+        # Who waited on `loading` (a lesson step) may apply its own settings when it clears.
         with param.edit_constant(self):
-            self.loading = ""
+            self.param.update(loading="", load_fraction=0.0 if error else 1.0)
         if error:
             self._set_error(f"model: {name} could not be loaded ({error})")
         elif self._pending_link:
             # The link's values are checked only now: the page names each bad one, as it does
             # for a link read when the page opened (`take_link_warnings`).
             self._link_warnings += self.apply_query_params(pending)
-        else:
-            self.try_update(**pending)
+        elif any(getattr(self, key) != value for key, value in pending.items()):
+            self.try_update(**pending)  # (not again when a waiting lesson step applied them)
         return 1.0, "ready" if not error else "failed"
+
+    def cancel_loading(self) -> None:
+        """Stop waiting for the model that loads (it still loads, for the whole process): the
+        settings kept for it are dropped and the head drawn stays (a lesson step left)."""
+        self._pending, self._pending_link = {}, False
+        with param.edit_constant(self):
+            self.param.update(loading="", load_fraction=0.0)
 
     def take_link_warnings(self) -> list[str]:
         """The problems of a link applied once its model had loaded (`poll`), each once."""

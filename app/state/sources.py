@@ -22,6 +22,10 @@ class SourceSwitch(param.Parameterized):
     source = param.Selector(default=SCENARIOS, objects=[SCENARIOS, MODEL])
     snapshot = param.Parameter(default=None, constant=True, doc="the active source's snapshot")
     error = param.String(default="", constant=True, doc="the active source's refusal, if any")
+    loading = param.String(
+        default="", constant=True, doc="the model the shown model source waits for, if any"
+    )
+    load_fraction = param.Number(default=0.0, constant=True, doc="how far `loading` is")
 
     def __init__(self, lab: LabState, **params):
         super().__init__(**params)
@@ -39,6 +43,7 @@ class SourceSwitch(param.Parameterized):
 
             self._model = ModelState()
             self._model.param.watch(self._follow, ["snapshot", "error"])
+            self._model.param.watch(self._follow_loading, ["loading", "load_fraction"])
         return self._model
 
     @property
@@ -53,6 +58,16 @@ class SourceSwitch(param.Parameterized):
         active = self.active
         with param.edit_constant(self):
             self.param.update(snapshot=active.snapshot, error=active.error)
+        self._follow_loading()
+
+    def _follow_loading(self, *events) -> None:
+        """While the model source is shown and waits for a model, its snapshot is another
+        model's: the page says which model is coming and how far it is."""
+        shown = self._model is not None and self.source == MODEL
+        loading = self._model.loading if shown else ""
+        fraction = self._model.load_fraction if loading else 0.0
+        with param.edit_constant(self):
+            self.param.update(loading=loading, load_fraction=fraction)
 
     def query_params(self) -> dict[str, str]:
         return self.active.query_params()

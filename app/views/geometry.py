@@ -8,6 +8,7 @@ what travels along it. Arrow tips of the labelled pairs (and the query) can be d
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import panel as pn
@@ -26,7 +27,17 @@ from bokeh.models.glyphs import Line, Scatter, Segment, Text
 from app.state.settings_schema import COORD_LIMIT
 from engine.scenarios import SCENARIOS
 
-from .style import ROLE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import (
+    ROLE_COLOURS,
+    FitText,
+    add_glyph,
+    add_hover,
+    assign,
+    f32,
+    make_figure,
+    style_legend,
+    text_width,
+)
 
 # Arrowheads and text are drawn only while the picture stays readable.
 MAX_HEADS = 32
@@ -209,6 +220,8 @@ class GeometryView(pn.viewable.Viewer):
 
     def _build_address(self):
         fig = self._square("Address: query and keys", "x", "y")
+        self.address_fit = FitText(fig)
+        self.address_fit.title("Address: query and keys", "Address: q and keys", "Address")
         fig.name = "address_plot"
         keys_only = CDSView(filter=GroupFilter(column_name="kind", group="key"))
         query_only = CDSView(filter=GroupFilter(column_name="kind", group="query"))
@@ -263,6 +276,8 @@ class GeometryView(pn.viewable.Viewer):
 
     def _build_payload(self):
         fig = self._square("Payload: values, w·v, output", "x", "y")
+        self.payload_fit = FitText(fig)
+        self.payload_fit.title("Payload: values, w·v, output", "Payload: values, output", "Payload")
         fig.name = "payload_plot"
         values = CDSView(filter=GroupFilter(column_name="kind", group="value"))
         contrib = CDSView(filter=GroupFilter(column_name="kind", group="contribution"))
@@ -471,7 +486,13 @@ class GeometryView(pn.viewable.Viewer):
             q[:2], keys[:m, :2], self._px(self.address_fig), float(self.address_fig.x_range.end)
         )
         # Every column of the arrows together, with equal lengths (only changed ones go).
-        assign(self.geometry, rows | self._label_layout(vec, texts, m))
+        # Labels are placed heaviest first (the key a head looks at, the value it passes on),
+        # so a crowded plane drops the least important ones.
+        weights = np.asarray(snap.weights, dtype=np.float64)[:m]
+        norms = np.asarray(snap.contribution_norms, dtype=np.float64)[:m]
+        priority = np.concatenate([[np.inf], weights, norms])
+        out = np.asarray(snap.output, dtype=np.float64)[:2]
+        assign(self.geometry, rows | self._label_layout(vec, texts, m, priority, out))
         # Off the plane when nothing may be dragged (the handle's renderer stays in place).
         handle = self._query_handle * q[:2] if draggable else np.array([np.nan, np.nan])
         self._writing = True
@@ -495,10 +516,15 @@ class GeometryView(pn.viewable.Viewer):
         if self._label_args is not None and old != new:
             self.geometry.data = dict(self.geometry.data) | self._label_layout(*self._label_args)
 
-    def _label_layout(self, vec: np.ndarray, texts: list[str], m: int) -> dict:
-        """Label positions that avoid each other, the handles and the legend, inside the frame;
-        a label with no room is shortened, then dropped (its hover still names it)."""
-        self._label_args = (vec, texts, m)
+    def _label_layout(
+        self, vec: np.ndarray, texts: list[str], m: int, priority=None, output=None
+    ) -> dict:
+        """Label positions that avoid each other, the arrows, the handles and the legend, inside
+        the frame, placed in order of `priority` (largest first); a label with no room is
+        shortened to its position ("@4"), then dropped (its hover still names it)."""
+        self._label_args = (vec, texts, m, priority, output)
+        if priority is None:
+            priority = np.zeros(len(vec))
         dx, dy, tags = np.zeros(len(vec)), np.zeros(len(vec)), list(texts)
         crowd = int(bool(self._distractor_keys.visible))  # one more legend entry
         planes = (
@@ -512,13 +538,29 @@ class GeometryView(pn.viewable.Viewer):
             tips = [((vec[i, 0] - start) / px, frame - (vec[i, 1] - start) / px) for i in rows]
             # The legend sits in the bottom left corner (style_legend), one row per entry.
             avoid = [(0.0, frame - 28.0 * legend_rows - 18.0, 190.0, frame)]
+            if fig is self.payload_fig and self.ablated_note.visible:
+                # The "ablated" note near the top of the plane: two lines of 13 px bold.
+                cx = (0.0 - start) / px
+                cy = frame - (float(self.ablated_note.y) - start) / px
+                half_w = 0.5 * text_width("ablated: this head's", "13px", bold=True) + 8
+                avoid.append((cx - half_w, cy - 25.0, cx + half_w, cy + 25.0))
             if fig is self.address_fig and self._query_handle != 1.0:
                 # The query's handle, when it sits off the query's tip (see _query_handle_at).
                 hx = (self._query_handle * vec[0, 0] - start) / px
                 hy = frame - (self._query_handle * vec[0, 1] - start) / px
                 r = HANDLE_RADIUS_PX
                 avoid.append((hx - r, hy - r, hx + r, hy + r))
-            placed = place_labels(tips, [texts[i] for i in rows], font, frame, avoid)
+            # Every arrow of the plane starts at the origin; the payload plane adds the output.
+            ox0, oy0 = (0.0 - start) / px, frame - (0.0 - start) / px
+            segments = [(ox0, oy0, tx, ty) for tx, ty in tips]
+            if fig is self.payload_fig and output is not None:
+                segments.append(
+                    (ox0, oy0, (output[0] - start) / px, frame - (output[1] - start) / px)
+                )
+            order = sorted(range(len(rows)), key=lambda j: -float(priority[rows[j]]))
+            placed = place_labels(
+                tips, [texts[i] for i in rows], font, frame, avoid, order=order, segments=segments
+            )
             for i, (ox, oy, tag) in zip(rows, placed, strict=True):
                 dx[i], dy[i], tags[i] = ox, oy, tag
         return {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
@@ -745,7 +787,7 @@ class GeometryView(pn.viewable.Viewer):
 def _text_box(x: float, y: float, text: str, font: float) -> tuple[float, float, float, float]:
     # Centred text; an average glyph of the lab's sans-serif (DejaVu, Atkinson) is about
     # 0.6 em wide; a few pixels of margin keep neighbours from touching.
-    w, h = 0.62 * font * len(text) + 6.0, 1.3 * font
+    w, h = 0.62 * font * len(text) + 10.0, 1.3 * font
     return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
 
 
@@ -753,18 +795,22 @@ def _overlaps(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def place_labels(tips, texts, font: float, frame: float, avoid=()) -> list:
+def place_labels(tips, texts, font: float, frame: float, avoid=(), *, order=None, segments=()):
     """Screen offsets (dx, dy, text) for labels of arrow tips at screen points `tips` (y down)
     in a square frame of side `frame` px, trying spots around each tip, nearest first, so that
-    no label overlaps another label, a tip's handle or a box in `avoid`, or leaves the frame.
-    Without room a label is shortened to a few characters and an ellipsis, then dropped ("")."""
+    no label overlaps another label, a tip's handle, a box in `avoid` or an arrow in `segments`
+    (x0, y0, x1, y1), or leaves the frame. Labels are placed in `order` (indices, the most
+    important first; default: as given), so a crowd drops the last. Without room a label is
+    shortened (a token to its position, "@4"; other text to a few characters and an
+    ellipsis), then dropped ("")."""
     handles = [
         (x - HANDLE_RADIUS_PX, y - HANDLE_RADIUS_PX, x + HANDLE_RADIUS_PX, y + HANDLE_RADIUS_PX)
         for x, y in tips
     ]
     taken = list(avoid)
-    out = []
-    for (x, y), text in zip(tips, texts, strict=True):
+    out: list = [(0.0, 0.0, "")] * len(tips)
+    for index in order if order is not None else range(len(tips)):
+        (x, y), text = tips[index], texts[index]
         norm = math.hypot(x - frame / 2, y - frame / 2)
         # First choice: straight past the tip, away from the origin (the frame's centre).
         base = math.atan2(y - frame / 2, x - frame / 2) if norm > 1 else -math.pi / 2
@@ -781,6 +827,8 @@ def place_labels(tips, texts, font: float, frame: float, avoid=()) -> list:
                         continue
                     if any(_overlaps(box, other) for other in [*taken, *handles]):
                         continue
+                    if any(_crosses(box, seg) for seg in segments):
+                        continue
                     found = (ox, oy, candidate, box)
                     break
                 if found:
@@ -788,16 +836,45 @@ def place_labels(tips, texts, font: float, frame: float, avoid=()) -> list:
             if found:
                 break
         if found is None:
-            out.append((0.0, 0.0, ""))
             continue
         taken.append(found[3])
-        out.append(found[:3])
+        out[index] = found[:3]
     return out
+
+
+def _crosses(box, segment, inset: float = 3.0) -> bool:
+    """Does the segment pass through the box (less its margin of `inset` px)? Liang-Barsky."""
+    xmin, ymin, xmax, ymax = box[0] + inset, box[1] + inset, box[2] - inset, box[3] - inset
+    x0, y0, x1, y1 = segment
+    if max(x0, x1) < xmin or min(x0, x1) > xmax or max(y0, y1) < ymin or min(y0, y1) > ymax:
+        return False
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - xmin), (dx, xmax - x0), (-dy, y0 - ymin), (dy, ymax - y0)):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+        if t0 > t1:
+            return False
+    return True
+
+
+_POSITION = re.compile(r"^(.+) @(\d+)$")
 
 
 def _shorten(text: str) -> str | None:
     masked = text.endswith(" (masked)")
     core = text.removesuffix(" (masked)")
+    token = _POSITION.match(core)
+    if token:
+        # A model's token: its position, as in the weights chart's "␣loan @4" (never "␣loa…").
+        return f"@{token.group(2)}" + (" ✕" if masked else "")
     if len(core) <= 5:
         return f"{core} ✕" if masked else None
     return core[:4] + "…" + (" ✕" if masked else "")

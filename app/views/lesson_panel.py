@@ -13,12 +13,20 @@ import panel as pn
 import param
 
 from app.lessons.lab_lessons import LESSONS
-from app.lessons.model_lessons import MODEL_LESSONS, reading
+from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.state.lab_state import LabState
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
 FIRST_MODEL_STEP = len(LESSONS) + 1  # 1-based, as in the address
+
+
+def first_step_of(model: str) -> int:
+    """The first step (1-based) on the named model: a model's page offers its own lessons."""
+    for number, step in enumerate(ALL_LESSONS, start=1):
+        if is_model_step(step) and step.model == model:
+            return number
+    return FIRST_MODEL_STEP
 
 
 def _text(source: str) -> str:
@@ -44,6 +52,9 @@ class LessonsView(pn.viewable.Viewer):
         self._show_ghost = show_ghost
         self._index = 0
         self._before = None
+        # A step waiting for its model to load: ("load" or "restore", its index), or None.
+        self._waiting: tuple[str, int] | None = None
+        self._watching_loads = False
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
         self.previous = pn.widgets.Button(label="◀ Previous", width=110)
         self.next = pn.widgets.Button(label="Next ▶", width=110)
@@ -100,6 +111,7 @@ class LessonsView(pn.viewable.Viewer):
         """
         self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
         self._before = None
+        self._stop_waiting()
         self._ghost(None)
         with pn.io.hold():  # the new address and the new set-up leave as one message
             self.lesson = self._index + 1
@@ -113,6 +125,7 @@ class LessonsView(pn.viewable.Viewer):
         """Show step `number` (1-based) without setting the lab up or changing the address."""
         self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
         self._before = None
+        self._stop_waiting()
         self._show()
 
     def _ghost(self, point) -> None:
@@ -143,6 +156,9 @@ class LessonsView(pn.viewable.Viewer):
     def _load(self) -> None:
         try:
             self._before = self.step.start(self._target())
+        except ModelStillLoading as exc:
+            self._wait_for_model("load", exc)
+            return
         except Exception as exc:  # noqa: BLE001 - a message in the page, never a traceback
             self.result.object = html.escape(f"This step could not start: {exc}")
             return
@@ -153,6 +169,9 @@ class LessonsView(pn.viewable.Viewer):
         try:
             self._target()  # the link already restored this source's settings
             self._before = self.step.start(self._scratch())
+        except ModelStillLoading as exc:
+            self._wait_for_model("restore", exc)
+            return
         except Exception as exc:  # noqa: BLE001
             self.result.object = html.escape(f"This step could not start: {exc}")
             return
@@ -161,6 +180,33 @@ class LessonsView(pn.viewable.Viewer):
             "(or Load this step to start it afresh)."
         )
         self._set_ready(True)
+
+    def _wait_for_model(self, how: str, exc: ModelStillLoading) -> None:
+        """The step's model loads in the background: say so, and start the step (or restore
+        it, for a link with settings) by itself once the model source has the model."""
+        self._waiting = (how, self._index)
+        if not self._watching_loads:
+            self._sources.model.param.watch(self._model_loaded, "loading")
+            self._watching_loads = True
+        self.result.object = html.escape(
+            f"{exc}: this step starts by itself once it is ready (the bar above the plots "
+            "shows how far it is)."
+        )
+
+    def _stop_waiting(self) -> None:
+        """Another step is shown: the one that waited for its model no longer does, and the
+        model source no longer switches to that model when it is in."""
+        if self._waiting is not None:
+            self._waiting = None
+            self._sources.model.cancel_loading()
+
+    def _model_loaded(self, event) -> None:
+        if event.new or self._waiting is None:
+            return
+        how, index = self._waiting
+        self._waiting = None
+        if index == self._index:
+            self._load() if how == "load" else self._restore()
 
     def _act(self, _event=None) -> None:
         try:

@@ -12,8 +12,17 @@ from bokeh.models import ColumnDataSource, Range1d, Selection, Span
 from bokeh.models.glyphs import HBar, Text
 from bokeh.transform import dodge
 
-from .rows import NULL_LABEL, row_axis, row_positions, row_range, set_rows
-from .style import STAGE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .rows import NULL_LABEL, FitRows, row_axis, row_positions, row_range, set_rows
+from .style import (
+    STAGE_COLOURS,
+    FitText,
+    add_glyph,
+    add_hover,
+    assign,
+    f32,
+    make_figure,
+    style_legend,
+)
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26
@@ -144,6 +153,9 @@ class LogitsView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
+        self.fit = FitText(fig, legend_cols=2)  # the title and the legend fit its width
+        self._snap = None
+        self.rows = FitRows(fig, lambda: self.update(self._snap))  # rows fit its height
 
     def update(self, snap) -> None:
         raw = np.asarray(snap.scores, dtype=np.float64)
@@ -161,7 +173,8 @@ class LogitsView(pn.viewable.Viewer):
         masked = not bool(np.all(legal))
         self._fit_x(left_edge if masked else low, high)
         n = len(logit)
-        rows, shown = row_positions(snap.weights, snap.labels)
+        self._snap = snap
+        rows, shown = row_positions(snap.weights, snap.labels, self.rows.max_rows(len(null)))
         assign(
             self.source,
             {
@@ -198,11 +211,8 @@ class LogitsView(pn.viewable.Viewer):
             for item in self.figure.legend.items:
                 if self._hidden in item.renderers:
                     item.visible = hidden
-        title = "Logits per key"
-        if len(shown) < len(rows):
-            title += f" · top {len(shown)} of {len(rows)}"
-        if null:
-            title += " + null"
+        top = f" · top {len(shown)} of {len(rows)}" if len(shown) < len(rows) else ""
+        plus = " + null" if null else ""
         hidden_label = f"+ {snap.d_k - 2} hidden dims"
         for item in self.figure.legend.items:
             if (
@@ -210,8 +220,7 @@ class LogitsView(pn.viewable.Viewer):
                 and getattr(item.label, "value", None) != hidden_label
             ):
                 item.label = {"value": hidden_label}
-        if self.figure.title.text != title:
-            self.figure.title.text = title
+        self.fit.title(f"Logits per key{top}{plus}", f"Logits{top}{plus}", "Logits")
 
     def _fit_x(self, low: float, high: float) -> None:
         """Show low..high with a margin; keep the axis still while the bars fit and fill it."""

@@ -13,7 +13,7 @@ import panel as pn
 
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once, widgets_of
-from app.state.model_state import ROTATE_BOUNDS, model_choices
+from app.state.model_state import ROTATE_BOUNDS, model_choices, short_title
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
@@ -206,7 +206,8 @@ class ModelPanel(pn.viewable.Viewer):
         if self._m.loading:
             self.progress.value = int(100 * fraction)
             self.progress_note.object = html.escape(
-                f"Loading {self._m.loading} for this server (once, for every page): {message}"
+                f"Loading {short_title(self._m.loading)} for this server (once, for every "
+                f"page): {message}"
             )
             return
         if self._poller is not None:

@@ -16,7 +16,7 @@ from bokeh.transform import dodge
 from engine.heads import shown_token
 
 from .rows import row_axis, row_range, set_rows
-from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import OKABE_ITO, FitText, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.4
 SHOWN = 8  # the most likely answers; the rest are one "all others" row
@@ -78,6 +78,10 @@ class PredictionView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
+        self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
+        self.fit.x_label(
+            "probability of each answer (all sum to 100%)", "probability (sums to 100%)", "P"
+        )
 
     def update(self, prediction) -> None:
         keep = top_rows(prediction)
@@ -104,13 +108,15 @@ class PredictionView(pn.viewable.Viewer):
         )
         names = [t if t == "all others" else shown_token(t) for t in tokens]
         set_rows(self.figure, [f"✓ {t}" if ok else t for t, ok in zip(names, correct, strict=True)])
-        title = f"Answer: {shown_token(prediction.answer_after)}"
+        answer = f"Answer: {shown_token(prediction.answer_after)}"
+        was = ""
         if prediction.answer_after != prediction.answer_before:
-            title += f" (was {shown_token(prediction.answer_before)})"
+            was = f" (was {shown_token(prediction.answer_before)})"
+        right = ""
         if prediction.expected is not None:
-            title += f" · right: {shown_token(prediction.expected)}"
-        if self.figure.title.text != title:
-            self.figure.title.text = title
+            right = f" · right: {shown_token(prediction.expected)}"
+        # A narrow chart drops "right" (its row is ticked), then "was" (the dashed bars).
+        self.fit.title(answer + was + right, answer + was, answer)
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")

@@ -17,6 +17,8 @@ from .notify import notify
 
 # The error banner lies over the top of the stage instead of taking a row of it (see the file).
 STATUS_CSS = attention_lab_assets.read_text("components", "status.css")
+# The note that names a model still loading, with its progress bar.
+LOADING_CSS = attention_lab_assets.read_text("components", "loading-note.css")
 
 
 class LiveSummary(ReactiveHTML):
@@ -77,8 +79,21 @@ class StatusView(pn.viewable.Viewer):
         self.running = pn.pane.HTML(
             "", visible=False, sizing_mode="stretch_width", css_classes=["lab-running"]
         )
+        # A model the page waits for (a link's or a lesson step's): named, with its progress,
+        # in place of the summary of the model drawn meanwhile (SourceSwitch.loading).
+        self.loading = pn.pane.HTML(
+            "",
+            visible=False,
+            sizing_mode="stretch_width",
+            css_classes=["lab-loading-note"],
+            stylesheets=[LOADING_CSS],
+            margin=(4, 10),
+        )
         state.param.watch(self._error_changed, "error")
         self._error_changed()
+        if "loading" in state.param:
+            state.param.watch(self._loading_changed, ["loading", "load_fraction"])
+            self._loading_changed()
 
     def update(self, snap) -> None:
         text = summary_text(snap.summary)
@@ -101,6 +116,20 @@ class StatusView(pn.viewable.Viewer):
         )
         self.running.visible = bool(backend)
 
+    def _loading_changed(self, *events) -> None:
+        name = self._state.loading
+        self.summary.visible = not name
+        self.loading.visible = bool(name)
+        if not name:
+            self.loading.object = ""
+            return
+        self.loading.object = loading_note(name, self._state.load_fraction, self._drawn_model())
+
+    def _drawn_model(self) -> str:
+        """The model drawn while another loads (the model source's own), if one is known."""
+        model = getattr(self._state, "model_ready", False) and self._state.model
+        return model.model if model else ""
+
     def _error_changed(self, *events):
         message = self._state.error
         if message:
@@ -117,6 +146,7 @@ class StatusView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             self.summary,
+            self.loading,
             self.error,
             self.notice,
             self.running,
@@ -124,3 +154,24 @@ class StatusView(pn.viewable.Viewer):
             css_classes=["lab-status"],
             stylesheets=[STATUS_CSS],
         )
+
+
+def loading_note(name: str, fraction: float, drawn: str = "") -> str:
+    """The main area's note while `name` loads: "Loading SmolLM2-135M… 40%", a progress bar,
+    and what the faded plots show meanwhile (escaped HTML)."""
+    from app.state.model_state import short_title  # only a page with a model source needs it
+
+    title = html.escape(short_title(name))
+    pct = max(0, min(100, round(100 * float(fraction))))
+    meanwhile = (
+        f"the {html.escape(short_title(drawn))} model's"
+        if drawn and drawn != name
+        else "the last head drawn"
+    )
+    return (
+        f'<p class="lab-loading-title">Loading {title}… {pct}%</p>'
+        f'<progress max="100" value="{pct}" aria-label="Loading {title}"></progress>'
+        f'<p class="lab-loading-meanwhile">Once for this server. Until then the faded plots '
+        f"are {meanwhile}, not {title}'s; a lesson step on it starts by itself when it is "
+        "ready.</p>"
+    )

@@ -16,6 +16,7 @@ from engine.snapshot import _pct
 from .rows import (
     NULL_LABEL,
     OTHERS,
+    FitRows,
     fit_end,
     others_count,
     row_axis,
@@ -23,7 +24,16 @@ from .rows import (
     row_range,
     set_rows,
 )
-from .style import STAGE_COLOURS, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import (
+    STAGE_COLOURS,
+    FitText,
+    add_glyph,
+    add_hover,
+    assign,
+    f32,
+    make_figure,
+    style_legend,
+)
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
@@ -145,6 +155,10 @@ class WeightsView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
+        self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
+        self._snap = None
+        self.rows = FitRows(fig, lambda: self.update(self._snap))
+        self.fit.x_label(AXIS_LABEL, "share (sums to 100%)", "share")
 
     @staticmethod
     def _extra_data(kind, weight, share, norm=None, labels=None, rows=None) -> dict:
@@ -165,8 +179,12 @@ class WeightsView(pn.viewable.Viewer):
         total = float(norms.sum())
         share = norms / total if total > 0 else np.zeros_like(norms)
         legal = np.asarray(snap.legal, dtype=bool)
-        rows, shown = row_positions(weights, snap.labels)
-        others = others_count(len(weights))
+        # As many rows as the drawn height leaves readable (a laptop's short chart ran eleven
+        # labels into each other); the rest go into "all others".
+        self._snap = snap
+        max_rows = self.rows.max_rows(int(snap.null_weight is not None))
+        rows, shown = row_positions(weights, snap.labels, max_rows)
+        others = others_count(len(weights), max_rows)
         kind, w_extra, s_extra, n_extra, l_extra = [], [], [], [], []
         if others:
             hidden = np.isnan(rows)
@@ -205,16 +223,23 @@ class WeightsView(pn.viewable.Viewer):
         end = fit_end(x_range.end, float(peak), full=FULL)
         if end != x_range.end:
             x_range.end = end
-        title = "Weights and |w·v| shares"
-        if others:
-            title += f" · top {len(shown)} of {len(rows)}"
-        if snap.null_weight is not None:
-            title += f" · null takes {_pct_note(snap.null_weight)}"
-        if self.figure.title.text != title:
-            self.figure.title.text = title
-        label = AXIS_LABEL if snap.null_weight is None else AXIS_LABEL_NULL
-        if self.figure.xaxis[0].axis_label != label:
-            self.figure.xaxis[0].axis_label = label
+        # Shorter titles for a narrower chart keep what is shown (top k of n, the null's share).
+        top = f" · top {len(shown)} of {len(rows)}" if others else ""
+        null = (
+            f" · null takes {_pct_note(snap.null_weight)}" if snap.null_weight is not None else ""
+        )
+        short_null = null.replace(" takes", "")
+        self.fit.title(
+            f"Weights and |w·v| shares{top}{null}",
+            f"Weights, |w·v|{top}{short_null}",
+            f"Weights{top}{short_null}",
+            (f"Top {len(shown)} of {len(rows)}" if others else "Weights") + short_null,
+            "Weights",
+        )
+        if snap.null_weight is None:
+            self.fit.x_label(AXIS_LABEL, "share (sums to 100%)", "share")
+        else:
+            self.fit.x_label(AXIS_LABEL_NULL, "share (with null: 100%)", "share")
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
