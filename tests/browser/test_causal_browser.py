@@ -3,6 +3,8 @@ as one glyph, a tapped head opens in the planes, and the patching map of a sugge
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from engine import trained
@@ -15,7 +17,7 @@ ROWS = "() => { const s = Bokeh.documents[0].get_model_by_name('%s'); return s ?
 
 def test_causal_and_patching_maps_open_heads(open_lab):
     model = trained.load("binding")
-    page = open_lab(f"?model=binding&text={PROGRAM.replace(' ', '%20').replace(';', '%3B')}")
+    page = open_lab(f"?model=binding&text={quote(PROGRAM)}")
     page.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
     page.page.get_by_role("button", name="Measure every head").click()
     heads = model.n_layers * model.n_heads
