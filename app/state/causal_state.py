@@ -45,6 +45,7 @@ class CausalState(param.Parameterized):
         self._stop = threading.Event()
         self._idle = threading.Condition()
         self._busy = False
+        self._suggesting = 0
         self._generation = 0
         mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
         self.forget()
@@ -52,20 +53,38 @@ class CausalState(param.Parameterized):
     # ---------------------------------------------------------------- the sentence changed
 
     def forget(self) -> None:
-        """A new sentence or model: drop both maps, stop one at work, suggest a changed text."""
+        """A new sentence or model: drop both maps, stop one at work, and look for a changed
+        sentence to suggest on the worker (a language model may try several forwards)."""
         self._generation += 1
         self._stop.set()
-        try:
-            corrupted, change = causal.counterfactual(self._m.loaded, self._m.text)
-        except (ValueError, StopIteration) as exc:
-            corrupted, change = "", f"no change suggested ({exc})"
-        self.corrupted = corrupted
+        self.corrupted = ""
         with param.edit_constant(self):
             self.param.update(
                 causal=None, patching=None, running="", progress=0.0, message="", error=""
             )
-            self.change = change
+            self.change = "looking for a same-length change..."
         self.token = None
+        model, text, generation = self._m.loaded, self._m.text, self._generation
+        with self._idle:
+            self._suggesting += 1
+        _POOL.submit(self._suggest, model, text, generation)
+
+    def _suggest(self, model, text, generation) -> None:
+        try:
+            corrupted, change = causal.counterfactual(model, text)
+        except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
+            corrupted, change = "", f"no change suggested ({exc})"
+        self.deliver(functools.partial(self._suggested, generation, corrupted, change))
+        with self._idle:
+            self._suggesting -= 1
+            self._idle.notify_all()
+
+    def _suggested(self, generation, corrupted, change) -> None:
+        if generation != self._generation:
+            return
+        self.corrupted = corrupted
+        with param.edit_constant(self):
+            self.change = change
 
     # ---------------------------------------------------------------- measuring
 
@@ -94,9 +113,9 @@ class CausalState(param.Parameterized):
         self._stop.set()
 
     def settle(self, timeout: float | None = None) -> bool:
-        """Wait until no map is at work; True if idle."""
+        """Wait until no map or suggestion is at work; True if idle."""
         with self._idle:
-            return self._idle.wait_for(lambda: not self._busy, timeout)
+            return self._idle.wait_for(lambda: not self._busy and not self._suggesting, timeout)
 
     def _start(self, kind: str, job) -> None:
         if self.running:

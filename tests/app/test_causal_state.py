@@ -33,6 +33,7 @@ def test_measure_gives_the_engine_map_of_the_open_sentence(states):
 
 def test_a_suggested_change_and_the_patching_map(states):
     m, c = states
+    assert c.settle(60)  # the suggestion is looked for on the worker
     assert c.corrupted == "a=5; b=7; a=0; ?a" and "a=3 became a=0" in c.change
     c.patch()
     assert c.settle(60)
@@ -44,6 +45,7 @@ def test_a_suggested_change_and_the_patching_map(states):
 
 def test_a_refused_change_is_named_and_keeps_the_page(states):
     m, c = states
+    assert c.settle(60)
     c.corrupted = "a=5; ?a"
     c.patch()
     assert c.settle(60)
@@ -57,9 +59,13 @@ def test_a_new_sentence_drops_the_maps_and_a_late_result_is_ignored(states):
     c.measure()
     assert c.settle(60)
     assert m.try_update(text="a=1; b=2; ?b")
-    for finish in held:
+    assert c.settle(60)
+    *old, suggestion = held  # the old map's reports, then the new sentence's suggestion
+    for finish in old:
         finish()  # the old sentence's map arrives after the change
     assert c.causal is None and c.running == ""
+    assert c.corrupted == "" and "looking" in c.change
+    suggestion()
     assert c.corrupted == "a=1; b=0; ?b"
 
 
