@@ -177,7 +177,7 @@ def block(
     n_out = q.shape[2]
     out = xp.empty((b, nh, n_out, dh), dtype=x.dtype, device=array_api_compat.device(x))
     weights_all = np.empty((nh, n_out, n), dtype=np.float32) if detail else None
-    rows = {"logits": [None] * nh, "scores": [None] * nh}  # only the query row is kept
+    kept = {"logits": [None] * nh, "scores": [None] * nh}  # only the query row of each
     scale = 1.0 / math.sqrt(dh)
     temp_of = np.ones(nh)
     # Heads of one temperature share one call; a rotated head is recomputed alone.
@@ -198,8 +198,8 @@ def block(
                 source, at = res, (0, j)
             if detail:
                 weights_all[hd] = _host(source.weights[at])
-                for name in rows:
-                    rows[name][hd] = _host(getattr(source, name)[at][qpos])
+                for name in kept:
+                    kept[name][hd] = _host(getattr(source, name)[at][qpos])
     for hd, value in patched.items():
         out[:, hd] = _like(x, value)
     if ablated.any():
@@ -218,8 +218,8 @@ def block(
         q=_host(q[0]),
         k=_host(kq[0]),
         v=_host(vq[0]),
-        scores=np.stack(rows["scores"]),
-        logits=np.stack(rows["logits"]),
+        scores=np.stack(kept["scores"]),
+        logits=np.stack(kept["logits"]),
         weights=weights_all,
         out=_host(out[0]),
         legal=legal,
