@@ -134,6 +134,7 @@ def test_the_suites_hardware_tests_use_the_allowlist():
         if path.name != Path(__file__).name
     }
     assert {name: n for name, n in marked.items() if n} == {
+        "engine/test_device_check.py": 2,  # tools/check_cuda.py with and without a GPU
         "engine/test_kernels.py": 1,
         "engine/test_torch.py": 1,
     }
