@@ -15,7 +15,7 @@ LAYERS = (
     ("engine",),
     ("app.js",),  # the browser scripts' loader: imports nothing of the app
     ("app.patches",),
-    ("app.state",),
+    ("app.state", "app.classroom"),  # the class store is Panel-free, beside the state
     ("app.lessons",),
     ("app.views",),
     ("app.page",),
@@ -72,12 +72,12 @@ def test_imports_run_down_the_layers_only():
     assert wrong == [], "imports that run up the layers:\n" + "\n".join(sorted(wrong))
 
 
-def test_the_state_and_the_lessons_run_without_panel_or_bokeh():
+def test_the_state_the_lessons_and_the_class_store_run_without_panel_or_bokeh():
     """A notebook or a plain test drives them: no web import below the views."""
     offenders = [
         f"{module} imports {name}"
         for module, path in _modules().items()
-        if module.startswith(("app.state", "app.lessons"))
+        if module.startswith(("app.state", "app.lessons", "app.classroom"))
         for name in _imports(path)
         if name.split(".")[0] in ("panel", "bokeh")
     ]

@@ -1,0 +1,265 @@
+"""The Redis class store: a class shared by every replica behind a balancer.
+
+Each class is six keys under `alab:class:CODE:` (meta, teachers, students, revealed, votes,
+measured), all given a fresh 12-hour expiry by every write, so an idle class leaves with its
+data; one-time device links are keys of their own with a 10-minute expiry. A change is
+published on one channel; each replica's listener thread hands it to that replica's own
+subscribers, which pass it on to their sessions. A vote is written (and acknowledged by Redis)
+before `vote` returns, so a page that says "counted" means it.
+
+Redis down: every call raises StoreUnavailable, subscribers get a "connection" event, and the
+listener retries once a second; when it is back, subscribers get "connection" again and
+catch up by reading.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import redis
+
+from app.classroom.store import (
+    IDLE_S,
+    ClassInfo,
+    ClassStore,
+    Event,
+    StoreUnavailable,
+    UnknownClass,
+    log,
+)
+
+CHANNEL = "alab:events"
+PARTS = ("meta", "teachers", "students", "revealed", "votes", "measured")
+MAX_MESSAGE = 256  # bytes; anything longer on the channel is not ours
+
+
+def _key(code: str, part: str) -> str:
+    return f"alab:class:{code}:{part}"
+
+
+class RedisStore(ClassStore):
+    name = "redis"
+
+    def __init__(self, url: str, *, idle_s: float = IDLE_S, retry_s: float = 1.0):
+        super().__init__()
+        self.url = url
+        self._idle_s = max(1, int(idle_s))
+        self._retry_s = retry_s
+        self._redis = redis.Redis.from_url(
+            url, decode_responses=True, socket_timeout=3, socket_connect_timeout=2
+        )
+        self._connected = False
+        self._state_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._listener = threading.Thread(
+            target=self._listen, name="class-store-listener", daemon=True
+        )
+        self._listener.start()
+
+    # -- connection -------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def wait_connected(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while not self._connected and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self._connected
+
+    def _set_connected(self, up: bool) -> None:
+        with self._state_lock:
+            changed, self._connected = self._connected != up, up
+        if changed:
+            log.warning("class store %s", "connected" if up else "lost its Redis; retrying")
+            self._dispatch(Event("", "connection", int(up)))
+
+    def _call(self, work):
+        try:
+            return work(self._redis)
+        except redis.RedisError as exc:
+            self._set_connected(False)
+            raise StoreUnavailable(
+                "the class connection is lost (its store cannot be reached); retrying"
+            ) from exc
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            pubsub = None
+            try:
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(CHANNEL)
+                self._set_connected(True)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is not None:
+                        self._receive(message.get("data"))
+                    elif not self._connected:  # a call failed; the channel still answers
+                        self._redis.ping()
+                        self._set_connected(True)
+            except redis.RedisError:
+                self._set_connected(False)
+                self._stop.wait(self._retry_s)
+            except Exception:  # noqa: BLE001 - the listener must outlive any one message
+                log.exception("class store listener")
+                self._stop.wait(self._retry_s)
+            finally:
+                if pubsub is not None:
+                    try:
+                        pubsub.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+
+    def _receive(self, data) -> None:
+        if not isinstance(data, str) or len(data) > MAX_MESSAGE:
+            return
+        try:
+            message = json.loads(data)
+            event = Event(str(message["c"]), str(message["k"]), int(message["s"]))
+        except (ValueError, KeyError, TypeError):
+            return
+        if event.code:
+            self._dispatch(event)
+
+    def _publish(self, event: Event) -> None:
+        data = json.dumps({"c": event.code, "k": event.kind, "s": event.step})
+        self._call(lambda r: r.publish(CHANNEL, data))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._listener.join(timeout=3)
+        self._redis.close()
+
+    # -- keeping and fetching ---------------------------------------------------------------
+
+    def _touch(self, pipe, code: str) -> None:
+        for part in PARTS:
+            pipe.expire(_key(code, part), self._idle_s)
+
+    def _write(self, code: str, *commands) -> list:
+        """Run commands in one MULTI transaction with the class's expiry renewed."""
+
+        def work(r):
+            pipe = r.pipeline(transaction=True)
+            for command in commands:
+                command(pipe)
+            self._touch(pipe, code)
+            return pipe.execute()
+
+        return self._call(work)
+
+    def _hit(self, key: str, limit: int, window_s: int, peek: bool = False) -> bool:
+        name = f"alab:rate:{key}"
+        if peek:
+            count = self._call(lambda r: r.get(name))
+            return int(count or 0) < limit
+
+        def work(r):
+            pipe = r.pipeline(transaction=True)
+            pipe.set(name, 0, ex=window_s, nx=True)
+            pipe.incr(name)
+            return pipe.execute()[1]
+
+        return self._call(work) <= limit
+
+    def _create(self, code: str, key_digest: str) -> bool:
+        meta = _key(code, "meta")
+        if not self._call(lambda r: r.hsetnx(meta, "created", int(time.time()))):
+            return False
+        self._write(
+            code,
+            lambda p: p.hset(meta, mapping={"step": 0, "locked": 0}),
+            lambda p: p.sadd(_key(code, "teachers"), key_digest),
+        )
+        return True
+
+    def _exists(self, code: str) -> bool:
+        return bool(self._call(lambda r: r.exists(_key(code, "meta"))))
+
+    def _info(self, code: str) -> ClassInfo:
+        def work(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.hmget(_key(code, "meta"), "step", "locked", "created")
+            pipe.smembers(_key(code, "revealed"))
+            pipe.hlen(_key(code, "students"))
+            return pipe.execute()
+
+        (step, locked, created), revealed, students = self._call(work)
+        if created is None:
+            raise UnknownClass(f"there is no class {code} (it may have ended)")
+        return ClassInfo(
+            code, int(step or 0), locked == "1", frozenset(int(s) for s in revealed), students
+        )
+
+    def _teacher_digests(self, code: str) -> list[str]:
+        return list(self._call(lambda r: r.smembers(_key(code, "teachers"))))
+
+    def _add_teacher(self, code: str, key_digest: str) -> None:
+        self._write(code, lambda p: p.sadd(_key(code, "teachers"), key_digest))
+
+    def _put_once(self, code: str, once_digest: str, ttl_s: int) -> None:
+        self._call(lambda r: r.set(_key(code, f"once:{once_digest}"), 1, ex=ttl_s))
+
+    def _take_once(self, code: str, once_digest: str) -> bool:
+        # DEL answers how many keys it removed: of two devices racing, one gets the 1.
+        return self._call(lambda r: r.delete(_key(code, f"once:{once_digest}"))) == 1
+
+    def _set(self, code: str, *, step: int | None, locked: bool | None) -> None:
+        fields = {}
+        if step is not None:
+            fields["step"] = step
+        if locked is not None:
+            fields["locked"] = int(locked)
+        if fields:
+            self._write(code, lambda p: p.hset(_key(code, "meta"), mapping=fields))
+
+    def _reveal(self, code: str, step: int) -> None:
+        self._write(code, lambda p: p.sadd(_key(code, "revealed"), step))
+
+    def _add_student(self, code: str, student: str, nickname: str, limit: int) -> bool | None:
+        students = _key(code, "students")
+        new = self._write(code, lambda p: p.hsetnx(students, student, nickname))[0]
+        if not new:
+            if nickname:
+                self._write(code, lambda p: p.hset(students, student, nickname))
+            return False
+        if self._call(lambda r: r.hlen(students)) > limit:
+            self._call(lambda r: r.hdel(students, student))
+            return None
+        return True
+
+    def _has_student(self, code: str, student: str) -> bool:
+        return bool(self._call(lambda r: r.hexists(_key(code, "students"), student)))
+
+    def _nicknames(self, code: str) -> list[str]:
+        return list(self._call(lambda r: r.hvals(_key(code, "students"))))
+
+    def _vote(self, code: str, step: int, student: str, choice: int) -> None:
+        self._write(code, lambda p: p.hset(_key(code, "votes"), f"{step}:{student}", choice))
+
+    def _measured(self, code: str, step: int, student: str, borne_out: bool) -> None:
+        self._write(
+            code, lambda p: p.hset(_key(code, "measured"), f"{step}:{student}", int(borne_out))
+        )
+
+    def _tally(self, code: str, step: int):
+        def work(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.hlen(_key(code, "students"))
+            pipe.hgetall(_key(code, "votes"))
+            pipe.hgetall(_key(code, "measured"))
+            return pipe.execute()
+
+        joined, votes, measured = self._call(work)
+        prefix = f"{step}:"
+        return (
+            joined,
+            {k[len(prefix) :]: int(v) for k, v in votes.items() if k.startswith(prefix)},
+            {k[len(prefix) :]: v == "1" for k, v in measured.items() if k.startswith(prefix)},
+        )
+
+    def _delete(self, code: str) -> None:
+        self._call(lambda r: r.delete(*(_key(code, part) for part in PARTS)))
