@@ -1,0 +1,270 @@
+"""One page's part in a class: joined as a student or as the teacher, kept up to date.
+
+Panel-free: the page (app/views/class_panel.py) watches these parameters and calls these
+methods; a test drives two of them against one store. Store events arrive on the store's
+thread; `deliver` (the page's hand-over to its own session thread) runs the refresh there, so
+every parameter change, and every page edit it causes, happens on the session's own document.
+Many events in a burst (200 votes) cost one refresh: the next one is queued only when none is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+import param
+
+from app.classroom.store import (
+    ClassError,
+    ClassStore,
+    Event,
+    StoreUnavailable,
+    Tally,
+    UnknownClass,
+    check_code,
+)
+
+TEACHER_COOKIE_PREFIX = "alab_teach_"
+STUDENT_COOKIE = "alab_student"
+LOST = "The class connection is lost; retrying. The lab keeps working on its own meanwhile."
+
+
+def teacher_keys(cookies: Mapping[str, str]) -> dict[str, str]:
+    """Class code -> teacher key, from the browser's cookies (set by /class/new)."""
+    keys = {}
+    for name, value in cookies.items():
+        if name.startswith(TEACHER_COOKIE_PREFIX):
+            try:
+                keys[check_code(name[len(TEACHER_COOKIE_PREFIX) :])] = value
+            except ClassError:
+                continue
+    return keys
+
+
+class ClassSession(param.Parameterized):
+    code = param.String(default="", doc="the class joined, '' for none")
+    role = param.Selector(default="", objects=["", "student", "teacher"])
+    step = param.Integer(default=0, doc="the class's step (the teacher's), 0 before one")
+    locked = param.Boolean(default=False, doc="students are kept on the class's step")
+    follow = param.Boolean(default=True, doc="this student's lesson follows the teacher's")
+    shown_step = param.Integer(default=0, doc="the step whose votes this page shows")
+    tally = param.Parameter(default=None, doc="the shown step's Tally, or None")
+    my_vote = param.Parameter(default=None, doc="my choice as the store holds it (counted)")
+    connected = param.Boolean(default=True)
+    problem = param.String(default="", doc="the last thing refused, in words")
+
+    def __init__(
+        self,
+        store: ClassStore,
+        *,
+        student_id: str,
+        teacher_keys: Mapping[str, str] | None = None,
+        client: str = "",
+        deliver: Callable[[Callable[[], None]], None] | None = None,
+        **params,
+    ):
+        super().__init__(**params)
+        self._store = store
+        self.student_id = student_id
+        self._keys = dict(teacher_keys or {})
+        self._client = client
+        self.deliver = deliver or (lambda work: work())
+        self._subscription = None
+        self._nickname = ""
+        self._waiting_join = False  # the join failed for an outage: retry when it is back
+        self._unsent: dict[tuple[str, int], object] = {}  # ("vote"|"measured", step) -> value
+        self._queued = False
+        self._queue_lock = threading.Lock()
+
+    @property
+    def store(self) -> ClassStore:
+        return self._store
+
+    @property
+    def key(self) -> str | None:
+        return self._keys.get(self.code) if self.role == "teacher" else None
+
+    @property
+    def is_teacher(self) -> bool:
+        return self.role == "teacher"
+
+    # -- joining ----------------------------------------------------------------------------
+
+    def join(self, code_text: str, nickname: str = "") -> bool:
+        """Join the class a code names (as its teacher if this browser holds its key)."""
+        try:
+            code = check_code(code_text)
+        except ClassError as exc:
+            self.problem = str(exc)
+            return False
+        self._nickname = nickname
+        if code != self.code:
+            self.leave()
+            self._subscription = self._store.subscribe(code, self._heard)
+            self.code = code
+        return self._join()
+
+    def _join(self) -> bool:
+        code = self.code
+        try:
+            key = self._keys.get(code)
+            if key is not None and self._store.is_teacher(code, key):
+                info, role = self._store.info(code), "teacher"
+            else:
+                info = self._store.join(code, self.student_id, self._nickname, self._client)
+                role = "student"
+        except StoreUnavailable:
+            self._waiting_join = True
+            self.param.update(connected=False, problem=LOST)
+            return False
+        except ClassError as exc:
+            self._waiting_join = False
+            self.leave()
+            self.problem = str(exc)
+            return False
+        self._waiting_join = False
+        self.param.update(role=role, problem="", connected=True)
+        self._read(info)
+        return True
+
+    def adopt_key(self, code: str, key: str) -> None:
+        """A teacher key this page learnt after it was built (a second device's link)."""
+        self._keys[check_code(code)] = key
+
+    def leave(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        self.param.update(code="", role="", step=0, locked=False, tally=None, my_vote=None)
+
+    # -- the teacher ------------------------------------------------------------------------
+
+    def _as_teacher(self, act: Callable[[str], object]):
+        if not self.is_teacher:
+            self.problem = "Only the class's teacher can do that."
+            return None
+        try:
+            result = act(self.key)
+        except StoreUnavailable:
+            self.param.update(connected=False, problem=LOST)
+            return None
+        except ClassError as exc:
+            self.problem = str(exc)
+            return None
+        self.problem = ""
+        return result
+
+    def teach_step(self, step: int) -> None:
+        """The teacher's lesson moved: every following student moves with it."""
+        if self.is_teacher and step and step != self.step:
+            self._as_teacher(lambda key: self._store.set_step(self.code, key, step))
+            self.refresh()
+
+    def set_locked(self, locked: bool) -> None:
+        self._as_teacher(lambda key: self._store.set_locked(self.code, key, locked))
+        self.refresh()
+
+    def reveal(self) -> None:
+        if self.step:
+            self._as_teacher(lambda key: self._store.reveal(self.code, key, self.step))
+            self.refresh()
+
+    def nicknames(self) -> list[str]:
+        return self._as_teacher(lambda key: self._store.nicknames(self.code, key)) or []
+
+    def device_link(self) -> str | None:
+        """A one-time secret for the teacher's second device (shown only when asked for)."""
+        return self._as_teacher(lambda key: self._store.device_link(self.code, key))
+
+    def end(self) -> None:
+        if self._as_teacher(lambda key: self._store.end(self.code, key) or True):
+            self.leave()
+
+    # -- the students -----------------------------------------------------------------------
+
+    def vote(self, step: int, choice: int | None) -> None:
+        """Send my prediction for a step; `my_vote` shows it only once the store has it."""
+        if self.role != "student" or choice is None or not step:
+            return
+        self._unsent[("vote", step)] = int(choice)
+        self._send()
+
+    def report_measured(self, step: int, borne_out: bool) -> None:
+        if self.role != "student" or not step:
+            return
+        self._unsent[("measured", step)] = bool(borne_out)
+        self._send()
+
+    def _send(self) -> None:
+        for (kind, step), value in list(self._unsent.items()):
+            try:
+                if kind == "vote":
+                    self._store.vote(self.code, self.student_id, step, value)
+                else:
+                    self._store.measured(self.code, self.student_id, step, value)
+            except StoreUnavailable:
+                self.param.update(connected=False, problem=LOST)
+                return  # kept: sent again when the connection is back
+            except ClassError as exc:
+                self._unsent.pop((kind, step), None)
+                self.problem = str(exc)
+                continue
+            self._unsent.pop((kind, step), None)
+            self.problem = ""
+        self.refresh()
+
+    @property
+    def unsent(self) -> int:
+        return len(self._unsent)
+
+    def show_step(self, step: int) -> None:
+        """The page shows this step: read its votes (and my vote in it)."""
+        if step != self.shown_step:
+            self.shown_step = step
+            self.refresh()
+
+    # -- keeping up -------------------------------------------------------------------------
+
+    def _heard(self, event: Event) -> None:
+        """Any thread: queue one refresh on the session's thread unless one is queued."""
+        with self._queue_lock:
+            if self._queued:
+                return
+            self._queued = True
+        self.deliver(self._queued_refresh)
+
+    def _queued_refresh(self) -> None:
+        with self._queue_lock:
+            self._queued = False
+        if self._waiting_join:
+            self._join()
+        elif self.code:
+            if self._unsent and self._store.connected:
+                self._send()
+            else:
+                self.refresh()
+
+    def refresh(self) -> None:
+        """Read the class and the shown step's votes from the store (session thread)."""
+        if not self.code or self._waiting_join:
+            return
+        try:
+            self._read(self._store.info(self.code))
+        except UnknownClass:
+            self.leave()
+            self.problem = "This class has ended."
+        except StoreUnavailable:
+            self.param.update(connected=False, problem=LOST)
+
+    def _read(self, info) -> None:
+        shown = self.shown_step or info.step
+        tally: Tally | None = None
+        mine = None
+        if shown:
+            tally = self._store.tally(self.code, shown)
+            if self.role == "student":
+                mine = self._store.vote_of(self.code, self.student_id, shown)
+        updates = dict(step=info.step, locked=info.locked, tally=tally, my_vote=mine)
+        if not self.connected:
+            updates.update(connected=True, problem="")
+        self.param.update(**updates)

@@ -1,0 +1,142 @@
+"""Pages in a class, without a browser: a teacher's and students' ClassSessions on one store."""
+
+from __future__ import annotations
+
+import queue
+
+from redisserver import RedisServer
+from waiting import wait_until
+
+from app.classroom import codes
+from app.classroom.redis_store import RedisStore
+from app.classroom.session import ClassSession, teacher_keys
+
+
+class Thread:
+    """A session's own thread, as a queue its test drains (the page's next-tick callbacks)."""
+
+    def __init__(self):
+        self.work = queue.Queue()
+
+    def deliver(self, job):
+        self.work.put(job)
+
+    def run(self):
+        while not self.work.empty():
+            self.work.get()()
+
+
+def page(store, keys=None):
+    thread = Thread()
+    session = ClassSession(
+        store, student_id=codes.new_student_id(), teacher_keys=keys, deliver=thread.deliver
+    )
+    return session, thread
+
+
+def settle(*threads, until, what):
+    def done():
+        for t in threads:
+            t.run()
+        return until()
+
+    wait_until(done, what, timeout=10)
+
+
+def test_the_teacher_paces_and_every_student_hears_it(make_store):
+    store = make_store()
+    code, key = store.create()
+    teacher, t_thread = page(store, {code: key})
+    assert teacher.join(code) and teacher.role == "teacher"
+    students = [page(make_store()) for _ in range(3)]  # other replicas, on Redis
+    for s, _ in students:
+        assert s.join(code) and s.role == "student"
+    teacher.teach_step(5)
+    threads = [t for _, t in students]
+    settle(*threads, until=lambda: all(s.step == 5 for s, _ in students), what="step 5 everywhere")
+    teacher.set_locked(True)
+    settle(*threads, until=lambda: all(s.locked for s, _ in students), what="the lock")
+    late, late_thread = page(make_store())
+    late.join(code)
+    assert late.step == 5 and late.locked  # a late student lands on the class's step
+
+
+def test_votes_reach_the_teacher_and_a_changed_mind_counts_once(make_store):
+    store = make_store()
+    code, key = store.create()
+    teacher, t_thread = page(store, {code: key})
+    teacher.join(code)
+    teacher.teach_step(2)
+    teacher.show_step(2)
+    a, a_thread = page(make_store())
+    b, b_thread = page(make_store())
+    for s in (a, b):
+        s.join(code)
+        s.show_step(2)
+    a.vote(2, 1)
+    assert a.my_vote == 1  # shown as counted only after the store has it
+    b.vote(2, 0)
+    b.vote(2, 2)
+    settle(
+        t_thread,
+        until=lambda: teacher.tally is not None and teacher.tally.answered == 2,
+        what="two answers at the teacher",
+    )
+    assert teacher.tally.counts == {1: 1, 2: 1} and teacher.tally.joined == 2
+    a.report_measured(2, True)
+    teacher.reveal()
+    settle(a_thread, until=lambda: a.tally is not None and a.tally.revealed, what="the reveal")
+    assert a.tally.measured == 1 and a.tally.borne_out == 1
+
+
+def test_a_student_cannot_pace_or_reveal_whatever_the_page_sends(store):
+    code, key = store.create()
+    student, _ = page(store, {code: "forged-key"})  # a cookie that is not the teacher's
+    student.join(code)
+    assert student.role == "student"
+    student.teach_step(9)
+    student.reveal()
+    student.set_locked(True)
+    assert student.nicknames() == [] and student.device_link() is None
+    info = store.info(code)
+    assert (info.step, info.locked, info.revealed) == (0, False, frozenset())
+    assert "teacher" in student.problem
+
+
+def test_a_bad_code_and_an_ended_class_are_named(store):
+    s, thread = page(store)
+    assert not s.join("nope") and "6 letters" in s.problem
+    assert not s.join("AAAAAA") and "no class" in s.problem and s.code == ""
+    code, key = store.create()
+    teacher, _ = page(store, {code: key})
+    teacher.join(code)
+    s.join(code)
+    teacher.end()
+    settle(thread, until=lambda: s.code == "", what="the student to leave the ended class")
+    assert "ended" in s.problem
+
+
+def test_teacher_keys_come_from_the_cookies():
+    keys = teacher_keys({"alab_teach_ACEFHJ": "k1", "alab_teach_bad!": "k2", "other": "x"})
+    assert keys == {"ACEFHJ": "k1"}
+
+
+def test_a_vote_made_during_an_outage_is_sent_when_redis_is_back(tmp_path):
+    server = RedisServer(tmp_path / "r", appendonly=True).start()
+    store = RedisStore(server.url, retry_s=0.1)
+    try:
+        assert store.wait_connected(10)
+        code, key = store.create()
+        s, thread = page(store)
+        s.join(code)
+        s.show_step(1)
+        server.kill()
+        settle(thread, until=lambda: not s.connected, what="the page to hear of the outage")
+        s.vote(1, 2)
+        assert s.my_vote is None and s.unsent == 1 and "lost" in s.problem
+        server = RedisServer(tmp_path / "r", appendonly=True, port=server.port).start()
+        settle(thread, until=lambda: s.my_vote == 2, what="the vote sent once Redis is back")
+        assert s.connected and s.problem == "" and store.tally(code, 1).answered == 1
+    finally:
+        store.close()
+        server.stop()
