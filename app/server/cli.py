@@ -18,6 +18,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.patches.server_routes import send_updates_without_delay, serve_command
 
@@ -50,6 +51,7 @@ ENV = {
     "assets_dir": "ATTENTION_LAB_ASSETS_DIR",
     "panel_args": "ATTENTION_LAB_PANEL_ARGS",
     "preload": "ATTENTION_LAB_PRELOAD",
+    "store": "ATTENTION_LAB_STORE",
 }
 # Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
 BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
@@ -211,6 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"model loads when a page first asks for it; env {ENV['preload']}, comma-separated)",
     )
     parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where classes keep their steps and votes: 'memory' (this process alone) or "
+        "redis://HOST:PORT/DB, shared by every replica behind a balancer "
+        f"(default memory; env {ENV['store']})",
+    )
+    parser.add_argument(
         "--print-command",
         action="store_true",
         help="print the equivalent `panel serve` arguments and exit without serving",
@@ -248,6 +257,22 @@ def fill_from_environment(options: argparse.Namespace, env: Mapping[str, str]) -
         options.assets_dir = Path(env[ENV["assets_dir"]])
     if options.preload is None:
         options.preload = [m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m]
+    if options.store is None:
+        options.store = env.get(ENV["store"], "").strip() or "memory"
+    if not valid_store_url(options.store):
+        raise ConfigError(
+            f"class store {options.store!r}: use 'memory' or redis://HOST:PORT/DB "
+            "(rediss:// with TLS, unix:///path/to/socket)"
+        )
+
+
+def valid_store_url(url: str) -> bool:
+    if url in ("memory", "memory://"):
+        return True
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return bool(parts.path)
+    return parts.scheme in ("redis", "rediss") and bool(parts.hostname)
 
 
 def resolve_origins(flags: Sequence[str] | None, env: Mapping[str, str], port: int) -> list[str]:
@@ -315,11 +340,15 @@ def panel_serve_args(
 
 def _lab_serve_command():
     """Panel's serve command with the route renamed from the script's stem to /app, and
-    /replica added (it names the process, so a page can tell it reconnected to another one)."""
+        /replica added (it names the process, so a page can tell it reconnected to another one), and
+    the class routes (/class/new, /class/device: app/server/class_routes.py)."""
+    from app.server.class_routes import ROUTES as CLASS_ROUTES
     from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
     from app.server.replica import ReplicaHandler as Replica
 
-    return serve_command({"/" + SERVE_SCRIPT.stem: ROUTE}, [(rf"/{REPLICA_ENDPOINT}", Replica)])
+    return serve_command(
+        {"/" + SERVE_SCRIPT.stem: ROUTE}, [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES]
+    )
 
 
 def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None = None) -> None:
@@ -350,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not SERVE_SCRIPT.is_file():
         raise SystemExit(f"attention-lab: error: the served script {SERVE_SCRIPT} is missing")
     preload(options.preload)
+    from app.classroom import shared
+
+    shared.configure(options.store)  # Redis: connects (and retries) in the background
     serve(args)
 
 

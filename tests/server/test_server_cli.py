@@ -113,6 +113,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
         "ATTENTION_LAB_ASSETS_DIR": str(tmp_path),
         "ATTENTION_LAB_PANEL_ARGS": "--use-xheaders --prefix lab",
         "ATTENTION_LAB_PRELOAD": "smollm2-135m",
+        "ATTENTION_LAB_STORE": "redis://redis.internal:6379/2",
     }
     assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
     args, options = cli.panel_serve_args([], env=env)
@@ -130,6 +131,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
     assert _option(args, "--static-dirs") == [f"assets={tmp_path}"]
     assert args[-3:] == ["--use-xheaders", "--prefix", "lab"]
     assert options.preload == ["smollm2-135m"]
+    assert options.store == "redis://redis.internal:6379/2"
 
 
 def test_flags_win_over_environment():
@@ -265,3 +267,20 @@ def test_serve_installs_the_no_delay_websocket(monkeypatch):
     assert seen, "serve() did not reach the serve command"
     handler = {p: h for p, h, *_ in per_app_patterns}["/ws"]
     assert getattr(handler, "sets_nodelay", False)
+
+
+@pytest.mark.parametrize(
+    "url", ["postgres://db:5432/x", "redis://", "redis:6379", "localhost:6379", "unix://"]
+)
+def test_a_class_store_url_the_lab_cannot_use_stops_it_by_name(url):
+    with pytest.raises(SystemExit, match="class store"):
+        cli.panel_serve_args([], env={"ATTENTION_LAB_STORE": url})
+    with pytest.raises(SystemExit, match="class store"):
+        cli.panel_serve_args(["--store", url], env={})
+
+
+def test_the_class_store_defaults_to_this_process():
+    _, options = cli.panel_serve_args([], env={})
+    assert options.store == "memory"
+    _, options = cli.panel_serve_args(["--store", "unix:///run/redis.sock"], env={})
+    assert options.store == "unix:///run/redis.sock"

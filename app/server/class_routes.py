@@ -1,0 +1,86 @@
+"""The two HTTP routes of a class: start one, and add a teacher's second device.
+
+The teacher's right to pace and reveal is a key in an HttpOnly cookie set here, on the
+teacher's own browser: never in an address, never in the page's text, so a projector shows
+nothing that would let a student pace. Both routes redirect to the class's page.
+"""
+
+from __future__ import annotations
+
+import html
+
+from tornado.web import RequestHandler
+
+from app.classroom import shared
+from app.classroom.session import TEACHER_COOKIE_PREFIX
+from app.classroom.store import IDLE_S, ClassError, RateLimited, StoreUnavailable, check_code
+
+NEW_ROUTE = "class/new"
+DEVICE_ROUTE = "class/device"
+# Both routes sit one folder below the lab's page (/class/... beside /app).
+PAGE = "../app"
+
+
+class _ClassHandler(RequestHandler):
+    def _client(self) -> str:
+        return self.request.remote_ip or ""
+
+    def _refuse(self, exc: Exception) -> None:
+        if isinstance(exc, RateLimited):
+            self.set_status(429)
+        else:
+            self.set_status(503 if isinstance(exc, StoreUnavailable) else 403)
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.write(
+            "<!doctype html><meta name=viewport content='width=device-width'>"
+            "<title>Attention Lab: class</title>"
+            f"<p>{html.escape(str(exc))}</p><p><a href='{PAGE}'>Back to the lab</a></p>"
+        )
+
+    def _teach(self, code: str, key: str) -> None:
+        self.set_cookie(
+            TEACHER_COOKIE_PREFIX + code,
+            key,
+            path="/",
+            httponly=True,
+            samesite="Lax",
+            secure=self.request.protocol == "https",
+            max_age=IDLE_S,
+        )
+        self.set_header("Cache-Control", "no-store")
+        self.redirect(f"{PAGE}?class={code}", status=303)
+
+
+class NewClassHandler(_ClassHandler):
+    """POST (the header's button) or GET (/app?teach=new) /class/new: a class, and its key."""
+
+    def post(self) -> None:
+        self._start()
+
+    def get(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        try:
+            code, key = shared.current().create(client=self._client())
+        except ClassError as exc:
+            self._refuse(exc)
+            return
+        self._teach(code, key)
+
+
+class DeviceHandler(_ClassHandler):
+    """GET /class/device?code=C&once=T: the one-time link that makes this browser a teacher."""
+
+    def get(self) -> None:
+        code, once = self.get_argument("code", ""), self.get_argument("once", "")
+        try:
+            key = shared.current().redeem(code, once, client=self._client())
+        except ClassError as exc:
+            self._refuse(exc)
+            return
+        self._teach(check_code(code), key)
+
+
+ROUTES = [(rf"/{NEW_ROUTE}", NewClassHandler), (rf"/{DEVICE_ROUTE}", DeviceHandler)]
