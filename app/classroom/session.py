@@ -24,7 +24,11 @@ from app.classroom.store import (
     check_code,
 )
 
+# How a browser carries its part in a class: the teacher's key in an HttpOnly cookie per class
+# (set by the routes below, app/server/class_routes.py), a student's anonymous id in another.
 TEACHER_COOKIE_PREFIX = "alab_teach_"
+NEW_ROUTE = "class/new"  # relative to the page, so a --prefix is kept
+DEVICE_ROUTE = "class/device"
 STUDENT_COOKIE = "alab_student"
 LOST = "The class connection is lost; retrying. The lab keeps working on its own meanwhile."
 
@@ -47,6 +51,7 @@ class ClassSession(param.Parameterized):
     step = param.Integer(default=0, doc="the class's step (the teacher's), 0 before one")
     locked = param.Boolean(default=False, doc="students are kept on the class's step")
     follow = param.Boolean(default=True, doc="this student's lesson follows the teacher's")
+    joined = param.Integer(default=0, doc="students in the class")
     shown_step = param.Integer(default=0, doc="the step whose votes this page shows")
     tally = param.Parameter(default=None, doc="the shown step's Tally, or None")
     my_vote = param.Parameter(default=None, doc="my choice as the store holds it (counted)")
@@ -264,7 +269,9 @@ class ClassSession(param.Parameterized):
             tally = self._store.tally(self.code, shown)
             if self.role == "student":
                 mine = self._store.vote_of(self.code, self.student_id, shown)
-        updates = dict(step=info.step, locked=info.locked, tally=tally, my_vote=mine)
+        updates = dict(
+            step=info.step, locked=info.locked, joined=info.students, tally=tally, my_vote=mine
+        )
         if not self.connected:
             updates.update(connected=True, problem="")
         self.param.update(**updates)

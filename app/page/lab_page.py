@@ -14,8 +14,11 @@ import panel as pn
 from panel.io.state import set_curdoc
 
 import attention_lab_assets
+from app.classroom import codes, shared
+from app.classroom.session import STUDENT_COOKIE, ClassSession, teacher_keys
 from app.lessons.lab_lessons import control_names
 from app.page.a11y import ControlNames, PageTools
+from app.page.class_link import ClassLink
 from app.page.deferred import Deferred, Disclosure, fill
 from app.page.urlsync import UrlSync
 from app.patches import bokeh_speedups
@@ -24,6 +27,7 @@ from app.state.lab_state import LabState, listed_backends
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
 from app.views.analysis import AuditView, DiagnosisView
+from app.views.class_panel import ClassView
 from app.views.controls import CandidateControls, ControlsPanel
 from app.views.dimension_sweep import DimensionView
 from app.views.entropy import EntropyView
@@ -155,6 +159,8 @@ class Lab:
             state, sources=self.sources, show_ghost=getattr(self.geometry, "set_ghost", None)
         )
         self.lessons.param.watch(self._lesson_opened, "lesson")
+        self._doc = pn.state.curdoc
+        self.class_link, self.classroom = self._join_classes()
         self.source_picker = pn.widgets.RadioButtonGroup(
             name="What the lab shows",
             options=list(SOURCE_LABELS),
@@ -175,9 +181,10 @@ class Lab:
         slim(self.figures())
         floor_text(self.figures())
         self._text_scale = TextScale(self.figures())
+        floor_text([self.classroom.chart.figure])
+        self._text_scale.add([self.classroom.chart.figure])
         self.tools.param.watch(self._presenter_changed, "presenter")
         self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
-        self._doc = pn.state.curdoc
         if self._doc is not None and self._doc.session_context is not None:
             state.deliver = _on_session_thread(self._doc)  # torch results come back here
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
@@ -187,8 +194,39 @@ class Lab:
         self.sources.param.watch(self.redraw, "snapshot")
         self.redraw()
 
+    def _join_classes(self) -> tuple[ClassLink, ClassView]:
+        """This page's part in classes: its student id (a cookie, made here the first time),
+        the teacher keys its browser holds, and the view above the lessons."""
+        cookies = dict(pn.state.cookies or {}) if self._doc is not None else {}
+        student = cookies.get(STUDENT_COOKIE, "")
+        if not codes.is_student_id(student):
+            student = codes.new_student_id()
+        request = getattr(getattr(self._doc, "session_context", None), "request", None)
+        served = self._doc is not None and self._doc.session_context is not None
+        session = ClassSession(
+            shared.current(),
+            student_id=student,
+            teacher_keys=teacher_keys(cookies),
+            client=str(getattr(request, "remote_ip", "") or ""),
+            deliver=_on_session_thread(self._doc) if served else None,
+        )
+        view = ClassView(session, self.lessons, page_address=self._page_address)
+        return ClassLink(student=student, margin=0), view
+
+    @staticmethod
+    def _page_address() -> tuple[str, str]:
+        """This page's origin and path, as the browser sees them (the balancer's host)."""
+        loc = pn.state.location
+        if loc is None or not loc.hostname:
+            return "http://localhost:5006", "/app"
+        port = f":{loc.port}" if loc.port and loc.port not in ("80", "443") else ""
+        # Read from the websocket's request under session reuse: /app/ws is the page's /app.
+        path = (loc.pathname or "/app").removesuffix("/ws")
+        return f"{loc.protocol or 'http:'}//{loc.hostname}{port}", path
+
     def release(self) -> None:
         """Undo what this page registered outside itself, so all of it can be freed."""
+        self.classroom.session.leave()  # its store subscription
         if self.candidates is not None:
             self.candidates.release()
 
@@ -450,7 +488,10 @@ class Lab:
                 min_height=0,
             )
 
-        lessons = tab("Lessons", self.lessons)
+        lessons = tab(
+            "Lessons",
+            pn.Column(self.classroom, self.lessons, sizing_mode="stretch_width", margin=0),
+        )
         self._scenario_tabs = [
             lessons,
             tab("Why is it sharp?", None),
@@ -570,7 +611,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         title=TITLE,
         sidebar=lab.sidebar(),
         main=lab.main_area(),
-        header=[lab.tools],
+        header=[pn.Row(lab.class_link, lab.tools, margin=0)],
         sidebar_width=360,
         header_background="#0b3d5c",
         design=LabDesign,
@@ -582,11 +623,17 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         # one session sent an update to every open session (O(sessions) work per change).
         busy_indicator=None,
     )
+    lab.classroom.attach(template, lab.class_link)
     location = pn.state.location
     if location is not None:
         try:
             lab.url = UrlSync(
-                lab.sources, location, ["source"], lessons=lab.lessons, tools=lab.tools
+                lab.sources,
+                location,
+                ["source"],
+                lessons=lab.lessons,
+                tools=lab.tools,
+                classroom=lab.classroom,
             )
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")

@@ -24,15 +24,22 @@ from app.state import settings_schema
 from app.views.notify import notify
 
 PRESENTER_PARAM = "presenter"
+# A class: `class=CODE` joins it (and stays in the address, so a reload rejoins);
+# `teach=new` starts one (app/views/class_panel.py).
+CLASS_PARAM = "class"
+TEACH_PARAM = "teach"
 
 
 class UrlSync:
-    def __init__(self, state, location, inputs, *, notify=None, lessons=None, tools=None):
+    def __init__(
+        self, state, location, inputs, *, notify=None, lessons=None, tools=None, classroom=None
+    ):
         self._state = state
         self._location = location
         self._notify = notify or _notify_warning
         self._lessons = lessons  # a LessonsView (its `lesson` and `open`), or None
         self._tools = tools  # a PageTools (its `presenter`), or None
+        self._classroom = classroom  # a ClassView (its `session.code`, `join`), or None
         self._inputs = frozenset(inputs)
         self._written: str | None = None
         self._read: str | None = None
@@ -43,6 +50,8 @@ class UrlSync:
             lessons.param.watch(self._to_url, "lesson")
         if tools is not None:
             tools.param.watch(self._to_url, "presenter")
+        if classroom is not None:
+            classroom.session.param.watch(self._to_url, "code")
         self._from_url()
 
     def _from_url(self, *events) -> None:
@@ -63,6 +72,9 @@ class UrlSync:
             params.pop(settings_schema.LESSON_PARAM, None) if self._lessons is not None else None
         )
         presenter = params.pop(PRESENTER_PARAM, None) if self._tools is not None else None
+        in_class = self._classroom is not None
+        class_code = params.pop(CLASS_PARAM, None) if in_class else None
+        teach = params.pop(TEACH_PARAM, None) if in_class else None
         self._busy = True
         try:
             if presenter is not None:
@@ -76,6 +88,13 @@ class UrlSync:
                 warnings += [problem] if problem else []
                 # Only the lab's own settings count: a display flag must not stop the set-up.
                 self._lessons.open(number, load=not self._inputs.intersection(params))
+            if teach is not None:
+                if teach.strip().lower() == "new":
+                    self._classroom.start_new()
+                else:
+                    warnings.append(f"teach={teach!r}: only teach=new starts a class")
+            elif class_code is not None:
+                self._classroom.join(class_code)  # a refusal shows in the class panel
         finally:
             self._busy = False
         for text in warnings:
@@ -94,6 +113,8 @@ class UrlSync:
             params[settings_schema.LESSON_PARAM] = str(self._lessons.lesson)
         if self._tools is not None and self._tools.presenter:
             params[PRESENTER_PARAM] = "1"
+        if self._classroom is not None and self._classroom.session.code:
+            params[CLASS_PARAM] = self._classroom.session.code
         search = settings_schema.query_string(params | self._state.query_params())
         if search == (self._location.search or "") and search == self._written:
             return

@@ -12,11 +12,9 @@ import html
 from tornado.web import RequestHandler
 
 from app.classroom import shared
-from app.classroom.session import TEACHER_COOKIE_PREFIX
+from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, TEACHER_COOKIE_PREFIX
 from app.classroom.store import IDLE_S, ClassError, RateLimited, StoreUnavailable, check_code
 
-NEW_ROUTE = "class/new"
-DEVICE_ROUTE = "class/device"
 # Both routes sit one folder below the lab's page (/class/... beside /app).
 PAGE = "../app"
 

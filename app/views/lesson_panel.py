@@ -40,6 +40,12 @@ class LessonsView(pn.viewable.Viewer):
         bounds=(0, len(ALL_LESSONS)),
         doc="the step in the address, 1-based; 0 until a step is loaded or linked",
     )
+    pinned = param.Boolean(
+        default=False, doc="Previous and Next are off: a class's teacher keeps the page here"
+    )
+    outcome = param.Parameter(
+        default=None, doc="the last Measure: (step, choice or None, prediction right, confirmed)"
+    )
 
     def __init__(self, state, *, sources=None, show_ghost=None, **params):
         super().__init__(**params)
@@ -137,8 +143,7 @@ class LessonsView(pn.viewable.Viewer):
         self.position.object = (
             f"**Step {self._index + 1} of {len(self._steps)}** · {html.escape(step.part)}"
         )
-        self.previous.disabled = self._index == 0
-        self.next.disabled = self._index == len(self._steps) - 1
+        self._set_nav()
         self.text.object = (
             f"### {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
             f"**Predict:** {_text(step.question)}"
@@ -148,6 +153,11 @@ class LessonsView(pn.viewable.Viewer):
         self.action.object = f"**Then act:** {_text(step.action)}"
         self.result.object = "Load the step, make your prediction, act, then press Measure."
         self._set_ready(False)
+
+    @param.depends("pinned", watch=True)
+    def _set_nav(self) -> None:
+        self.previous.disabled = self.pinned or self._index == 0
+        self.next.disabled = self.pinned or self._index == len(self._steps) - 1
 
     def _set_ready(self, ready: bool) -> None:
         self.do_it.disabled = not ready
@@ -230,6 +240,12 @@ class LessonsView(pn.viewable.Viewer):
         if not is_model_step(step):
             self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.choices.value
+        self.outcome = (
+            self._index + 1,
+            choice,
+            choice is not None and step.is_right(choice),
+            confirmed,
+        )
         if choice is None:
             verdict = "You made no prediction this time."
         elif step.is_right(choice):

@@ -1,0 +1,446 @@
+"""A class on the page: joining, the teacher's pacing and the class's predictions.
+
+Built per session above the lesson stepper. Not in a class, it is one folded "Join a class"
+line. The teacher gets the join code (projector-size, with a QR code drawn here by segno),
+Lock, Reveal and the live chart of the class's votes; a student gets "Follow the teacher",
+whether their prediction is counted, and the chart once the teacher reveals it. What the
+store says arrives through the page's ClassSession (app/classroom/session.py) on this
+session's own thread.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import numpy as np
+import panel as pn
+import segno
+from bokeh.models import AdaptiveTicker, ColumnDataSource, Range1d
+from bokeh.models.glyphs import HBar, Text
+
+import attention_lab_assets
+from app.classroom.session import DEVICE_ROUTE, ClassSession
+from app.views.lesson_panel import ALL_LESSONS
+
+from .style import OKABE_ITO, add_glyph, assign, f32, make_figure
+
+CLASS_CSS = attention_lab_assets.read_text("components", "classroom.css")
+NEUTRAL = OKABE_ITO["blue"]
+RIGHT = OKABE_ITO["green"]
+WRONG_AFTER_REVEAL = "#b9c3cc"
+# A choice's text above its bar, wrapped to two lines that fit a phone's chart.
+CAPTION_LINE = 40
+ROW_PX = 80
+
+
+def choices_of(step: int) -> tuple[str, ...]:
+    if 1 <= step <= len(ALL_LESSONS):
+        return tuple(ALL_LESSONS[step - 1].choices)
+    return ()
+
+
+def answer_of(step: int) -> int | None:
+    return ALL_LESSONS[step - 1].answer if 1 <= step <= len(ALL_LESSONS) else None
+
+
+def vote_rows(step: int, tally, *, mark_answer: bool) -> dict:
+    """The chart's columns: one row per choice of the step, in the lesson's order."""
+    texts = choices_of(step)
+    counts = [int(tally.counts.get(i, 0)) if tally else 0 for i in range(len(texts))]
+    answer = answer_of(step) if mark_answer else None
+    correct = [i == answer for i in range(len(texts))]
+    if answer is None:
+        colors = [NEUTRAL] * len(texts)
+    else:
+        colors = [RIGHT if ok else WRONG_AFTER_REVEAL for ok in correct]
+    captions = [caption(("✓ " if ok else "") + t) for t, ok in zip(texts, correct, strict=True)]
+    return {
+        "choice": list(texts),
+        "count": counts,
+        "row": f32(np.arange(len(texts))),
+        "correct": correct,
+        "color": colors,
+        "caption": captions,
+        "caption_y": f32(np.arange(len(texts)) - 0.1),
+        "bar_y": f32(np.arange(len(texts)) + 0.12),
+        "shown": [str(c) for c in counts],
+    }
+
+
+def caption(text: str, width: int = CAPTION_LINE) -> str:
+    """At most two lines of about `width` characters, broken between words."""
+    lines = textwrap.wrap(text, width) or [""]
+    if len(lines) > 2:
+        lines = [lines[0], textwrap.shorten(" ".join(lines[1:]), width, placeholder=" …")]
+    return "\n".join(lines)
+
+
+class VotesChart:
+    """The class's predictions for one step: a bar per choice, its text above it."""
+
+    def __init__(self):
+        self.source = ColumnDataSource(
+            name="class_votes", data=vote_rows(0, None, mark_answer=False)
+        )
+        fig = make_figure(
+            "The class's predictions", height=260, x_range=Range1d(0, 1), y_range=Range1d(1, -1)
+        )
+        fig.width = None  # the lesson column's width, not Bokeh's default 600 px
+        fig.name = "class_votes_plot"
+        fig.yaxis.visible = False
+        fig.xaxis.axis_label = "students"
+        fig.xaxis.ticker = AdaptiveTicker(min_interval=1, num_minor_ticks=0)  # whole students
+        fig.ygrid.visible = False
+        add_glyph(
+            fig,
+            HBar,
+            y="bar_y",
+            right="count",
+            left=0,
+            height=0.42,
+            source=self.source,
+            fill_color="color",
+            line_color=None,
+        )
+        self.captions = Text(
+            x=0,
+            y="caption_y",
+            text="caption",
+            text_font_size="15px",
+            text_baseline="bottom",
+            text_line_height=1.15,
+            text_color="#1f2a33",
+        )
+        fig.add_glyph(self.source, self.captions)
+        self.counts = Text(
+            x="count",
+            y="bar_y",
+            text="shown",
+            x_offset=6,
+            text_font_size="15px",
+            text_baseline="middle",
+            text_font_style="bold",
+            text_color="#1f2a33",
+        )
+        fig.add_glyph(self.source, self.counts)
+        self.figure = fig
+
+    def update(self, step: int, tally, *, mark_answer: bool) -> None:
+        rows = vote_rows(step, tally, mark_answer=mark_answer)
+        assign(self.source, rows)
+        n = len(rows["choice"])
+        top = max([1, *rows["count"]])
+        self.figure.x_range.update(start=0, end=top * 1.25 + 0.5)
+        self.figure.y_range.update(start=n - 0.45, end=-0.75)
+        height = 70 + ROW_PX * max(n, 1)
+        if self.figure.height != height:
+            self.figure.height = height
+
+
+def join_html(code: str, address: str, link: str) -> str:
+    """The projector's join panel: the code huge, where to type it, and a QR of the link."""
+    qr = segno.make(link, error="m").svg_inline(scale=7, border=2, dark="#000000")
+    shown = html.escape(code)
+    return (
+        '<div class="lab-join">'
+        '<p class="lab-join-lead">Join the class</p>'
+        f'<p class="lab-join-code" data-class-code="{shown}" aria-label="class code '
+        f'{" ".join(shown)}">{shown[:3]}<span class="lab-join-gap"></span>{shown[3:]}</p>'
+        f'<p class="lab-join-how">Open <b>{html.escape(address)}</b> and type the code, '
+        "or scan:</p>"
+        f'<div class="lab-join-qr" role="img" aria-label="QR code of {html.escape(link)}">'
+        f"{qr}</div>"
+        f'<p class="lab-join-link">{html.escape(link)}</p>'
+        "</div>"
+    )
+
+
+class ClassView(pn.viewable.Viewer):
+    def __init__(self, session: ClassSession, lessons, *, page_address, **params):
+        super().__init__(**params)
+        self.session = session
+        self._lessons = lessons
+        self._address = page_address  # () -> (origin, path) of this page, e.g. http://h:5006, /app
+        self._template = self._link = None
+        self._loaded = False
+        pn.state.onload(self._page_loaded)
+        self.code_input = pn.widgets.TextInput(
+            name="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
+        )
+        self.nickname = pn.widgets.TextInput(
+            name="Nickname (optional; only your teacher sees it)", max_length=24, width=230
+        )
+        self.join_button = pn.widgets.Button(name="Join", button_type="primary", width=90)
+        self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
+        self.join_box = pn.Card(
+            # Wraps on a phone: a row of fixed widths would widen the whole page.
+            pn.FlexBox(
+                self.code_input,
+                self.nickname,
+                self.join_button,
+                flex_wrap="wrap",
+                align_items="flex-end",
+                margin=0,
+            ),
+            title="Join a class",
+            collapsed=True,
+            sizing_mode="stretch_width",
+            margin=(0, 10, 6, 10),
+            css_classes=["lab-class-join"],
+        )
+        self.status = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS]
+        )
+        self.problem = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
+        )
+        # The teacher's controls.
+        self.show_code = pn.widgets.Button(name="Show the join code", width=170)
+        self.lock = pn.widgets.Toggle(name="Lock to this step", width=160)
+        self.reveal_button = pn.widgets.Button(
+            name="Reveal to the class", button_type="warning", width=170
+        )
+        self.device_button = pn.widgets.Button(name="Add another device", width=170)
+        self.end_button = pn.widgets.Button(
+            name="End the class", button_type="danger", button_style="outline", width=140
+        )
+        self.device_box = pn.pane.HTML(
+            "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]
+        )
+        self.show_code.on_click(lambda e: self.open_join_panel())
+        self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
+        self.reveal_button.on_click(lambda e: self.session.reveal())
+        self.device_button.on_click(self._add_device)
+        self.end_button.on_click(lambda e: self.session.end())
+        self.teacher_row = pn.FlexBox(
+            self.show_code,
+            self.lock,
+            self.reveal_button,
+            visible=False,
+            sizing_mode="stretch_width",
+            margin=(0, 5),
+            css_classes=["lab-class-tools"],
+            flex_wrap="wrap",
+        )
+        self.teacher_more = pn.Card(
+            pn.FlexBox(self.device_button, self.end_button, flex_wrap="wrap", margin=0),
+            self.device_box,
+            title="More: another device, end the class",
+            collapsed=True,
+            visible=False,
+            sizing_mode="stretch_width",
+            margin=(0, 10, 6, 10),
+        )
+        # A student's switch.
+        self.follow = pn.widgets.Checkbox(
+            name="Follow the teacher", value=True, visible=False, margin=(0, 10)
+        )
+        self.follow.param.watch(self._follow_changed, "value")
+        self.chart = VotesChart()
+        # A Bokeh pane is its figure, whose own visibility Panel leaves alone: hide a box.
+        self.chart_pane = pn.Column(
+            pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+            visible=False,
+            margin=0,
+        )
+        self.outcome = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
+        )
+        self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
+        self.close_join = pn.widgets.Button(
+            name="Start the lesson", button_type="primary", width=220
+        )
+        self.close_join.on_click(lambda e: self._template and self._template.close_modal())
+        session.param.watch(
+            self._changed,
+            ["code", "role", "step", "locked", "tally", "my_vote", "connected", "problem"],
+        )
+        lessons.param.watch(self._lesson_moved, "lesson")
+        lessons.param.watch(self._measured, "outcome")
+        lessons.choices.param.watch(self._predicted, "value")
+        self._layout = pn.Column(
+            self.join_box,
+            self.status,
+            self.problem,
+            self.teacher_row,
+            self.follow,
+            self.chart_pane,
+            self.outcome,
+            self.teacher_more,
+            sizing_mode="stretch_width",
+            margin=0,
+            css_classes=["lab-class"],
+        )
+        self._changed()
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def attach(self, template, link) -> None:
+        """The page's template (its modal shows the join panel) and header link."""
+        self._template, self._link = template, link
+        template.modal.append(
+            pn.Column(self.join_panel, self.close_join, sizing_mode="stretch_width")
+        )
+
+    def join(self, code: str, nickname: str = "") -> bool:
+        joined = self.session.join(code, nickname)
+        if joined and self.session.is_teacher and self.session.step == 0:
+            self.open_join_panel()  # a new class: the projector shows how to join first
+        return joined
+
+    def _page_loaded(self) -> None:
+        self._loaded = True
+
+    def start_new(self) -> None:
+        """/app?teach=new: go to the route that starts a class and sets the teacher's key."""
+        self._link.navigate = "class/new"
+
+    def open_join_panel(self) -> None:
+        s = self.session
+        if not s.code or self._template is None:
+            return
+        origin, path = self._address()
+        link = f"{origin}{path}?class={s.code}"
+        self.join_panel.object = join_html(s.code, f"{origin}{path}".split("://", 1)[-1], link)
+        if self._loaded:
+            self._template.open_modal()
+        else:  # a modal opened before the page has drawn never shows: open it once it has
+            pn.state.onload(self._template.open_modal)
+
+    def _add_device(self, _event=None) -> None:
+        once = self.session.device_link()
+        if once is None:
+            return
+        origin, path = self._address()
+        base = origin + path.rsplit("/", 1)[0]
+        link = f"{base}/{DEVICE_ROUTE}?code={self.session.code}&once={once}"
+        qr = segno.make(link, error="m").svg_inline(scale=4, border=2)
+        self.device_box.object = (
+            '<div class="lab-class-device"><p>Open this on your other device within ten '
+            "minutes; it works once. Keep it off the projector.</p>"
+            f'<div class="lab-join-qr">{qr}</div><p class="lab-join-link">{html.escape(link)}</p>'
+            "</div>"
+        )
+        self.device_box.visible = True
+
+    def _lesson_moved(self, event) -> None:
+        step = event.new
+        if self.session.is_teacher:
+            self.session.teach_step(step)
+        self.session.show_step(step)
+
+    def _predicted(self, event) -> None:
+        if event.new is not None and event.new != self.session.my_vote:
+            self.session.vote(self._lessons.lesson, event.new)
+
+    def _measured(self, event) -> None:
+        if event.new is None:
+            return
+        step, choice, right, confirmed = event.new
+        if choice is not None:
+            self.session.report_measured(step, right and confirmed)
+
+    def _follow_changed(self, event) -> None:
+        if event.new:
+            self._go_to_class_step()
+
+    def _go_to_class_step(self) -> None:
+        s = self.session
+        if s.role == "student" and s.step and (s.follow or s.locked):
+            if self._lessons.lesson != s.step:
+                self._lessons.open(s.step)
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def _changed(self, *events) -> None:
+        s = self.session
+        names = {e.name for e in events}
+        in_class = bool(s.code) and s.role != ""
+        teacher, student = s.role == "teacher", s.role == "student"
+        with pn.io.hold():
+            self.join_box.visible = not s.code
+            self.teacher_row.visible = self.teacher_more.visible = teacher
+            self.follow.visible = student
+            self.follow.disabled = s.locked
+            if student and s.locked and not self.follow.value:
+                self.follow.value = True
+            self._lessons.pinned = student and s.locked
+            if teacher and self.lock.value != s.locked:
+                self.lock.value = s.locked
+            self.status.object = self._status_html() if s.code else ""
+            self.status.visible = bool(s.code)
+            self.problem.object = (
+                f'<p class="lab-class-problem" role="alert">{html.escape(s.problem)}</p>'
+                if s.problem
+                else ""
+            )
+            self.problem.visible = bool(s.problem)
+            self._draw_chart()
+            if self._link is not None:
+                self._link.in_class = in_class
+            if student and (not names or names & {"step", "locked", "role"}):
+                self._go_to_class_step()
+            if student and s.my_vote is not None and self._lessons.lesson == s.shown_step:
+                if self._lessons.choices.value is None:
+                    self._lessons.choices.value = s.my_vote  # a rejoin shows the vote kept
+
+    def _status_html(self) -> str:
+        s = self.session
+        tally = s.tally
+        code = html.escape(s.code)
+        if not s.connected:
+            live = '<span class="lab-class-lost">connection lost, retrying</span>'
+        else:
+            live = '<span class="lab-class-live">live</span>'
+        if s.role == "teacher":
+            joined = s.joined
+            answered = tally.answered if tally else 0
+            step = f"step {s.step}" if s.step else "no step yet"
+            facts = (
+                f"<b data-class-joined='{joined}'>{joined}</b> joined · "
+                f"<b data-class-answered='{answered}'>{answered}</b> answered ({step})"
+            )
+            return (
+                f'<p class="lab-class-status">You teach class <b data-class-code="{code}">'
+                f"{code}</b> · {facts} · {live}</p>"
+            )
+        if s.my_vote is not None:
+            counted = '<span class="lab-class-counted" data-vote-counted="1">your prediction is counted</span>'
+        else:
+            counted = "predict below: your answer goes to the class"
+        pace = " · the teacher keeps the class on this step" if s.locked else ""
+        return (
+            f'<p class="lab-class-status">In class <b data-class-code="{code}">{code}</b>'
+            f"{pace} · {counted} · {live}</p>"
+        )
+
+    def _draw_chart(self) -> None:
+        s = self.session
+        tally = s.tally
+        step = s.shown_step or s.step
+        revealed = bool(tally and tally.revealed)
+        show = bool(step) and (s.role == "teacher" or (s.role == "student" and revealed))
+        self.chart_pane.visible = show
+        self.outcome.visible = show and revealed
+        if not show:
+            return
+        self.chart.update(step, tally, mark_answer=revealed)
+        self.chart.figure.title.text = f"The class's predictions, step {step}"
+        if revealed:
+            measured = (
+                f"<b>{tally.borne_out} of {tally.measured}</b> students who measured saw the "
+                "result bear their prediction out."
+                if tally.measured
+                else "Nobody has measured yet: press Measure after you act."
+            )
+            self.outcome.object = (
+                f'<p class="lab-class-outcome" data-borne-out="{tally.borne_out}" '
+                f'data-measured="{tally.measured}">The right answer is ticked. {measured}</p>'
+            )
+        elif s.role == "teacher":
+            self.outcome.object = ""
+
+    def __panel__(self):
+        return self._layout
