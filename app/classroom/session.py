@@ -79,6 +79,7 @@ class ClassSession(param.Parameterized):
         self._waiting_join = False  # the join failed for an outage: retry when it is back
         self._unsent: dict[tuple[str, int], object] = {}  # ("vote"|"measured", step) -> value
         self._queued = False
+        self._sending = False
         self._queue_lock = threading.Lock()
 
     @property
@@ -201,21 +202,29 @@ class ClassSession(param.Parameterized):
         self._send()
 
     def _send(self) -> None:
-        for (kind, step), value in list(self._unsent.items()):
-            try:
-                if kind == "vote":
-                    self._store.vote(self.code, self.student_id, step, value)
+        """Send what the store does not have yet. Not re-entrant: the in-process store
+        announces a vote to this very page before `vote` returns."""
+        if self._sending:
+            return
+        self._sending = True
+        try:
+            for (kind, step), value in list(self._unsent.items()):
+                try:
+                    if kind == "vote":
+                        self._store.vote(self.code, self.student_id, step, value)
+                    else:
+                        self._store.measured(self.code, self.student_id, step, value)
+                except StoreUnavailable:
+                    self.param.update(connected=False, problem=LOST)
+                    return  # kept: sent again when the connection is back
+                except ClassError as exc:
+                    self.problem = str(exc)
                 else:
-                    self._store.measured(self.code, self.student_id, step, value)
-            except StoreUnavailable:
-                self.param.update(connected=False, problem=LOST)
-                return  # kept: sent again when the connection is back
-            except ClassError as exc:
-                self._unsent.pop((kind, step), None)
-                self.problem = str(exc)
-                continue
-            self._unsent.pop((kind, step), None)
-            self.problem = ""
+                    self.problem = ""
+                if self._unsent.get((kind, step)) == value:  # unless changed meanwhile
+                    del self._unsent[(kind, step)]
+        finally:
+            self._sending = False
         self.refresh()
 
     @property

@@ -166,12 +166,12 @@ class ClassView(pn.viewable.Viewer):
         self._loaded = False
         pn.state.onload(self._page_loaded)
         self.code_input = pn.widgets.TextInput(
-            name="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
+            label="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
         )
         self.nickname = pn.widgets.TextInput(
-            name="Nickname (optional; only your teacher sees it)", max_length=24, width=230
+            label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
         )
-        self.join_button = pn.widgets.Button(name="Join", button_type="primary", width=90)
+        self.join_button = pn.widgets.Button(label="Join", button_type="primary", width=90)
         self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
         self.join_box = pn.Card(
             # Wraps on a phone: a row of fixed widths would widen the whole page.
@@ -196,14 +196,14 @@ class ClassView(pn.viewable.Viewer):
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
         )
         # The teacher's controls.
-        self.show_code = pn.widgets.Button(name="Show the join code", width=170)
-        self.lock = pn.widgets.Toggle(name="Lock to this step", width=160)
+        self.show_code = pn.widgets.Button(label="Show the join code", width=170)
+        self.lock = pn.widgets.Toggle(label="Lock to this step", width=160)
         self.reveal_button = pn.widgets.Button(
-            name="Reveal to the class", button_type="warning", width=170
+            label="Reveal to the class", button_type="warning", width=170
         )
-        self.device_button = pn.widgets.Button(name="Add another device", width=170)
+        self.device_button = pn.widgets.Button(label="Add another device", width=170)
         self.end_button = pn.widgets.Button(
-            name="End the class", button_type="danger", button_style="outline", width=140
+            label="End the class", button_type="danger", button_style="outline", width=140
         )
         self.device_box = pn.pane.HTML(
             "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]
@@ -234,7 +234,7 @@ class ClassView(pn.viewable.Viewer):
         )
         # A student's switch.
         self.follow = pn.widgets.Checkbox(
-            name="Follow the teacher", value=True, visible=False, margin=(0, 10)
+            label="Follow the teacher", value=True, visible=False, margin=(0, 10)
         )
         self.follow.param.watch(self._follow_changed, "value")
         self.chart = VotesChart()
@@ -250,7 +250,7 @@ class ClassView(pn.viewable.Viewer):
         )
         self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
         self.close_join = pn.widgets.Button(
-            name="Start the lesson", button_type="primary", width=220
+            label="Start the lesson", button_type="primary", width=220
         )
         self.close_join.on_click(lambda e: self._template and self._template.close_modal())
         session.param.watch(
@@ -343,6 +343,7 @@ class ClassView(pn.viewable.Viewer):
             self.session.report_measured(step, right and confirmed)
 
     def _follow_changed(self, event) -> None:
+        self.session.follow = event.new
         if event.new:
             self._go_to_class_step()
 

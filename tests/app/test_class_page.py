@@ -1,0 +1,194 @@
+"""A class on the page, in-process: a teacher's page and students' pages on one store, through
+their real views and lesson steppers (the browser tests drive the same through Chromium)."""
+
+from __future__ import annotations
+
+import param
+import pytest
+
+from app.classroom import codes
+from app.classroom.memory import MemoryStore
+from app.classroom.session import ClassSession
+from app.page.urlsync import UrlSync
+from app.views.class_panel import ClassView, caption, vote_rows
+from app.views.lesson_panel import ALL_LESSONS, LessonsView
+
+
+class FakeLocation(param.Parameterized):
+    search = param.String(default="")
+
+
+class Page:
+    """One browser's lessons and class view (the page's wiring, without the plots)."""
+
+    def __init__(self, store, keys=None):
+        from app.state.lab_state import LabState
+        from app.state.sources import SourceSwitch
+
+        self.state = LabState()
+        self.lessons = LessonsView(self.state, sources=SourceSwitch(self.state))
+        self.session = ClassSession(
+            store, student_id=codes.new_student_id(), teacher_keys=keys or {}
+        )
+        self.view = ClassView(
+            self.session, self.lessons, page_address=lambda: ("http://lab.school", "/app")
+        )
+
+    def votes(self) -> dict[str, int]:
+        data = self.view.chart.source.data
+        return dict(zip(data["choice"], data["count"], strict=True))
+
+
+@pytest.fixture
+def store():
+    return MemoryStore()
+
+
+@pytest.fixture
+def room(store):
+    code, key = store.create()
+    teacher = Page(store, {code: key})
+    assert teacher.view.join(code)
+    students = [Page(store) for _ in range(3)]
+    for s in students:
+        assert s.view.join(code)
+    return code, teacher, students
+
+
+def test_the_teachers_steps_move_every_following_student(room):
+    code, teacher, students = room
+    teacher.lessons.open(4)
+    assert [s.lessons.lesson for s in students] == [4, 4, 4]
+    teacher.lessons.next.clicks += 1
+    assert [s.lessons.lesson for s in students] == [5, 5, 5]
+    assert all(s.lessons.ready for s in students)  # the step is set up, not only shown
+
+
+def test_a_student_who_stops_following_stays_and_comes_back_when_asked(room):
+    code, teacher, (a, b, _) = room
+    teacher.lessons.open(2)
+    a.view.follow.value = False
+    a.lessons.open(7)
+    teacher.lessons.open(3)
+    assert a.lessons.lesson == 7 and b.lessons.lesson == 3
+    a.view.follow.value = True
+    assert a.lessons.lesson == 3
+
+
+def test_lock_keeps_students_on_the_step(room):
+    code, teacher, (a, _, _) = room
+    teacher.lessons.open(6)
+    a.view.follow.value = False
+    teacher.view.lock.value = True
+    assert a.lessons.pinned and a.lessons.next.disabled and a.lessons.previous.disabled
+    assert a.view.follow.value and a.view.follow.disabled and a.lessons.lesson == 6
+    teacher.view.lock.value = False
+    assert not a.lessons.pinned and not a.lessons.next.disabled
+
+
+def test_a_late_student_lands_on_the_current_step(store, room):
+    code, teacher, _ = room
+    teacher.lessons.open(9)
+    late = Page(store)
+    late.view.join(code)
+    assert late.lessons.lesson == 9
+
+
+def test_predictions_reach_the_teachers_chart_without_the_answer_until_revealed(room):
+    code, teacher, (a, b, c) = room
+    teacher.lessons.open(1)
+    step = ALL_LESSONS[0]
+    a.lessons.choices.value = step.answer
+    b.lessons.choices.value = step.answer
+    c.lessons.choices.value = (step.answer + 1) % len(step.choices)
+    c.lessons.choices.value = step.answer  # a changed mind replaces the vote
+    assert teacher.votes()[step.choices[step.answer]] == 3
+    assert teacher.session.tally.answered == 3
+    assert not any(teacher.view.chart.source.data["correct"])  # no answer marked yet
+    assert teacher.view.chart_pane.visible and not a.view.chart_pane.visible
+    assert 'data-vote-counted="1"' in a.view.status.object
+    teacher.view.reveal_button.clicks += 1
+    assert a.view.chart_pane.visible and a.votes() == teacher.votes()
+    data = a.view.chart.source.data
+    assert data["correct"] == [i == step.answer for i in range(len(step.choices))]
+
+
+def test_measuring_reports_whether_the_prediction_was_borne_out(room):
+    code, teacher, (a, b, _) = room
+    teacher.lessons.open(1)
+    step = ALL_LESSONS[0]
+    a.lessons.choices.value = step.answer
+    b.lessons.choices.value = (step.answer + 1) % len(step.choices)
+    for s in (a, b):
+        s.lessons.do_it.clicks += 1
+        s.lessons.measure.clicks += 1
+    teacher.view.reveal_button.clicks += 1
+    tally = a.session.tally
+    assert (tally.measured, tally.borne_out) == (2, 1)
+    assert 'data-borne-out="1"' in a.view.outcome.object
+
+
+def test_a_student_page_has_no_teachers_controls_and_the_store_refuses_its_forgeries(room):
+    code, teacher, (a, _, _) = room
+    assert not a.view.teacher_row.visible and not a.view.teacher_more.visible
+    a.view.reveal_button.clicks += 1  # a forged click on a widget the page never shows
+    a.view.lock.value = True
+    a.session.teach_step(12)
+    info = teacher.session.store.info(code)
+    assert info.revealed == frozenset() and not info.locked and info.step == 0
+
+
+def test_the_join_panel_shows_the_code_the_address_and_a_qr(room):
+    code, teacher, _ = room
+    shown = {}
+
+    class Template:
+        modal = []
+
+        def open_modal(self):
+            shown["open"] = True
+
+    teacher.view.attach(Template(), None)
+    teacher.view._loaded = True
+    teacher.view.show_code.clicks += 1
+    text = teacher.view.join_panel.object
+    assert shown == {"open": True}
+    assert f'data-class-code="{code}"' in text and "lab.school/app" in text
+    assert f"http://lab.school/app?class={code}" in text and "<svg" in text
+
+
+def test_a_second_device_link_makes_another_browser_the_teacher(store, room):
+    code, teacher, _ = room
+    teacher.view.device_button.clicks += 1
+    text = teacher.view.device_box.object
+    once = text.split("once=")[1].split("<")[0].split('"')[0]
+    key = store.redeem(code, once)
+    second = Page(store, {code: key})
+    second.view.join(code)
+    assert second.session.is_teacher
+
+
+def test_the_address_carries_the_class_and_a_link_joins_it(store):
+    code, _ = store.create()
+    page = Page(store)
+    location = FakeLocation(search=f"?class={code.lower()}")
+    UrlSync(page.state, location, [], lessons=page.lessons, classroom=page.view)
+    assert page.session.code == code and page.session.role == "student"
+    assert f"class={code}" in location.search
+
+
+def test_a_link_with_a_wrong_code_says_so_and_the_page_stays_a_lab(store):
+    page = Page(store)
+    location = FakeLocation(search="?class=AAAAAA&temperature=0.5")
+    UrlSync(page.state, location, ["temperature"], lessons=page.lessons, classroom=page.view)
+    assert page.session.code == "" and "no class AAAAAA" in page.view.problem.object
+    assert page.view.problem.visible and page.state.temperature == 0.5
+
+
+def test_vote_rows_follow_the_lessons_choices_and_captions_wrap():
+    step = ALL_LESSONS[2]
+    rows = vote_rows(3, None, mark_answer=True)
+    assert rows["choice"] == list(step.choices) and rows["count"] == [0] * len(step.choices)
+    assert sum(rows["correct"]) == 1 and rows["correct"][step.answer]
+    long = caption("word " * 40)
+    assert long.count("\n") == 1 and long.endswith("…")
