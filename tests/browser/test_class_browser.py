@@ -1,0 +1,111 @@
+"""A class in Chromium on one server (the in-process store): the teacher starts it from the
+header, students join by link and by typing the code, follow the teacher's steps and vote; the
+teacher's chart counts them and the reveal reaches every student. Each page is its own browser
+context, so each has its own cookies, as separate devices do."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.views.lesson_panel import ALL_LESSONS
+
+from .labpage import LOADED
+
+pytestmark = pytest.mark.browser
+
+
+def start_class(open_lab):
+    teacher = open_lab("", more_settings=False)
+    page = teacher.page
+    page.locator("button.lab-teach").click()
+    page.wait_for_url("**/app?class=*", timeout=30000)
+    page.wait_for_function(LOADED, timeout=30000)
+    code_box = page.locator(".lab-join-code")
+    code_box.wait_for(state="visible", timeout=30000)
+    code = code_box.get_attribute("data-class-code")
+    page.get_by_role("button", name="Start the lesson").click()
+    return teacher, code
+
+
+def wait_for_step(lab, number: int) -> None:
+    shown = f"Step {number} of {len(ALL_LESSONS)}"
+    lab.wait_until(lambda: lab.shows(shown), shown, 30)
+
+
+def votes(lab) -> dict[str, int]:
+    data = lab.data("class_votes")
+    return dict(zip(data["choice"], data["count"], strict=True))
+
+
+def test_a_class_from_the_teachers_button_to_the_reveal(open_lab):
+    teacher, code = start_class(open_lab)
+    cookies = {c["name"]: c for c in teacher.page.context.cookies()}
+    key = cookies[f"alab_teach_{code}"]
+    assert key["httpOnly"] and key["sameSite"] == "Lax"
+    # The key is nowhere the projector or a script could show it.
+    assert key["value"] not in teacher.page.evaluate("() => document.cookie")
+    assert key["value"] not in teacher.page.url
+    assert key["value"] not in teacher.page.evaluate("() => document.body.innerText")
+
+    by_link = open_lab(f"?class={code}", more_settings=False)
+    by_typing = open_lab("", more_settings=False)
+    card = by_typing.page.locator(".lab-class-join")
+    card.get_by_role("button").first.click()  # unfold "Join a class"
+    by_typing.page.get_by_placeholder("e.g. ACE F47").fill(code.lower())
+    by_typing.page.get_by_role("button", name="Join", exact=True).click()
+    by_typing.wait_until(lambda: f"class={code}" in by_typing.search(), "the typed join", 30)
+    students = (by_link, by_typing)
+    for s in students:
+        assert s.page.locator("button.lab-teach").is_hidden()
+        assert s.page.get_by_role("button", name="Reveal to the class").count() == 0 or (
+            s.page.get_by_role("button", name="Reveal to the class").is_hidden()
+        )
+
+    teacher.page.get_by_role("button", name="Load this step").click()
+    teacher.page.get_by_role("button", name="Next ▶").click()
+    for s in students:
+        wait_for_step(s, 2)
+        assert f"class={code}" in s.search() and "lesson=2" in s.search()
+    step = ALL_LESSONS[1]
+    right, wrong = step.choices[step.answer], step.choices[(step.answer + 1) % len(step.choices)]
+    by_link.page.get_by_text(right, exact=True).click()
+    by_typing.page.get_by_text(wrong, exact=True).click()
+    teacher.wait_until(lambda: sum(votes(teacher).values()) == 2, "two votes on the chart", 30)
+    assert votes(teacher)[right] == 1 and votes(teacher)[wrong] == 1
+    assert not any(teacher.data("class_votes")["correct"])  # not before the reveal
+    by_link.wait_until(lambda: by_link.shows("your prediction is counted"), "counted", 30)
+
+    # A reload is the same student: the vote still counts once, and comes back checked.
+    by_link.page.reload()
+    by_link.page.wait_for_function(LOADED, timeout=30000)
+    wait_for_step(by_link, 2)
+    by_link.wait_until(lambda: by_link.shows("your prediction is counted"), "counted again", 30)
+    assert sum(votes(teacher).values()) == 2
+    assert teacher.page.locator("[data-class-joined]").first.get_attribute(
+        "data-class-joined"
+    ) == "2"
+
+    teacher.page.get_by_role("button", name="Reveal to the class").click()
+    for s in students:
+        s.wait_until(lambda s=s: any(s.data("class_votes")["correct"]), "the reveal", 30)
+        assert votes(s) == votes(teacher)
+        assert s.shows("The right answer is ticked.")
+
+
+def test_lock_keeps_a_student_on_the_teachers_step(open_lab):
+    teacher, code = start_class(open_lab)
+    student = open_lab(f"?class={code}", more_settings=False)
+    teacher.page.get_by_role("button", name="Load this step").click()
+    wait_for_step(student, 1)
+    teacher.page.get_by_role("button", name="Lock to this step").click()
+    next_button = student.page.get_by_role("button", name="Next ▶")
+    student.wait_until(lambda: next_button.is_disabled(), "Next to be locked", 30)
+    assert student.shows("the teacher keeps the class on this step")
+    teacher.page.get_by_role("button", name="Lock to this step").click()
+    student.wait_until(lambda: next_button.is_enabled(), "Next to be free again", 30)
+
+
+def test_a_wrong_code_in_a_link_is_named_and_the_lab_still_works(open_lab):
+    lab = open_lab("?class=AAAAAA&temperature=0.5", more_settings=False)
+    lab.wait_until(lambda: lab.shows("there is no class AAAAAA"), "the refusal", 30)
+    assert "class=" not in lab.search() and "temperature=0.5" in lab.search()
