@@ -285,6 +285,12 @@ class ClassView(pn.viewable.Viewer):
         )
 
     def join(self, code: str, nickname: str = "") -> bool:
+        if not self._loaded:
+            # Only a page that has drawn joins. Bokeh also builds sessions no page adopts (a
+            # reconnect that lands on another replica, from the original request's cookies):
+            # joining then would count a student who is not there.
+            pn.state.onload(lambda: self.join(code, nickname))
+            return True
         joined = self.session.join(code, nickname)
         if joined and self.session.is_teacher and self.session.step == 0:
             self.open_join_panel()  # a new class: the projector shows how to join first

@@ -81,9 +81,9 @@ def test_a_class_from_the_teachers_button_to_the_reveal(open_lab):
     wait_for_step(by_link, 2)
     by_link.wait_until(lambda: by_link.shows("your prediction is counted"), "counted again", 30)
     assert sum(votes(teacher).values()) == 2
-    assert teacher.page.locator("[data-class-joined]").first.get_attribute(
-        "data-class-joined"
-    ) == "2"
+    assert (
+        teacher.page.locator("[data-class-joined]").first.get_attribute("data-class-joined") == "2"
+    )
 
     teacher.page.get_by_role("button", name="Reveal to the class").click()
     for s in students:

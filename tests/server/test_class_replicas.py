@@ -1,0 +1,210 @@
+"""A class across replicas, all real: redis-server, two `attention-lab` replicas with
+`--store redis://...`, the shipped HAProxy in front and Chromium pages for the teacher and two
+students. Each page is pinned to a replica by the balancer's own cookie (SRV), set before the
+first request, so the test knows who is where: the teacher and one student on r1, the other
+student on r2, so every step and vote crosses from one process to the other through Redis.
+
+Then the faults a class meets: r2 is killed mid-class (its student comes back through the
+balancer on r1, rejoins from the address and is still one student with one vote), and Redis is
+killed and restarted on its append-only file (pages say the class connection is lost, keep
+working, and catch up with the teacher once it is back).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import redis
+from labserver import LAB_READY_JS, clean_env, free_port, http_get, start_lab
+from redisserver import RedisServer
+from test_balancer import SHIPPED_CFG, haproxy_path, lab_args
+from waiting import wait_until
+
+from app.views.lesson_panel import ALL_LESSONS
+from tools.loadtest import haproxy_config
+
+pytestmark = [pytest.mark.server, pytest.mark.browser]
+
+REPLICAS = ("r1", "r2")
+
+
+class Class:
+    def __init__(self, tmp, redis, replicas, ports, haproxy, port):
+        self.tmp, self.redis, self.replicas, self.ports = tmp, redis, replicas, ports
+        self.haproxy, self.port = haproxy, port
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def errors(self) -> list[str]:
+        return [
+            f"{name}: {line}"
+            for name, server in self.replicas.items()
+            for line in server.log().splitlines()
+            if "Traceback" in line or " ERROR " in line
+        ]
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    haproxy = haproxy_path()
+    if haproxy is None:
+        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
+    tmp = tmp_path_factory.mktemp("class-replicas")
+    redis = RedisServer(tmp / "redis", appendonly=True).start()
+    port = free_port()
+    ports = {name: free_port() for name in REPLICAS}
+    env = clean_env({"ATTENTION_LAB_STORE": redis.url})
+    with ThreadPoolExecutor(max_workers=len(REPLICAS)) as pool:
+        futures = {
+            name: pool.submit(start_lab, lab_args(p, port), p, tmp / f"{name}.log", env)
+            for name, p in ports.items()
+        }
+        replicas = {name: future.result() for name, future in futures.items()}
+    cfg = tmp / "haproxy.cfg"
+    cfg.write_text(haproxy_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
+    log = open(tmp / "haproxy.log", "wb")  # noqa: SIM115 - kept open for the process's lifetime
+    process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
+    log.close()
+    room = Class(tmp, redis, replicas, ports, process, port)
+    try:
+        wait_until(
+            lambda: _answers(f"{room.base}/liveness"),
+            "HAProxy to answer /liveness",
+            60,
+            interval=0.3,
+        )
+        yield room
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        for server in room.replicas.values():
+            server.stop()
+        room.redis.stop()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return http_get(url, timeout=5)[0] == 200
+    except OSError:
+        return False
+
+
+def pinned_page(chromium, room: Class, replica: str, query: str):
+    context = chromium.new_context(viewport={"width": 1366, "height": 900})
+    context.add_cookies([{"name": "SRV", "value": replica, "url": room.base}])
+    page = context.new_page()
+    page.goto(f"{room.base}/app{query}", wait_until="load", timeout=90_000)
+    page.wait_for_function(LAB_READY_JS, timeout=90_000)
+    return page
+
+
+def shows(page, text: str, exact: bool = False) -> bool:
+    found = page.get_by_text(text, exact=exact)
+    return any(found.nth(i).is_visible() for i in range(found.count()))
+
+
+def wait_shows(page, text: str, timeout: float = 60, exact: bool = False) -> None:
+    wait_until(
+        lambda: shows(page, text, exact),
+        f"the page to show {text!r}",
+        timeout,
+        pause=lambda s: page.wait_for_timeout(s * 1000),
+    )
+
+
+VOTES_JS = """() => { const m = Bokeh.documents[0].get_model_by_name('class_votes');
+  if (m === null) return null; const d = m.data;
+  const get = k => Array.from(d instanceof Map ? d.get(k) : d[k]);
+  return [get('choice'), get('count')]; }"""
+
+
+def votes(page) -> dict[str, int]:
+    found = page.evaluate(VOTES_JS)
+    return dict(zip(*found, strict=True)) if found else {}
+
+
+def step_text(number: int) -> str:
+    return f"Step {number} of {len(ALL_LESSONS)}"
+
+
+def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
+    classroom, chromium
+):
+    room = classroom
+    teacher = pinned_page(chromium, room, "r1", "")
+    teacher.locator("button.lab-teach").click()
+    teacher.wait_for_url("**/app?class=*", timeout=30_000)
+    teacher.wait_for_function(LAB_READY_JS, timeout=90_000)
+    code = teacher.locator(".lab-join-code").get_attribute("data-class-code")
+    teacher.get_by_role("button", name="Start the lesson").click()
+    here = pinned_page(chromium, room, "r1", f"?class={code}")
+    there = pinned_page(chromium, room, "r2", f"?class={code}")
+    for page, replica in ((here, "r1"), (there, "r2")):
+        assert {c["name"]: c["value"] for c in page.context.cookies()}["SRV"] == replica
+
+    # Pacing crosses replicas: the teacher on r1 moves the student on r2.
+    teacher.get_by_role("button", name="Load this step").click()
+    teacher.get_by_role("button", name="Next ▶").click()
+    for page in (here, there):
+        wait_shows(page, step_text(2))
+    step = ALL_LESSONS[1]
+    right = step.choices[step.answer]
+    wrong = step.choices[(step.answer + 1) % len(step.choices)]
+    here.get_by_text(right, exact=True).click()
+    there.get_by_text(wrong, exact=True).click()
+    wait_until(
+        lambda: sum(votes(teacher).values()) == 2,
+        "both votes on the teacher's chart",
+        60,
+        pause=lambda s: teacher.wait_for_timeout(s * 1000),
+    )
+    wait_shows(there, "your prediction is counted")
+
+    # r2 dies mid-class: its student comes back through the balancer, still one student.
+    there.evaluate("() => { window.__sameDocument = true; }")
+    room.replicas["r2"].process.kill()
+    room.replicas["r2"].process.wait(timeout=20)
+    there.wait_for_function("() => window.__sameDocument === undefined", timeout=90_000)
+    there.wait_for_function(LAB_READY_JS, timeout=90_000)
+    assert {c["name"]: c["value"] for c in there.context.cookies()}["SRV"] == "r1"
+    assert f"class={code}" in there.url
+    wait_shows(there, step_text(2))
+    wait_shows(there, "your prediction is counted")
+    there.get_by_text(right, exact=True).click()  # a changed mind, after the move
+    wait_until(
+        lambda: votes(teacher).get(right) == 2 and sum(votes(teacher).values()) == 2,
+        "the changed vote replacing the old one",
+        60,
+        pause=lambda s: teacher.wait_for_timeout(s * 1000),
+    )
+    joined = teacher.locator("[data-class-joined]").first
+    # Two students, as the store counts them (a reconnect's unadopted session never joins).
+    students = redis.Redis.from_url(room.redis.url).hlen(f"alab:class:{code}:students")
+    assert joined.get_attribute("data-class-joined") == "2" and students == 2
+
+    # Redis goes down: pages keep working and say so; back on its append-only file, the
+    # class is all there and the teacher's next step reaches every student again.
+    room.redis.kill()
+    for page in (teacher, here):
+        wait_shows(page, "connection lost, retrying")
+    room.redis = RedisServer(room.redis.folder, appendonly=True, port=room.redis.port).start()
+    for page in (teacher, here):
+        wait_shows(page, "live", exact=True)
+    teacher.get_by_role("button", name="Next ▶").click()
+    for page in (here, there):
+        wait_shows(page, step_text(3))
+    teacher.get_by_role("button", name="Previous", exact=False).click()
+    wait_until(
+        lambda: votes(teacher).get(right) == 2,
+        "the votes of step 2, kept through the restart",
+        60,
+        pause=lambda s: teacher.wait_for_timeout(s * 1000),
+    )
+    for page in (teacher, here, there):
+        page.context.close()
+    assert room.errors() == []
