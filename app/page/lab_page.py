@@ -397,6 +397,8 @@ class Lab:
             return
         with pn.io.hold(self._doc):
             self.draw(snap)
+            if self._text_scale.factor != 1.0:
+                self._text_scale.apply()  # a view may have written an unscaled size
             if self.url is not None:
                 # The new address rides in the same message as the plots (its own watcher,
                 # which runs next, then finds it written): one message per change, not two.

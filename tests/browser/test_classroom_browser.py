@@ -1,0 +1,68 @@
+"""Classroom legibility, measured in headless Chromium (a review of the lab on a projector and a
+phone): presenter sizes after a load, tables included; the laptop's first screen; a phone's
+sidebar and drag; a lesson step pointing at its control."""
+
+from __future__ import annotations
+
+import pytest
+
+from .labpage import LOADED, wait_until_settled
+
+pytestmark = pytest.mark.browser
+
+# Font sizes (px) of every cell of the tables in the page, through shadow roots.
+TABLE_CELL_PX = """() => {
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if ((el.tagName === 'TD' || el.tagName === 'TH') && el.getClientRects().length)
+        out.push(parseFloat(getComputedStyle(el).fontSize));
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+# The y-axis label size of the figure that draws a named source.
+ROW_LABEL_PX = """name => {
+  const source = Bokeh.documents[0].get_model_by_name(name);
+  for (const m of Bokeh.documents[0].all_models)
+    if (m.type === 'Figure' && m.renderers.some(r => r.data_source === source))
+      return parseFloat(m.left[0].major_label_text_font_size);
+  return null;
+}"""
+
+
+def _open(browser, url: str, width: int, height: int, **context):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_function(LOADED, timeout=30000)
+    wait_until_settled(page)
+    return page
+
+
+@pytest.fixture
+def sized(chromium, lab_server):
+    pages = []
+
+    def _sized(width: int, height: int, query: str = "", **context):
+        page = _open(chromium, lab_server.url + query, width, height, **context)
+        pages.append(page)
+        return page
+
+    yield _sized
+    for page in pages:
+        page.context.close()
+
+
+def test_presenter_sizes_hold_after_a_step_loads_and_in_the_tables(sized):
+    page = sized(1920, 1080, "?presenter=1")
+    assert page.evaluate(ROW_LABEL_PX, "weights") == 18
+    page.get_by_role("button", name="Load this step").first.click()
+    page.wait_for_function("() => location.search.includes('lesson=1')")
+    page.wait_for_function(f"() => ({ROW_LABEL_PX})('weights') === 18", timeout=10000)
+    page.get_by_text("Audit", exact=True).first.click()
+    page.get_by_role("button", name="Run the audit").click()
+    page.wait_for_function(f"() => ({TABLE_CELL_PX})().length > 4", timeout=30000)
+    cells = page.evaluate(TABLE_CELL_PX)
+    assert min(cells) >= 20, cells  # the page's presenter type (was Panel's 12 px)
