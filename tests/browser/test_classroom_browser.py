@@ -66,3 +66,29 @@ def test_presenter_sizes_hold_after_a_step_loads_and_in_the_tables(sized):
     page.wait_for_function(f"() => ({TABLE_CELL_PX})().length > 4", timeout=30000)
     cells = page.evaluate(TABLE_CELL_PX)
     assert min(cells) >= 20, cells  # the page's presenter type (was Panel's 12 px)
+
+
+# Text in the sidebar that runs past its right edge (the sidebar clips it): [text, right, edge].
+SIDEBAR_CLIPPED = """() => {
+  const edge = document.getElementById('sidebar').getBoundingClientRect().right;
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+      const r = el.getBoundingClientRect();
+      if (own && r.width > 0 && r.right > edge + 0.5)
+        out.push([el.textContent.trim().slice(0, 40), Math.round(r.right), Math.round(edge)]);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document.getElementById('sidebar'));
+  return out;
+}"""
+
+
+def test_no_sidebar_value_or_label_is_cut_off_in_presenter_type(sized):
+    page = sized(1366, 768, "?model=binding&presenter=1")
+    page.locator("#sidebar-toggle").click()  # presenter mode folds it
+    page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
+    page.get_by_text("Query position").first.wait_for(state="visible")
+    page.wait_for_timeout(500)  # the slide in is over
+    assert page.evaluate(SIDEBAR_CLIPPED) == []
