@@ -584,6 +584,9 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         # one session sent an update to every open session (O(sessions) work per change).
         busy_indicator=None,
     )
+    if template.notifications is not None:
+        # Bottom right, a bad link's toasts lay over the lesson's Measure button (lab.css).
+        template.notifications.position = "bottom-left"
     location = pn.state.location
     if location is not None:
         try:

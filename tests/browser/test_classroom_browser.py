@@ -92,3 +92,27 @@ def test_no_sidebar_value_or_label_is_cut_off_in_presenter_type(sized):
     page.get_by_text("Query position").first.wait_for(state="visible")
     page.wait_for_timeout(500)  # the slide in is over
     assert page.evaluate(SIDEBAR_CLIPPED) == []
+
+
+def _boxes_overlap(a, b) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and (a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+    )
+
+
+@pytest.mark.parametrize("width,height", [(1366, 768), (390, 844)])
+def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
+    page = sized(width, height, "?temperature=-1&angle=999")
+    toast = page.locator(".notyf__toast").first
+    toast.wait_for(state="visible", timeout=15000)
+    measure = page.get_by_role("button", name="Measure").first
+    # At the foot of the screen, where a toast used to sit over it.
+    measure.evaluate("el => el.scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(400)  # the toasts' entrance is over
+    button = measure.bounding_box()
+    toasts = page.locator(".notyf__toast")
+    boxes = [toasts.nth(i).bounding_box() for i in range(toasts.count())]
+    assert len(boxes) >= 2  # one per problem
+    assert not any(_boxes_overlap(b, button) for b in boxes), (button, boxes)
