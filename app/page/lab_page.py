@@ -15,7 +15,7 @@ from panel.io.state import set_curdoc
 
 import attention_lab_assets
 from app.lessons.lab_lessons import control_names
-from app.page.a11y import ControlNames, PageTools
+from app.page.a11y import ControlNames, ControlPointer, PageTools
 from app.page.deferred import Deferred, Disclosure, fill
 from app.page.urlsync import UrlSync
 from app.patches import bokeh_speedups
@@ -149,6 +149,7 @@ class Lab:
         for name in CANDIDATE_SETTINGS:
             state.param.watch(self._setting_moved, name)
         self.tools = PageTools(margin=(0, 10))
+        self.pointer = ControlPointer(width=0, height=0, margin=0)  # a step's controls, shown
         # The other teaching tabs are built the first time they are opened (_open_tab).
         self.audit = self.diagnosis = self.export = None
         self.lessons = LessonsView(
@@ -163,6 +164,8 @@ class Lab:
             button_style="outline",
             sizing_mode="stretch_width",
             margin=(10, 10, 4, 10),
+            # Its labels wrap: in presenter type "A trained model" ran past the sidebar's edge.
+            stylesheets=[".bk-btn { white-space: normal; }"],
         )
         self.source_picker.param.watch(self._pick_source, "value")
         self.model_panel = None  # the trained-model views, built when a page first opens one
@@ -216,10 +219,15 @@ class Lab:
             self.show_more_settings()
 
     def _lesson_opened(self, event) -> None:
-        """A step that names a control behind "More settings" opens it."""
-        names = set(control_names(self.lessons.step))
-        if self.candidates is None and names & MORE_SETTINGS_NAMES:
+        """A step that names a control behind "More settings" opens it; the sidebar scrolls to
+        the controls the step names and outlines them (they were up to 2000 px down)."""
+        step = self.lessons.step
+        names = control_names(step)
+        if set(names) & MORE_SETTINGS_NAMES and not self.more_settings.button.open:
             self.show_more_settings()
+        # The ones the action asks for first: the sidebar scrolls to the first found.
+        acted = [n for n in names if f"**{n}**" in step.action]
+        self.pointer.point(dict.fromkeys(acted + names))
 
     def session_ended(self, session_context) -> None:
         """Bokeh's hook for a discarded session (the signature it requires)."""
@@ -529,6 +537,7 @@ class Lab:
         )
         return [
             ControlNames(width=0, height=0, margin=0),
+            self.pointer,
             self.source_picker,
             self._model_side,
             self._scenario_side,

@@ -116,3 +116,56 @@ def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
     boxes = [toasts.nth(i).bounding_box() for i in range(toasts.count())]
     assert len(boxes) >= 2  # one per problem
     assert not any(_boxes_overlap(b, button) for b in boxes), (button, boxes)
+
+
+# Where a sidebar control labelled `name` is drawn, whether it is outlined, and the sidebar's
+# visible box; and what the pointer's live region says.
+CONTROL_SHOWN = """name => {
+  const sidebar = document.getElementById('sidebar');
+  const hits = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const label = el.classList.contains('bk-slider-title') || ['LABEL', 'BUTTON'].includes(
+        el.tagName);
+      if (label && el.textContent.trim().startsWith(name) && el.getClientRects().length)
+        hits.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(sidebar);
+  if (!hits.length) return null;
+  const host = hits[0].getRootNode().host;
+  const r = host.getBoundingClientRect(), s = sidebar.getBoundingClientRect();
+  let said = '';
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.getAttribute('aria-live') === 'polite' && el.textContent.includes('This step uses'))
+        said = el.textContent;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return {top: r.top, bottom: r.bottom, sidebarTop: s.top, sidebarBottom: s.bottom,
+          outline: getComputedStyle(host).outlineStyle, said};
+}"""
+
+
+def _in_view_and_outlined(page, name: str) -> dict:
+    page.wait_for_function(
+        f"""() => {{ const c = ({CONTROL_SHOWN})({name!r});
+            return c !== null && c.outline !== 'none' && c.top >= c.sidebarTop &&
+                   c.bottom <= c.sidebarBottom; }}""",
+        timeout=15000,
+    )
+    return page.evaluate(CONTROL_SHOWN, name)
+
+
+@pytest.mark.parametrize(
+    "query,name", [("", "Swap the value of"), ("?lesson=10", "Reverse the pairs")]
+)
+def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, name):
+    page = sized(1366, 768, query)
+    if not query:  # the student loads the first step
+        page.get_by_role("button", name="Load this step").first.click()
+    shown = _in_view_and_outlined(page, name)
+    assert name in shown["said"] and "highlighted" in shown["said"], shown
+    page.wait_for_timeout(3500)  # briefly: the outline goes again
+    assert page.evaluate(CONTROL_SHOWN, name)["outline"] == "none"
