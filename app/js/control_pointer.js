@@ -59,6 +59,8 @@ function point(tries, nonce) {
   hosts[0].scrollIntoView({block: 'center', behavior: still ? 'auto' : 'smooth'});
   hosts.forEach(outline);
   const shown = sidebar.classList.contains('show');
+  const toggle = document.getElementById('sidebar-toggle');
+  if (!shown && toggle) outline(toggle);  // folded (a laptop, presenter mode): the way in
   said.textContent = `This step uses ${data.names.join(', ')}: ` +
     (shown ? 'highlighted in the sidebar.' : 'in the sidebar (open it with the menu button).');
 }

@@ -49,7 +49,10 @@ function focusLesson(tries) {
   if (target) { target.focus(); target.scrollIntoView({block: 'nearest'}); }
 }
 state.applyPresenter = applyPresenter; state.focusLesson = focusLesson;
-if (window.innerWidth < 900) foldSidebar();
+// A laptop too: at 1366x768 the sidebar left the planes 321 px and pushed Measure below the
+// fold; folded, the question, planes, weights and lesson share the screen (the menu button
+// brings the settings back, and a lesson step points at the one it needs).
+if (window.innerWidth < 1400) foldSidebar();
 applyPresenter(data.presenter);
 lessonFirst();
 // @script presenter
