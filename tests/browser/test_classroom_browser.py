@@ -162,7 +162,7 @@ def _in_view_and_outlined(page, name: str) -> dict:
     "query,name", [("", "Swap the value of"), ("?lesson=10", "Reverse the pairs")]
 )
 def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, name):
-    page = sized(1366, 768, query)
+    page = sized(1920, 1080, query)  # its sidebar open (a laptop's starts folded)
     if not query:  # the student loads the first step
         page.get_by_role("button", name="Load this step").first.click()
     shown = _in_view_and_outlined(page, name)
