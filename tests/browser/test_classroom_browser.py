@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .labpage import LOADED, wait_until_settled
+from .labpage import LOADED, SCREEN_POINT, wait_until_settled
 
 pytestmark = pytest.mark.browser
 
@@ -169,3 +169,37 @@ def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, na
     assert name in shown["said"] and "highlighted" in shown["said"], shown
     page.wait_for_timeout(3500)  # briefly: the outline goes again
     assert page.evaluate(CONTROL_SHOWN, name)["outline"] == "none"
+
+
+PHONE_BOXES = """() => {
+  const box = el => { const r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, width: r.width}; };
+  let summary = null;
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('lab-summary') && el.getClientRects().length) summary = el;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return {sidebar: box(document.getElementById('sidebar')),
+          main: box(document.getElementById('main')), summary: summary && box(summary)};
+}"""
+
+
+def test_a_phone_sidebar_lies_over_the_page_and_the_summary_stays_while_dragging(sized):
+    page = sized(390, 844, has_touch=True, is_mobile=True)
+    page.locator("#sidebar-toggle").click()
+    page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
+    page.wait_for_timeout(600)  # its slide is over
+    boxes = page.evaluate(PHONE_BOXES)
+    # Full width over the page; the page keeps its width (it was squeezed to a 20 px column).
+    assert boxes["sidebar"]["left"] == 0 and boxes["sidebar"]["width"] >= 389, boxes
+    assert boxes["main"]["width"] >= 389, boxes
+    page.locator("#sidebar-toggle").click()
+    page.wait_for_function("() => !document.getElementById('sidebar').classList.contains('show')")
+    # The address plane where a finger drags it: the summary (who gets the weight) is on screen.
+    page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 0.0])  # scrolls the plane to the centre
+    page.wait_for_timeout(300)
+    summary = page.evaluate(PHONE_BOXES)["summary"]
+    assert summary is not None and summary["top"] >= 50 and summary["bottom"] <= 844, summary
+    assert summary["bottom"] - summary["top"] <= 90, summary  # compact: three lines at most
