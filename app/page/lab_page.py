@@ -164,8 +164,11 @@ class Lab:
             button_style="outline",
             sizing_mode="stretch_width",
             margin=(10, 10, 4, 10),
-            # Its labels wrap: in presenter type "A trained model" ran past the sidebar's edge.
-            stylesheets=[".bk-btn { white-space: normal; }"],
+            # Its buttons wrap onto a second row when both do not fit: in presenter type
+            # "A trained model" ran past the sidebar's edge.
+            stylesheets=[
+                ".bk-btn-group { flex-wrap: wrap; } .bk-btn { flex: 1 1 auto; padding: 6px 8px; }"
+            ],
         )
         self.source_picker.param.watch(self._pick_source, "value")
         self.model_panel = None  # the trained-model views, built when a page first opens one
