@@ -44,9 +44,9 @@ class ControlPointer(ReactiveHTML):
 
 
 # The page's first Tab stop is the skip link; it opens the Lessons tab if another one is open
-# and puts focus on the lesson's first enabled button. Phones and narrow windows start with the
-# sidebar folded (it would cover the page); presenter mode folds it too and enlarges the type
-# (assets/lab.css reads the class on <html>).
+# and puts focus on the lesson's first enabled button. Windows under 1400 px (phones, laptops)
+# start with the sidebar folded (it would cover the page or squeeze the first screen); presenter
+# mode folds it too and enlarges the type (assets/lab.css reads the class on <html>).
 
 
 class PageTools(ReactiveHTML):
