@@ -99,10 +99,11 @@ module.exports = [
   receives("app/js/upload_guard.js", [...REACTIVE, "size_guard", "__LIMIT__"]),
   receives("app/js/copy_link.js", ["source"]),
   receives("app/js/control_names.js", [...REACTIVE, "a11y", "Bokeh"]),
-  receives("app/js/page_tools.js", [...REACTIVE, "skip_link", "toggle_btn"]),
+  receives("app/js/page_tools.js", [...REACTIVE, "skip_link", "toggle_btn", "Bokeh"]),
   receives("app/js/shown_signal.js", [...REACTIVE, "box", "show"]),
   receives("app/js/disclosure_button.js", [...REACTIVE, "btn", "arrow", "text"]),
   receives("app/js/live_summary.js", [...REACTIVE, "summary"]),
+  receives("app/js/control_pointer.js", [...REACTIVE, "said"]),
   receives("app/js/slider_ticks.js", ["tick", "index", "ticks"]),
   {
     files: ["tests/js/**/*.js", "eslint.config.js"],

@@ -206,6 +206,8 @@ def _key_norm(s: _Setting, base: np.ndarray, winner: int) -> Finding:
         verdict = "length decides which key wins"
     elif implicated:
         verdict = "length was doing part of the selecting"
+    elif decides:  # another key wins, about as sharply
+        verdict = "length picks which key wins, not how sharp the route is"
     else:
         verdict = "length is not what makes it sharp"
     note = (

@@ -49,7 +49,16 @@ function focusLesson(tries) {
   if (target) { target.focus(); target.scrollIntoView({block: 'nearest'}); }
 }
 state.applyPresenter = applyPresenter; state.focusLesson = focusLesson;
-if (window.innerWidth < 900) foldSidebar();
+// A press held before the drag (most people press, then move; a finger nearly always) became
+// BokehJS's "press" gesture after 300 ms, and the drag that followed moved nothing. No tool of
+// the lab uses press, so its threshold goes past any hold: a held press that moves is a drag.
+try {
+  Bokeh.require('core/ui_gestures').UIGestures.press_threshold = 2 ** 31 - 1;  // setTimeout's max
+} catch (e) { /* another BokehJS: its gestures stay as they are */ }
+// A laptop too: at 1366x768 the sidebar left the planes 321 px and pushed Measure below the
+// fold; folded, the question, planes, weights and lesson share the screen (the menu button
+// brings the settings back, and a lesson step points at the one it needs).
+if (window.innerWidth < 1400) foldSidebar();
 applyPresenter(data.presenter);
 lessonFirst();
 // @script presenter

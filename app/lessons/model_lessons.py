@@ -135,7 +135,10 @@ def _final(before: Reading, after: Reading) -> str:
 def _local(before: Reading, after: Reading) -> str:
     dw = float(np.max(np.abs(after.snapshot.weights - before.snapshot.weights)))
     do = float(np.linalg.norm(after.head_output - before.head_output))
-    return f"largest change of a weight in this head {dw:.3f}; its output moved by {do:.2f}"
+    # Attention weights (what the Weights chart shows), not the model's parameters.
+    return (
+        f"largest change of an attention weight in this head {dw:.3f}; its output moved by {do:.2f}"
+    )
 
 
 def _value_position(m: ModelState, name: str) -> int:
@@ -387,12 +390,15 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         question="What happens to the answer?",
         choices=(
             "Nothing: layer 0 only passes tokens along",
-            "The answer is lost, although no layer-1 weight was touched",
+            "The answer is lost, although no layer-1 parameter was changed",
         ),
         answer=1,
         action="Press **Do it for me** (it picks the layer-0 head), then Measure.",
         act=_ablate_layer0,
-        measure=lambda b, a: f"{_local(b, a)}; {_final(b, a)}",
+        measure=lambda b, a: (
+            f"{_local(b, a)} (no layer-1 parameter changed: only a layer-0 head's output was "
+            f"removed); {_final(b, a)}"
+        ),
         confirms=lambda b, a: _p(a, _expected(b)) < 0.5,
         takeaway=(
             "The retrieval head's route was built from upstream features: remove them and the "

@@ -24,10 +24,29 @@ class ControlNames(ReactiveHTML):
     _scripts = {"render": js.source("control_names.js")}  # noqa: RUF012 - Panel reads this class attribute
 
 
+class ControlPointer(ReactiveHTML):
+    """Scrolls the sidebar to the controls a lesson step names and outlines them for a few
+    seconds; a polite live region says where they are (app/js/control_pointer.js)."""
+
+    names = param.List(default=[], item_type=str, doc="the step's control names")
+    nonce = param.Integer(default=0, doc="one more for every step opened")
+
+    _template = '<div id="said" class="lab-said" aria-live="polite"></div>'
+    _scripts = js.sections("control_pointer.js")  # noqa: RUF012 - Panel reads this class attribute
+    # Heard, not seen: the outline is what the eye gets.
+    _stylesheets = [  # noqa: RUF012
+        ".lab-said { position: absolute; width: 1px; height: 1px; overflow: hidden;"
+        " clip-path: inset(50%); white-space: nowrap; }"
+    ]
+
+    def point(self, names) -> None:
+        self.param.update(names=list(names), nonce=self.nonce + 1)
+
+
 # The page's first Tab stop is the skip link; it opens the Lessons tab if another one is open
-# and puts focus on the lesson's first enabled button. Phones and narrow windows start with the
-# sidebar folded (it would cover the page); presenter mode folds it too and enlarges the type
-# (assets/lab.css reads the class on <html>).
+# and puts focus on the lesson's first enabled button. Windows under 1400 px (phones, laptops)
+# start with the sidebar folded (it would cover the page or squeeze the first screen); presenter
+# mode folds it too and enlarges the type (assets/lab.css reads the class on <html>).
 
 
 class PageTools(ReactiveHTML):

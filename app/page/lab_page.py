@@ -17,7 +17,7 @@ import attention_lab_assets
 from app.classroom import codes, shared
 from app.classroom.session import STUDENT_COOKIE, ClassSession, teacher_keys
 from app.lessons.lab_lessons import control_names
-from app.page.a11y import ControlNames, PageTools
+from app.page.a11y import ControlNames, ControlPointer, PageTools
 from app.page.class_link import ClassLink
 from app.page.deferred import Deferred, Disclosure, fill
 from app.page.urlsync import UrlSync
@@ -153,6 +153,7 @@ class Lab:
         for name in CANDIDATE_SETTINGS:
             state.param.watch(self._setting_moved, name)
         self.tools = PageTools(margin=(0, 10))
+        self.pointer = ControlPointer(width=0, height=0, margin=0)  # a step's controls, shown
         # The other teaching tabs are built the first time they are opened (_open_tab).
         self.audit = self.diagnosis = self.export = None
         self.lessons = LessonsView(
@@ -169,6 +170,11 @@ class Lab:
             button_style="outline",
             sizing_mode="stretch_width",
             margin=(10, 10, 4, 10),
+            # Its buttons wrap onto a second row when both do not fit: in presenter type
+            # "A trained model" ran past the sidebar's edge.
+            stylesheets=[
+                ".bk-btn-group { flex-wrap: wrap; } .bk-btn { flex: 1 1 auto; padding: 6px 8px; }"
+            ],
         )
         self.source_picker.param.watch(self._pick_source, "value")
         self.model_panel = None  # the trained-model views, built when a page first opens one
@@ -254,10 +260,15 @@ class Lab:
             self.show_more_settings()
 
     def _lesson_opened(self, event) -> None:
-        """A step that names a control behind "More settings" opens it."""
-        names = set(control_names(self.lessons.step))
-        if self.candidates is None and names & MORE_SETTINGS_NAMES:
+        """A step that names a control behind "More settings" opens it; the sidebar scrolls to
+        the controls the step names and outlines them (they were up to 2000 px down)."""
+        step = self.lessons.step
+        names = control_names(step)
+        if set(names) & MORE_SETTINGS_NAMES and not self.more_settings.button.open:
             self.show_more_settings()
+        # The ones the action asks for first: the sidebar scrolls to the first found.
+        acted = [n for n in names if f"**{n}**" in step.action]
+        self.pointer.point(dict.fromkeys(acted + names))
 
     def session_ended(self, session_context) -> None:
         """Bokeh's hook for a discarded session (the signature it requires)."""
@@ -435,6 +446,8 @@ class Lab:
             return
         with pn.io.hold(self._doc):
             self.draw(snap)
+            if self._text_scale.factor != 1.0:
+                self._text_scale.apply()  # a view may have written an unscaled size
             if self.url is not None:
                 # The new address rides in the same message as the plots (its own watcher,
                 # which runs next, then finds it written): one message per change, not two.
@@ -568,6 +581,7 @@ class Lab:
         )
         return [
             ControlNames(width=0, height=0, margin=0),
+            self.pointer,
             self.source_picker,
             self._model_side,
             self._scenario_side,
@@ -623,6 +637,9 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         # one session sent an update to every open session (O(sessions) work per change).
         busy_indicator=None,
     )
+    if template.notifications is not None:
+        # Bottom right, a bad link's toasts lay over the lesson's Measure button (lab.css).
+        template.notifications.position = "bottom-left"
     lab.classroom.attach(template, lab.class_link)
     location = pn.state.location
     if location is not None:

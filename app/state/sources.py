@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 import param
 
-from app.state.lab_state import LabState
+from app.state.lab_state import FIELDS, LabState
+from app.state.settings_schema import parse_query
 
 SCENARIOS = "scenarios"
 MODEL = "model"
@@ -74,7 +75,23 @@ class SourceSwitch(param.Parameterized):
 
     def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
         if "model" in params:
-            warnings = self.model.apply_query_params(params)
+            from app.state.model_state import URL_KEYS
+
+            # A hand-made setting in a model link is not the model's: it is checked against
+            # its own limits (a bad value is named as such) and said to be unused.
+            hand_made = {k: v for k, v in params.items() if k in FIELDS and k not in URL_KEYS}
+            warnings = self.model.apply_query_params(
+                {k: v for k, v in params.items() if k not in hand_made}
+            )
+            _, problems = parse_query(hand_made, FIELDS)
+            bad = {problem.split(":", 1)[0] for problem in problems}
+            unused = "a model link ignores this hand-made-vectors setting"
+            warnings += [f"{p.removesuffix('; using the default')}; {unused}" for p in problems]
+            warnings += [
+                f"{key} is a hand-made-vectors setting; a model link ignores it"
+                for key in hand_made
+                if key not in bad
+            ]
             self.source = MODEL
             return warnings
         self.source = SCENARIOS

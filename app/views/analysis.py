@@ -44,24 +44,46 @@ def diagnosis_text(report) -> str:
     head = f"**{name} holds {report.max_weight:.1%} of the weight.**"
     implicated = [f for f in report.ranked if f.implicated]
     if not implicated:
-        head += " None of the tests below moves that weight by much."
+        head += " None of the tests below moves that weight by much." + _handover(report)
     else:
         first = implicated[0]
-        cause = html.escape(CAUSE_NAMES.get(first.cause, first.cause).split(" (")[0])
         if first.decides:
-            head += f" **{cause} carries the decision:** undoing it hands the route to another key."
+            head += (
+                f" **{_cause(first)} carries the decision:** undoing it hands the route to "
+                "another key."
+            )
         else:
             head += (
-                f" **{cause} has the largest effect:** {name}'s weight goes {first.before:.3f} "
-                f"-> {first.after:.3f} (no test hands this query's route to another key)."
+                f" **{_cause(first)} has the largest effect:** {name}'s weight goes "
+                f"{first.before:.3f} -> {first.after:.3f}." + _handover(report)
             )
     lines = [head, "Each row changes one thing and measures the top weight again, strongest first."]
-    lines += [f"- {html.escape(f.note)}" for f in implicated if f.note]
+    # A test that hands the route on is worth its line even when the top weight hardly moves.
+    lines += [
+        f"- {html.escape(f.note)}" for f in report.ranked if f.note and (f.implicated or f.decides)
+    ]
     untested = [f for f in report.findings if not f.tested]
     if untested:
         lines.append("Not tested, because the change would do nothing here:")
         lines += [f"- {html.escape(f.note)}" for f in untested]
     return "\n\n".join(lines)
+
+
+def _cause(finding) -> str:
+    return html.escape(CAUSE_NAMES.get(finding.cause, finding.cause).split(" (")[0])
+
+
+def _handover(report) -> str:
+    """Whether any test hands the route to another key: said as the tests found it."""
+    deciders = [f for f in report.ranked if f.decides and not f.implicated]
+    if not deciders:
+        return " No test hands this query's route to another key."
+    tests = " and ".join(f"“{html.escape(f.perturbation)}”" for f in deciders)
+    causes = " and ".join(_cause(f) for f in deciders)
+    return (
+        f" The test {tests} hands the route to another key, about as sharply: "
+        f"{causes} picks which key wins, not how sharp the route is."
+    )
 
 
 def _run_safely(what: str, fn):
@@ -150,7 +172,7 @@ class DiagnosisView(pn.viewable.Viewer):
                 "after": f"{f.after:.3f}",
                 "implicated": ("yes, decides the winner" if f.decides else "yes")
                 if f.implicated
-                else "no",
+                else ("no, but decides the winner" if f.decides else "no"),
             }
             for f in report.ranked
         ]

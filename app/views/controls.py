@@ -40,7 +40,9 @@ class TwoWay:
             # try_update turns a refused value into state.error instead of an exception. Held,
             # so the new address and the redrawn plots leave as one message, not two.
             with pn.io.hold():
-                self._state.try_update(**{self._name: self._to_state(event.new)})
+                if not self._state.try_update(**{self._name: self._to_state(event.new)}):
+                    # Refused (state.error says why): the widget shows the value kept.
+                    self._widget.value = self._to_widget(getattr(self._state, self._name))
         finally:
             self._busy = False
 
@@ -90,6 +92,15 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             format=CustomJSTickFormatter(code=_TICKS["temperature"]),
         )
+        # The same temperature typed: 0.25 took 120 key presses on the slider. No bounds of its
+        # own: the state checks a typed value like any other (and refuses 0 or less).
+        self.temperature_entry = pn.widgets.FloatInput(
+            name="τ (type it)",
+            value=state.temperature,
+            step=0.05,
+            format="0[.]00[0]",
+            width=105,
+        )
         self._links = [
             TwoWay(
                 state,
@@ -98,6 +109,7 @@ class ControlsPanel(pn.viewable.Viewer):
                 to_widget=math.log10,
                 to_state=lambda v: float(f"{10**v:.4g}"),
             ),
+            TwoWay(state, "temperature", self.temperature_entry),
         ]
         # d_k moves in powers of two (the slider holds log2 d_k); a whole number that is not a
         # power of two (from a link or an import) still shows exactly.
@@ -136,7 +148,7 @@ class ControlsPanel(pn.viewable.Viewer):
             self.angle,
             self.normalise,
             heading("Regime"),
-            self.temperature,
+            pn.Row(self.temperature, self.temperature_entry, sizing_mode="stretch_width"),
             self.d_k,
             self.scale,
             sizing_mode="stretch_width",

@@ -102,6 +102,10 @@ def set_rows(fig, labels) -> None:
     set_ticks(fig.yaxis[0], labels)
 
 
+# Up to MAX_ROWS keys plus the "all others" and null rows keep the full size.
+DENSE_TICKS = MAX_ROWS + 2
+
+
 def set_ticks(axis, labels) -> None:
     n = len(labels)
     if n <= MAX_LABELLED_ROWS:
@@ -109,14 +113,16 @@ def set_ticks(axis, labels) -> None:
         overrides = {i: str(lab) for i, lab in enumerate(labels)}
     else:
         ticks, overrides = _sparse_ticks(n), {}
+    was_dense = len(axis.ticker.ticks) > DENSE_TICKS
     if list(axis.ticker.ticks) != ticks:
         axis.ticker.ticks = ticks
     if axis.major_label_overrides != overrides:
         axis.major_label_overrides = overrides
-    # Up to MAX_ROWS keys plus the "all others" and null rows keep the full size.
-    size = "14px" if len(ticks) <= MAX_ROWS + 2 else "10px"
-    if axis.major_label_text_font_size != size:
-        axis.major_label_text_font_size = size
+    # The size is written only when the density changes: presenter mode (style.TextScale)
+    # scales it, and rewriting 14 px on every redraw undid that after each load.
+    dense = len(ticks) > DENSE_TICKS
+    if dense != was_dense:
+        axis.major_label_text_font_size = "10px" if dense else "14px"
 
 
 def fit_end(current: float, needed: float, *, full: float) -> float:

@@ -352,22 +352,30 @@ def floor_text(figures, minimum: float = MIN_PLOT_TEXT_PX) -> None:
 
 class TextScale:
     """Scale every plot text of some figures by one factor (presenter mode), from the sizes
-    they had when first seen, so switching back restores them exactly."""
+    they had when first seen, so switching back restores them exactly. A size a view wrote
+    since (not the one this set) is that view's new unscaled size."""
 
     def __init__(self, figures):
         self._figures = list(figures)
         self._base: dict[tuple[str, str], float] = {}
+        self._set: dict[tuple[str, str], float] = {}
+        self.factor = 1.0
 
     def add(self, figures) -> None:
         """Figures built later (the trained model's) follow the same scale."""
         self._figures.extend(figures)
 
-    def apply(self, factor: float) -> None:
+    def apply(self, factor: float | None = None) -> None:
+        """Scale to `factor` (None: again to the last one, after views redrew)."""
+        self.factor = self.factor if factor is None else factor
         for model, name, size in list(_font_sizes(self._figures)):
-            base = self._base.setdefault((model.id, name), size)
-            new = f"{round(base * factor):g}px"
-            if getattr(model, name) != new:
-                setattr(model, name, new)
+            key = (model.id, name)
+            if key not in self._base or self._set.get(key) != size:
+                self._base[key] = size
+            new = round(self._base[key] * self.factor)
+            self._set[key] = new
+            if size != new:
+                setattr(model, name, f"{new:g}px")
 
 
 def slim(figures) -> None:

@@ -85,3 +85,27 @@ def test_a_zero_share_is_never_minus_zero_percent():
     from engine.snapshot import _pct
 
     assert _pct(-0.0) == "0%" and _pct(-1e-19) == "0%" and _pct(0.0) == "0%"
+
+
+def test_diagnosis_says_which_test_hands_the_route_on_even_when_the_weight_holds():
+    # At temperature 0.05 normalising keeps the top weight at 0.99 but gives it to another key:
+    # the headline once said no test did that, beside the key-norm row that did.
+    state = LabState(scenario="sharp")
+    state.temperature = 0.05
+    report = state.diagnose()
+    norm = next(f for f in report.ranked if f.cause == "key_norm")
+    assert norm.decides and not norm.implicated  # the engine's result the text must match
+    view = DiagnosisView(state)
+    view.run()
+    text = view.result.object
+    assert "No test hands" not in text and "no test hands" not in text
+    assert "The test “normalise q and k to unit length” hands the route to another key" in text
+    assert "Key norm picks which key wins, not how sharp the route is" in text
+    assert "length picks which key wins" in norm.note
+    assert "from long key to aligned" in text  # its note is listed
+    rows = {r["cause"].split(" (")[0]: r for r in view.table.object.to_dict("records")}
+    assert rows["Key norm"]["implicated"] == "no, but decides the winner"
+    # Where no test hands the route on, the text says so.
+    assert "No test hands this query's route to another key." in diagnosis_text(
+        LabState().diagnose()
+    )

@@ -105,3 +105,22 @@ def test_the_query_handle_never_sits_on_a_key_handle():
     params = geometry.preview_params.data
     direction = np.array([params["qx"][0], params["qy"][0]])
     assert abs(q[0] * direction[1] - q[1] * direction[0]) < 1e-12 and q @ direction > 0
+
+
+def test_the_query_label_stands_clear_of_the_key_ring_its_tip_shares():
+    # The default scenario: q's tip lies on A's ring (a review saw the two run together): the
+    # "q" keeps at least 8 px of white between its glyph and the ring.
+    from app.views.geometry import HANDLE_RADIUS_PX
+
+    geometry = create_app().lab.geometry
+    data = geometry.geometry.data
+    kinds = list(data["kind"])
+    q, a = kinds.index("query"), kinds.index("key")
+    assert (data["x1"][q], data["y1"][q]) == (data["x1"][a], data["y1"][a])  # the same tip
+    # The glyph's half size (the text box less its margin) and its centre, from the tip, in px.
+    font = 16.0
+    half_w, half_h = 0.31 * font * len(data["tag"][q]), 0.5 * font
+    dx, dy = float(data["label_dx"][q]), float(data["label_dy"][q])
+    gap_x, gap_y = max(0.0, abs(dx) - half_w), max(0.0, abs(dy) - half_h)
+    assert data["tag"][q] == "q"
+    assert np.hypot(gap_x, gap_y) - HANDLE_RADIUS_PX >= 8, (dx, dy)

@@ -3,6 +3,8 @@ measurement, and doing nothing is not."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app.lessons.model_lessons import MODEL_LESSONS
@@ -95,3 +97,16 @@ def test_the_whole_model_steps_name_the_heads_the_maps_measure():
     # Patching runs the changed sentence with the open one's head: the head that brings the
     # most back is the one the step gives the changed sentence's output.
     assert (best.layer, best.head) == LM_PATCH_HEAD
+
+
+def test_the_layer_below_step_tells_attention_weights_from_parameters(m):
+    # It said "no layer-1 weight was touched" beside "largest change of a weight 0.999": the
+    # first meant the model's parameters, the second the head's attention weights.
+    step = next(s for s in MODEL_LESSONS if s.title == "The layer below decides too")
+    before, after, sentence = step.run(m)
+    texts = [step.setup, step.question, *step.choices, step.action, step.takeaway, sentence]
+    assert not any("weight was touched" in t for t in texts)
+    assert "no layer-1 parameter was changed" in step.choices[step.answer]
+    moved = re.search(r"largest change of an attention weight in this head ([\d.]+)", sentence)
+    assert moved and float(moved.group(1)) > 0.5, sentence  # the attention weights did move
+    assert "no layer-1 parameter changed" in sentence

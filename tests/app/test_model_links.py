@@ -77,3 +77,25 @@ def test_the_positions_picker_shows_markup_like_tokens_literally():
     assert panel.masked.options[labels[0]] == 0
     panel.masked.value = [0]
     assert panel._m.masked == [0]
+
+
+def test_a_model_link_names_a_bad_hand_made_value_and_a_bad_model_both():
+    # `?temperature=-1&model=nope` once said only "unknown model setting 'temperature'".
+    from app.state.lab_state import LabState
+    from app.state.sources import SourceSwitch
+
+    switch = SourceSwitch(LabState())
+    warnings = switch.apply_query_params({"temperature": "-1", "model": "nope"})
+    assert any(w.startswith("model: 'nope' is not one of binding") for w in warnings), warnings
+    assert any(
+        w.startswith("temperature: -1 is out of range; expected a number from 0.05 to 20")
+        and "a model link ignores" in w
+        for w in warnings
+    ), warnings
+    assert not any("unknown" in w for w in warnings) and len(warnings) == 2
+    # A valid hand-made value is still named as unused; an unknown key as unknown.
+    warnings = switch.apply_query_params({"temperature": "0.5", "model": "binding", "zzz": "1"})
+    assert sorted(warnings) == [
+        "temperature is a hand-made-vectors setting; a model link ignores it",
+        "unknown model setting 'zzz' ignored",
+    ]

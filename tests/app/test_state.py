@@ -404,3 +404,21 @@ def test_summary_with_thousands_of_keys_names_a_nonzero_winner_share():
     lab = LabState(distractors=4096, distractor_norm=0.5)
     text = lab.snapshot.summary
     assert " gets 0% of the weight" not in text, text
+
+
+def test_temperature_can_be_typed_and_a_refused_value_snaps_back():
+    # 0.25 took 120 key presses on the log slider; the typed entry is bound to the same setting.
+    from app.views.controls import ControlsPanel
+
+    state = LabState()
+    panel = ControlsPanel(state, scenario_titles={"basic": "One query"})
+    entry, slider = panel.temperature_entry, panel.temperature
+    entry.value = 0.25
+    assert state.temperature == 0.25 and state.error == ""
+    assert slider.value == pytest.approx(math.log10(0.25))  # the slider follows
+    for bad in (-1.0, 0.0):
+        entry.value = bad
+        assert state.temperature == 0.25 and "temperature" in state.error  # refused, named
+        assert entry.value == 0.25  # and the entry shows the value kept
+    state.temperature = 2.0
+    assert entry.value == 2.0

@@ -87,6 +87,7 @@ BOXES = (
     return null;
   };
   const question = els.find(el => el.tagName === 'STRONG' && el.textContent.startsWith('Predict'));
+  const measure = els.find(el => el.tagName === 'BUTTON' && el.textContent.trim() === 'Measure');
   const weights = Bokeh.documents[0].get_model_by_name('weights');
   let weightsFigure = null;
   for (const model of Bokeh.documents[0].all_models) {
@@ -99,7 +100,8 @@ BOXES = (
     const view = root.owner.find_one(weightsFigure);
     if (view) weightsBox = box(view.el);
   }
-  return {question: question ? box(question) : null, address: figure('address_plot'),
+  return {question: question ? box(question) : null, measure: measure ? box(measure) : null,
+          address: figure('address_plot'),
           payload: figure('payload_plot'), weights: weightsBox,
           viewport: [innerWidth, innerHeight]};
 }"""
@@ -180,13 +182,18 @@ def test_plot_text_is_at_least_14px(sized):
 def test_question_planes_and_weights_share_the_first_screen(sized, width, height):
     page = sized(width, height)
     boxes = page.evaluate(BOXES)
-    for name in ("question", "address", "payload", "weights"):
+    for name in ("question", "address", "payload", "weights", "measure"):
         assert boxes[name] is not None, name
         assert _inside(boxes[name], boxes["viewport"]), (name, boxes[name], boxes["viewport"])
     if width == 1920:
         # The planes grow with the window (they were 410 px on any screen).
         assert boxes["address"]["width"] >= 450 and boxes["payload"]["width"] >= 450, boxes
-    assert page.evaluate(SIDEBAR)["shown"]  # a laptop or a projector keeps its sidebar
+        assert page.evaluate(SIDEBAR)["shown"]  # a projector keeps its sidebar
+    else:
+        # A laptop starts with it folded: with it the planes were 321 px and Measure below the
+        # fold. Folded, the planes are square and large enough for their titles.
+        assert not page.evaluate(SIDEBAR)["shown"]
+        assert boxes["address"]["width"] >= 360 and boxes["payload"]["width"] >= 360, boxes
 
 
 def test_phone_folds_the_sidebar_and_nothing_is_wider_than_the_screen(sized):

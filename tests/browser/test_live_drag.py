@@ -370,3 +370,46 @@ def _keys_after_release(page):
     text = _url_params(page).get("keys")
     assert text, "the dragged key never reached the address"
     return [[float(c) for c in p.split(",")] for p in text.split(";")]
+
+
+@pytest.mark.parametrize("pointer", ["mouse", "touch"])
+def test_a_drag_that_starts_after_a_press_and_hold_moves_the_key(chromium, lab_server, pointer):
+    # Most people press, rest, then drag: after 300 ms BokehJS took the rest as a "press"
+    # gesture and the drag that followed moved nothing (0 of 3 mouse drags, a 600 ms touch).
+    context = chromium.new_context(
+        viewport={"width": 1600, "height": 1000}, has_touch=pointer == "touch"
+    )
+    page = context.new_page()
+    try:
+        page.goto(lab_server.url)
+        page.wait_for_function(LOADED, timeout=30000)
+        before = _data(page, "weights")["weight"]
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.0, 0.5])
+        touch = context.new_cdp_session(page) if pointer == "touch" else None
+
+        def send(kind, x=None, y=None):
+            if touch is None:
+                {"down": lambda: page.mouse.down(), "up": lambda: page.mouse.up()}.get(
+                    kind, lambda: page.mouse.move(x, y)
+                )()
+                return
+            points = [] if kind == "up" else [{"x": x, "y": y}]
+            name = {"down": "touchStart", "move": "touchMove", "up": "touchEnd"}[kind]
+            touch.send("Input.dispatchTouchEvent", {"type": name, "touchPoints": points})
+
+        if touch is None:
+            page.mouse.move(x0, y0)
+        send("down", x0, y0)
+        page.wait_for_timeout(600)  # the hold
+        for step in range(1, 16):
+            f = step / 15
+            send("move", x0 + (x1 - x0) * f, y0 + (y1 - y0) * f)
+            next_frames(page)
+        next_frames(page, 2)
+        assert not np.allclose(_data(page, "weights")["weight"], before, atol=1e-4)  # live
+        send("up")
+        keys = _keys_after_release(page)
+        assert keys[2] == pytest.approx([1.0, 0.5], abs=0.03)
+    finally:
+        context.close()

@@ -124,7 +124,7 @@ def test_a_trained_head_lesson_opens_the_model_and_measures_it(open_lab):
     page.wait_until(lambda: page.data("prediction")["token"][0] == "7000", "the swapped answer")
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
-    assert page.shows("largest change of a weight in this head 0.000")
+    assert page.shows("largest change of an attention weight in this head 0.000")
 
 
 def test_a_language_model_lesson_waits_for_the_model_then_runs(open_lab):

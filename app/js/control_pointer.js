@@ -1,0 +1,72 @@
+// ControlPointer (app/page/a11y.py): when a lesson step opens, the sidebar controls it names
+// are scrolled into view and outlined for a few seconds, and the live region `said` tells a
+// screen reader where they are. `data.names` are the step's control names (their page labels),
+// `data.nonce` changes on every step opened. A control behind "More settings" is drawn a
+// moment after the step opens, so the search is tried again for a few seconds.
+// @script render
+const HIGHLIGHT_MS = 3000;
+const TRIES = 25;
+const TRY_MS = 150;
+// A label names the control when it is the name, or the name then a note, a colon or a value
+// ("Query position (causal hides keys after it)", "Temperature τ (log scale): 1.00").
+function labelMatches(text, name) {
+  const t = (text || '').replace(/\s+/g, ' ').trim();
+  if (!name || !t.startsWith(name)) return false;
+  const rest = t.slice(name.length);
+  return rest === '' || /^[\s:(]/.test(rest);
+}
+function deep(root, test, out) {
+  for (const el of root.querySelectorAll('*')) {
+    if (test(el)) out.push(el);
+    if (el.shadowRoot) deep(el.shadowRoot, test, out);
+  }
+  return out;
+}
+// The text that labels a control: a slider's title, a label, a button's own text.
+function labelOf(el) {
+  if (el.classList && el.classList.contains('bk-slider-title')) return el.textContent;
+  if (el.tagName === 'LABEL' || el.tagName === 'BUTTON') return el.textContent;
+  return null;
+}
+// The component (the shadow host) each named control is drawn in, or null, name by name.
+function findControls(root, names) {
+  return names.map(name => {
+    const hit = deep(root, el => labelMatches(labelOf(el), name) && el.getClientRects().length > 0,
+      [])[0];
+    return hit ? hit.getRootNode().host : null;
+  });
+}
+function outline(host) {
+  const before = host.style.cssText;
+  host.style.outline = '4px solid #e69f00';
+  host.style.outlineOffset = '2px';
+  host.style.borderRadius = '6px';
+  host.style.backgroundColor = '#fff4d6';
+  setTimeout(() => { host.style.cssText = before; }, HIGHLIGHT_MS);
+}
+function point(tries, nonce) {
+  if (nonce !== data.nonce) return;  // another step opened meanwhile
+  const sidebar = document.getElementById('sidebar');
+  const found = sidebar ? findControls(sidebar, data.names) : [];
+  // The first name is the one the step acts on: wait for it (it may still be being drawn).
+  if (found[0] == null && tries < TRIES) {
+    setTimeout(() => point(tries + 1, nonce), TRY_MS);
+    return;
+  }
+  const hosts = found.filter((host, i) => host != null && found.indexOf(host) === i);
+  if (hosts.length === 0) return;
+  const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  hosts[0].scrollIntoView({block: 'center', behavior: still ? 'auto' : 'smooth'});
+  hosts.forEach(outline);
+  const shown = sidebar.classList.contains('show');
+  const toggle = document.getElementById('sidebar-toggle');
+  if (!shown && toggle) outline(toggle);  // folded (a laptop, presenter mode): the way in
+  said.textContent = `This step uses ${data.names.join(', ')}: ` +
+    (shown ? 'highlighted in the sidebar.' : 'in the sidebar (open it with the menu button).');
+}
+state.point = () => point(0, data.nonce);
+state.labelMatches = labelMatches;
+state.findControls = findControls;
+if (data.nonce > 0) state.point();
+// @script nonce
+state.point();

@@ -1,0 +1,205 @@
+"""Classroom legibility, measured in headless Chromium (a review of the lab on a projector and a
+phone): presenter sizes after a load, tables included; the laptop's first screen; a phone's
+sidebar and drag; a lesson step pointing at its control."""
+
+from __future__ import annotations
+
+import pytest
+
+from .labpage import LOADED, SCREEN_POINT, wait_until_settled
+
+pytestmark = pytest.mark.browser
+
+# Font sizes (px) of every cell of the tables in the page, through shadow roots.
+TABLE_CELL_PX = """() => {
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if ((el.tagName === 'TD' || el.tagName === 'TH') && el.getClientRects().length)
+        out.push(parseFloat(getComputedStyle(el).fontSize));
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+# The y-axis label size of the figure that draws a named source.
+ROW_LABEL_PX = """name => {
+  const source = Bokeh.documents[0].get_model_by_name(name);
+  for (const m of Bokeh.documents[0].all_models)
+    if (m.type === 'Figure' && m.renderers.some(r => r.data_source === source))
+      return parseFloat(m.left[0].major_label_text_font_size);
+  return null;
+}"""
+
+
+def _open(browser, url: str, width: int, height: int, **context):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_function(LOADED, timeout=30000)
+    wait_until_settled(page)
+    return page
+
+
+@pytest.fixture
+def sized(chromium, lab_server):
+    pages = []
+
+    def _sized(width: int, height: int, query: str = "", **context):
+        page = _open(chromium, lab_server.url + query, width, height, **context)
+        pages.append(page)
+        return page
+
+    yield _sized
+    for page in pages:
+        page.context.close()
+
+
+def test_presenter_sizes_hold_after_a_step_loads_and_in_the_tables(sized):
+    page = sized(1920, 1080, "?presenter=1")
+    assert page.evaluate(ROW_LABEL_PX, "weights") == 18
+    page.get_by_role("button", name="Load this step").first.click()
+    page.wait_for_function("() => location.search.includes('lesson=1')")
+    page.wait_for_function(f"() => ({ROW_LABEL_PX})('weights') === 18", timeout=10000)
+    page.get_by_text("Audit", exact=True).first.click()
+    page.get_by_role("button", name="Run the audit").click()
+    page.wait_for_function(f"() => ({TABLE_CELL_PX})().length > 4", timeout=30000)
+    cells = page.evaluate(TABLE_CELL_PX)
+    assert min(cells) >= 20, cells  # the page's presenter type (was Panel's 12 px)
+
+
+# Text in the sidebar that runs past its right edge (the sidebar clips it): [text, right, edge].
+SIDEBAR_CLIPPED = """() => {
+  const edge = document.getElementById('sidebar').getBoundingClientRect().right;
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+      const r = el.getBoundingClientRect();
+      if (own && r.width > 0 && r.right > edge + 0.5)
+        out.push([el.textContent.trim().slice(0, 40), Math.round(r.right), Math.round(edge)]);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document.getElementById('sidebar'));
+  return out;
+}"""
+
+
+def test_no_sidebar_value_or_label_is_cut_off_in_presenter_type(sized):
+    page = sized(1366, 768, "?model=binding&presenter=1")
+    page.locator("#sidebar-toggle").click()  # presenter mode folds it
+    page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
+    page.get_by_text("Query position").first.wait_for(state="visible")
+    page.wait_for_timeout(500)  # the slide in is over
+    assert page.evaluate(SIDEBAR_CLIPPED) == []
+
+
+def _boxes_overlap(a, b) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and (a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+    )
+
+
+@pytest.mark.parametrize("width,height", [(1366, 768), (390, 844)])
+def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
+    page = sized(width, height, "?temperature=-1&angle=999")
+    toast = page.locator(".notyf__toast").first
+    toast.wait_for(state="visible", timeout=15000)
+    measure = page.get_by_role("button", name="Measure").first
+    # At the foot of the screen, where a toast used to sit over it.
+    measure.evaluate("el => el.scrollIntoView({block: 'end'})")
+    page.wait_for_timeout(400)  # the toasts' entrance is over
+    button = measure.bounding_box()
+    toasts = page.locator(".notyf__toast")
+    boxes = [toasts.nth(i).bounding_box() for i in range(toasts.count())]
+    assert len(boxes) >= 2  # one per problem
+    assert not any(_boxes_overlap(b, button) for b in boxes), (button, boxes)
+
+
+# Where a sidebar control labelled `name` is drawn, whether it is outlined, and the sidebar's
+# visible box; and what the pointer's live region says.
+CONTROL_SHOWN = """name => {
+  const sidebar = document.getElementById('sidebar');
+  const hits = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const label = el.classList.contains('bk-slider-title') || ['LABEL', 'BUTTON'].includes(
+        el.tagName);
+      if (label && el.textContent.trim().startsWith(name) && el.getClientRects().length)
+        hits.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(sidebar);
+  if (!hits.length) return null;
+  const host = hits[0].getRootNode().host;
+  const r = host.getBoundingClientRect(), s = sidebar.getBoundingClientRect();
+  let said = '';
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.getAttribute('aria-live') === 'polite' && el.textContent.includes('This step uses'))
+        said = el.textContent;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return {top: r.top, bottom: r.bottom, sidebarTop: s.top, sidebarBottom: s.bottom,
+          outline: getComputedStyle(host).outlineStyle, said};
+}"""
+
+
+def _in_view_and_outlined(page, name: str) -> dict:
+    page.wait_for_function(
+        f"""() => {{ const c = ({CONTROL_SHOWN})({name!r});
+            return c !== null && c.outline !== 'none' && c.top >= c.sidebarTop &&
+                   c.bottom <= c.sidebarBottom; }}""",
+        timeout=15000,
+    )
+    return page.evaluate(CONTROL_SHOWN, name)
+
+
+@pytest.mark.parametrize(
+    "query,name", [("", "Swap the value of"), ("?lesson=10", "Reverse the pairs")]
+)
+def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, name):
+    page = sized(1920, 1080, query)  # its sidebar open (a laptop's starts folded)
+    if not query:  # the student loads the first step
+        page.get_by_role("button", name="Load this step").first.click()
+    shown = _in_view_and_outlined(page, name)
+    assert name in shown["said"] and "highlighted" in shown["said"], shown
+    page.wait_for_timeout(3500)  # briefly: the outline goes again
+    assert page.evaluate(CONTROL_SHOWN, name)["outline"] == "none"
+
+
+PHONE_BOXES = """() => {
+  const box = el => { const r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, width: r.width}; };
+  let summary = null;
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList.contains('lab-summary') && el.getClientRects().length) summary = el;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return {sidebar: box(document.getElementById('sidebar')),
+          main: box(document.getElementById('main')), summary: summary && box(summary)};
+}"""
+
+
+def test_a_phone_sidebar_lies_over_the_page_and_the_summary_stays_while_dragging(sized):
+    page = sized(390, 844, has_touch=True, is_mobile=True)
+    page.locator("#sidebar-toggle").click()
+    page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
+    page.wait_for_timeout(600)  # its slide is over
+    boxes = page.evaluate(PHONE_BOXES)
+    # Full width over the page; the page keeps its width (it was squeezed to a 20 px column).
+    assert boxes["sidebar"]["left"] == 0 and boxes["sidebar"]["width"] >= 389, boxes
+    assert boxes["main"]["width"] >= 389, boxes
+    page.locator("#sidebar-toggle").click()
+    page.wait_for_function("() => !document.getElementById('sidebar').classList.contains('show')")
+    # The address plane where a finger drags it: the summary (who gets the weight) is on screen.
+    page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 0.0])  # scrolls the plane to the centre
+    page.wait_for_timeout(300)
+    summary = page.evaluate(PHONE_BOXES)["summary"]
+    assert summary is not None and summary["top"] >= 50 and summary["bottom"] <= 844, summary
+    assert summary["bottom"] - summary["top"] <= 90, summary  # compact: three lines at most

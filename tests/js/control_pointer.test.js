@@ -1,0 +1,57 @@
+"use strict";
+// The lesson step's control pointer (app/js/control_pointer.js): which label names a control,
+// and which component each name finds, on a small stand-in for the page's shadow roots. Run by
+// tests/js/test_browser_scripts.py, or by hand: node --test tests/js/
+
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const path = require("node:path");
+const test = require("node:test");
+
+const FILE = path.resolve(__dirname, "..", "..", "app", "js", "control_pointer.js");
+
+// The "render" section, run as Panel runs it: a function of the component's names.
+function render() {
+  const text = fs.readFileSync(FILE, "utf8");
+  const body = text.split(/^\/\/ @script render$/m)[1].split(/^\/\/ @script /m)[0];
+  const state = {};
+  new Function("data", "state", "said", body)({names: [], nonce: 0}, state, {});
+  return state;
+}
+
+// A stand-in element: a tag, classes, text, children and maybe a shadow root.
+function el(tag, {cls = [], text = "", children = [], shadow = null} = {}) {
+  const node = {
+    tagName: tag, textContent: text, shadowRoot: shadow, children,
+    classList: {contains: (c) => cls.includes(c)},
+    getClientRects: () => [1],
+  };
+  const all = (n) => n.children.flatMap((c) => [c, ...all(c)]);
+  node.querySelectorAll = () => all(node);
+  for (const child of children) child.getRootNode = () => node;
+  return node;
+}
+
+test("a label names a control when it is the name, or the name then a note or a value", () => {
+  const {labelMatches} = render();
+  assert.ok(labelMatches("Query position (causal hides keys after it): 2", "Query position"));
+  assert.ok(labelMatches("Temperature τ (log scale): 1.00", "Temperature τ"));
+  assert.ok(labelMatches("  Reverse the pairs ", "Reverse the pairs"));
+  assert.ok(!labelMatches("Swap values", "Swap the value of"));
+  assert.ok(!labelMatches("Causality", "Causal"));
+  assert.ok(!labelMatches(null, "Causal"));
+});
+
+test("each name finds the component its label is drawn in, or null", () => {
+  const {findControls} = render();
+  const sliderRoot = el("#shadow", {children: [el("DIV", {cls: ["bk-slider-title"],
+    text: "Query position (causal hides keys after it): 2"})]});
+  const slider = el("DIV", {shadow: sliderRoot});
+  sliderRoot.host = slider;
+  const buttonRoot = el("#shadow", {children: [el("BUTTON", {text: "Reverse the pairs"})]});
+  const button = el("DIV", {shadow: buttonRoot});
+  buttonRoot.host = button;
+  const sidebar = el("DIV", {children: [slider, button]});
+  const found = findControls(sidebar, ["Reverse the pairs", "Query position", "Swap values"]);
+  assert.deepEqual(found, [button, slider, null]);
+});
