@@ -30,6 +30,18 @@ lock requirements/runtime.lock \
     "then the lab's wheel with --no-deps. Regenerate: bash requirements/lock.sh" \
     -- pyproject.toml --universal --python-version 3.11 "$@"
 
+lock requirements/build.lock \
+    "Hashed lock of what builds the lab's own wheel in the image (setuptools, wheel), in a" \
+    "venv of their own that the final image leaves out. Regenerate: bash requirements/lock.sh" \
+    -- requirements/build.in --universal --python-version 3.11 "$@"
+
+lock requirements/lm.lock \
+    "Hashed lock of the runtime dependencies plus the lm extra (gguf, tokenizers), with the" \
+    "runtime pins kept (-c runtime.lock): the image's WITH_LM=1 installs it over runtime.lock." \
+    "Regenerate: bash requirements/lock.sh" \
+    -- pyproject.toml --extra lm -c requirements/runtime.lock --universal --python-version 3.11 \
+    "$@"
+
 lock requirements/ci.lock \
     "Hashed lock for CI and the tests: the runtime deps plus the test, lm, tools and torch" \
     "extras, for CPython 3.11 on x86_64 Linux. .ci/run installs it with" \

@@ -1,13 +1,15 @@
 """The container recipe: lint it, check its promises, and run its exact command here.
 
-No Docker engine runs on this machine, so the image's CMD, ENV and HEALTHCHECK are parsed out
-of the Dockerfile and executed against the installed package, as the container would.
+The image's CMD, ENV and HEALTHCHECK are parsed out of the Dockerfile and executed against the
+installed package, as the container would; tests/server/test_container.py builds and runs the
+image itself with podman.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 import shlex
 import shutil
@@ -37,10 +39,18 @@ def _instructions(text: str) -> list[tuple[str, str]]:
     return logical
 
 
+def _stages() -> list[list[tuple[str, str]]]:
+    stages: list[list[tuple[str, str]]] = []
+    for keyword, rest in _instructions(DOCKERFILE.read_text()):
+        if keyword == "FROM":
+            stages.append([])
+        if stages:
+            stages[-1].append((keyword, rest))
+    return stages
+
+
 def _final_stage() -> list[tuple[str, str]]:
-    instructions = _instructions(DOCKERFILE.read_text())
-    last_from = max(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM")
-    return instructions[last_from:]
+    return _stages()[-1]
 
 
 def _one(keyword: str) -> str:
@@ -55,7 +65,8 @@ def image_env() -> dict[str, str]:
         if keyword == "ENV":
             for pair in shlex.split(rest):
                 key, _, value = pair.partition("=")
-                env[key] = value
+                # PATH=/opt/lab/bin:$PATH: here the venv is this interpreter's, already on PATH.
+                env[key] = value.replace("$PATH", os.environ.get("PATH", ""))
     return env
 
 
@@ -79,44 +90,54 @@ def test_hadolint_passes():
 
 
 def test_image_promises():
-    stages = [rest for kw, rest in _instructions(DOCKERFILE.read_text()) if kw == "FROM"]
-    assert all(stage.startswith("python:3.11-slim") for stage in stages), stages
+    text = DOCKERFILE.read_text()
+    # One base for every stage, a build argument whose default is the official slim image.
+    assert "\nARG BASE=python:3.11-slim\n" in text
+    stages = [rest for kw, rest in _instructions(text) if kw == "FROM"]
+    assert [stage.split()[0] for stage in stages] == ["${BASE}", "${BASE}"], stages
+    # The final stage takes the venv alone from the build stage: no wheels, no build tools.
+    copies = [rest for kw, rest in _final_stage() if kw == "COPY"]
+    assert copies == ["--from=build /opt/lab /opt/lab"], copies
+    assert image_env()["PATH"].startswith("/opt/lab/bin:")
     user = _one("USER")
     assert user.split(":")[0] not in {"root", "0"}, "the container must not run as root"
     assert _one("EXPOSE") == "5006"
     assert image_cmd() == ["attention-lab", "--address", "0.0.0.0", "--no-show"]
     probe = healthcheck_cmd()
-    assert probe[0] == "python" and "urllib.request" in probe[-1] and "/liveness" in probe[-1]
+    assert probe[0] == "/opt/lab/bin/python" and "urllib.request" in probe[-1]
+    assert "/liveness" in probe[-1]
     env = image_env()
     assert env["ATTENTION_LAB_ALLOWED_ORIGINS"] and env["ATTENTION_LAB_PORT"] == "5006"
-    text = DOCKERFILE.read_text()
     assert "ARG WITH_TORCH=0" in text and "download.pytorch.org/whl/cpu" in text
+    assert "ARG WITH_LM=0" in text
 
 
 def test_image_installs_the_hashed_runtime_lock_then_the_wheel_alone():
     """What runs in the image is what requirements/runtime.lock pins, hash-checked; the lab's
-    wheel adds nothing unresolved (--no-deps); torch, optional, comes from the CPU index."""
-    final = _final_stage()
+    wheel adds nothing unresolved (--no-deps); torch, optional, comes from the CPU index. All
+    of it in the build stage's venv, which the final stage copies."""
+    build = _stages()[0]
     lock_copies = [
-        rest.split() for kw, rest in final if kw == "COPY" and "requirements/runtime.lock" in rest
+        rest.split() for kw, rest in build if kw == "COPY" and "requirements/runtime.lock" in rest
     ]
-    assert len(lock_copies) == 1, "the final stage must COPY requirements/runtime.lock once"
+    assert len(lock_copies) == 1, "the build stage must COPY requirements/runtime.lock once"
     lock_copy = lock_copies[0]
-    assert lock_copy[0] == "requirements/runtime.lock", lock_copy
-    lock_in_image = lock_copy[-1]
+    assert "requirements/runtime.lock" in lock_copy[:-1], lock_copy
+    lock_in_image = lock_copy[-1].rstrip("/") + "/runtime.lock"
     installs = [
         step.strip()
-        for kw, rest in final
+        for kw, rest in build
         if kw == "RUN"
         for step in re.split(r"&&|;|\bthen\b", rest)
         if "pip install" in step
     ]
-    assert installs, "the final stage installs nothing"
-    locked = [i for i, step in enumerate(installs) if "--require-hashes" in step]
+    assert installs, "the build stage installs nothing"
+    runtime = [i for i, step in enumerate(installs) if f"-r {lock_in_image}" in step]
     wheel = [i for i, step in enumerate(installs) if "/wheels/" in step]
-    assert len(locked) == 1 and f"-r {lock_in_image}" in installs[locked[0]], installs
+    assert len(runtime) == 1 and "--require-hashes" in installs[runtime[0]], installs
+    assert installs[runtime[0]].startswith("/opt/lab/bin/pip install"), installs
     assert len(wheel) == 1 and "--no-deps" in installs[wheel[0]], installs
-    assert locked[0] < wheel[0], "the lock must be installed before the lab's wheel"
+    assert runtime[0] < wheel[0], "the lock must be installed before the lab's wheel"
     for step in installs:
         assert "--require-hashes" in step or "--no-deps" in step or "$TORCH_INDEX" in step, (
             f"an install that resolves unpinned, unhashed packages: {step}"
