@@ -141,7 +141,15 @@ class ClassSession(param.Parameterized):
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
-        self.param.update(code="", role="", step=0, locked=False, tally=None, my_vote=None)
+        cleared = {
+            "code": "",
+            "role": "",
+            "step": 0,
+            "locked": False,
+            "tally": None,
+            "my_vote": None,
+        }
+        self.param.update(cleared)
 
     # -- the teacher ------------------------------------------------------------------------
 

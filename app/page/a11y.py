@@ -33,11 +33,7 @@ class ControlPointer(ReactiveHTML):
 
     _template = '<div id="said" class="lab-said" aria-live="polite"></div>'
     _scripts = js.sections("control_pointer.js")  # noqa: RUF012 - Panel reads this class attribute
-    # Heard, not seen: the outline is what the eye gets.
-    _stylesheets = [  # noqa: RUF012
-        ".lab-said { position: absolute; width: 1px; height: 1px; overflow: hidden;"
-        " clip-path: inset(50%); white-space: nowrap; }"
-    ]
+    _stylesheets = [attention_lab_assets.read_text("components", "control-pointer.css")]  # noqa: RUF012
 
     def point(self, names) -> None:
         self.param.update(names=list(names), nonce=self.nonce + 1)

@@ -101,6 +101,7 @@ FLOW_CSS = attention_lab_assets.read_text("components", "plot-rows.css")
 HEAD_GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
 # Each plane is a square of side --plane (set by the stage); side by side when both fit.
 PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
+SOURCE_PICKER_CSS = attention_lab_assets.read_text("components", "source-picker.css")
 
 
 def _on_session_thread(doc):
@@ -170,11 +171,7 @@ class Lab:
             button_style="outline",
             sizing_mode="stretch_width",
             margin=(10, 10, 4, 10),
-            # Its buttons wrap onto a second row when both do not fit: in presenter type
-            # "A trained model" ran past the sidebar's edge.
-            stylesheets=[
-                ".bk-btn-group { flex-wrap: wrap; } .bk-btn { flex: 1 1 auto; padding: 6px 8px; }"
-            ],
+            stylesheets=[SOURCE_PICKER_CSS],  # its buttons wrap when both do not fit
         )
         self.source_picker.param.watch(self._pick_source, "value")
         self.model_panel = None  # the trained-model views, built when a page first opens one

@@ -255,7 +255,17 @@ class ClassView(pn.viewable.Viewer):
         self.close_join.on_click(lambda e: self._template and self._template.close_modal())
         session.param.watch(
             self._changed,
-            ["code", "role", "step", "locked", "tally", "my_vote", "joined", "connected", "problem"],
+            [
+                "code",
+                "role",
+                "step",
+                "locked",
+                "tally",
+                "my_vote",
+                "joined",
+                "connected",
+                "problem",
+            ],
         )
         lessons.param.watch(self._lesson_moved, "lesson")
         lessons.param.watch(self._measured, "outcome")
