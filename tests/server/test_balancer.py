@@ -271,7 +271,9 @@ def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
         for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
         for doc in _load_yaml_documents(path)
     ]
-    kinds = {doc["kind"]: doc for doc in docs}
+    kinds = {
+        doc["kind"]: doc for doc in docs if doc.get("metadata", {}).get("name") == "attention-lab"
+    }
     assert {"Deployment", "Service", "Ingress"} <= set(kinds)
     deployment = kinds["Deployment"]
     pod = deployment["spec"]["template"]["spec"]
@@ -292,6 +294,31 @@ def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
         assert int(annotations[f"nginx.ingress.kubernetes.io/{key}"]) >= 7200
     backend = kinds["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == service["metadata"]["name"]
+
+
+def test_kubernetes_runs_redis_with_its_append_only_file_and_the_pods_use_it():
+    docs = {
+        (doc["kind"], doc.get("metadata", {}).get("name")): doc
+        for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+        for doc in _load_yaml_documents(path)
+    }
+    listed = _load_yaml_documents(DEPLOY / "k8s" / "kustomization.yaml")[0]["resources"]
+    assert "redis.yaml" in listed
+    redis = docs[("StatefulSet", "redis")]
+    (container,) = redis["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    assert args[args.index("--appendonly") + 1] == "yes"
+    assert any(m["mountPath"] == "/data" for m in container["volumeMounts"])
+    assert redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
+    service = docs[("Service", "redis")]
+    assert service["spec"]["selector"] == redis["spec"]["selector"]["matchLabels"]
+    (lab,) = docs[("Deployment", "attention-lab")]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in lab["env"]}
+    store = env["ATTENTION_LAB_STORE"]
+    assert store.startswith(f"redis://{service['metadata']['name']}.attention-lab.")
+    from app.server.cli import valid_store_url
+
+    assert valid_store_url(store)
 
 
 # --- Through the balancer ----------------------------------------------------------------------
