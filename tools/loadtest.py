@@ -6,6 +6,7 @@
     python -m tools.loadtest --sessions 2 --busy 1 --busy-seconds 2 --waves 4 --wave-sessions 40
     python -m tools.loadtest --target http://127.0.0.1:8080/app --sessions 60 --waves 0
     python -m tools.loadtest --compare-haproxy --sessions 20 --busy 20 --waves 0
+    python -m tools.loadtest --class-size 30   # a class: a teacher paces, 30 students vote
 
 The last checks that closed sessions are freed: waves that follow a big crowd fit inside the
 memory the crowd left behind and can hide a leak, so start from an almost empty server.
@@ -638,7 +639,34 @@ def build_parser() -> argparse.ArgumentParser:
     add("--source", default="weights", help="name of the ColumnDataSource that must update")
     add("--max-seconds", type=float, default=240.0, help="hard time budget (default 240)")
     add("--json", type=Path, help="also write the figures to this JSON file")
+    add(
+        "--class-size",
+        type=int,
+        metavar="N",
+        help="drive a class instead (tools/classload.py): a teacher starts one and presses "
+        "Next, N students join by link and vote; reports Next-to-shown, vote-to-chart and "
+        "the votes counted",
+    )
+    add("--class-steps", type=int, default=2, help="Next presses a class run measures")
     return parser
+
+
+def run_class(options, url: str) -> dict:
+    from tools import classload
+
+    report = classload.drive(
+        url,
+        options.class_size,
+        options.class_steps,
+        options.connect_concurrency,
+        options.max_seconds,
+    )
+    print(classload.render(report))
+    if report["votes_counted"] != report["votes_sent"]:
+        report["errors"].append(
+            f"{report['votes_counted']} votes counted of {report['votes_sent']} sent"
+        )
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -679,6 +707,11 @@ def main(argv: list[str] | None = None) -> int:
         process, url = start_server(log_path, options.num_threads)
         pids = [process.pid]
     try:
+        if options.class_size:
+            report = run_class(options, url)
+            if options.json:
+                options.json.write_text(json.dumps(report, indent=2))
+            return 0 if not report["errors"] else 1
         if options.compare_haproxy:
             port = int(urlparse(url).port)
             balancer, balancer_port = start_haproxy(

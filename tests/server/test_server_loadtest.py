@@ -123,3 +123,21 @@ def test_load_run_stops_at_its_time_budget_and_reports_what_it_measured(
     per_session = (crowd["rss_with_sessions_mb"] - crowd["rss_base_mb"]) / 5
     assert crowd["rss_per_session_mb"] == pytest.approx(per_session)
     assert "changes" not in crowd and "waves" not in report["phases"]
+
+
+def test_the_load_tool_drives_a_class_and_counts_every_vote(tmp_path):
+    out = tmp_path / "class.json"
+    command = [sys.executable, "-m", "tools.loadtest", "--class-size", "4", "--class-steps", "1"]
+    command += ["--max-seconds", "200", "--json", str(out)]
+    result = subprocess.run(
+        command, cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=280
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    assert report["errors"] == [] and report["joined"] == 4
+    assert report["votes_sent"] == report["votes_counted"] == 4
+    assert report["next_to_shown_ms"]["n"] == 4 and report["vote_to_chart_ms"]["n"] == 4
+    for figure in ("next_to_shown_ms", "vote_to_chart_ms"):
+        p50, p95 = report[figure]["p50"], report[figure]["p95"]
+        assert _number(p50) and _number(p95) and 0 <= p50 <= p95
+    assert "votes counted: 4 of 4" in result.stdout
