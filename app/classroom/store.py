@@ -103,6 +103,11 @@ class Subscription:
         self._store._unsubscribe(self)
 
 
+def _who(client: str) -> str:
+    """A client's address as a rate limit's key: a digest, so no address is kept."""
+    return codes.digest(str(client))[:24]
+
+
 def check_step(step) -> int:
     if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= MAX_STEP:
         raise ClassError(f"step must be a whole number from 1 to {MAX_STEP}, not {step!r}")
@@ -157,7 +162,7 @@ class ClassStore:
 
     def create(self, client: str = "") -> tuple[str, str]:
         """A new class: (its code, the teacher's key). The key's digest is all that is kept."""
-        if not self._hit(f"create:{client}", CREATES_PER_HOUR, 3600):
+        if not self._hit(f"create:{_who(client)}", CREATES_PER_HOUR, 3600):
             raise RateLimited("too many classes started from here in the last hour")
         key = codes.new_secret()
         for _ in range(20):
@@ -212,10 +217,12 @@ class ClassStore:
         code = check_code(code)
         if not isinstance(once, str) or not 0 < len(once) <= 64:
             raise NotAllowed("that link is not a teacher's link")
-        if not self._hit(f"join:{client}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True):
+        if not self._hit(
+            f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True
+        ):
             raise RateLimited("too many wrong codes from here; wait ten minutes")
         if not self._take_once(code, codes.digest(once)):
-            self._hit(f"join:{client}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
+            self._hit(f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
             raise NotAllowed("that link was used already or has expired")
         key = codes.new_secret()
         self._add_teacher(code, codes.digest(key))
@@ -233,14 +240,16 @@ class ClassStore:
         """Add (or welcome back) a student; their votes stay theirs across reloads."""
         check_student(student)
         nickname = clean_nickname(nickname)
-        if not self._hit(f"join:{client}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True):
+        if not self._hit(
+            f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True
+        ):
             raise RateLimited("too many wrong codes from here; wait ten minutes and try again")
         try:
             code = check_code(code)
             if not self._exists(code):
                 raise UnknownClass(f"there is no class {code}: check the code on the board")
         except UnknownClass:
-            self._hit(f"join:{client}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
+            self._hit(f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
             raise
         new = self._add_student(code, student, nickname, MAX_STUDENTS)
         if new is None:

@@ -101,3 +101,19 @@ def test_the_channel_ignores_what_is_not_ours(redis_url):
         assert heard.kinds() == [("step", 3)]
     finally:
         store.close()
+
+
+def test_a_clients_address_is_never_kept_only_its_digest(redis_url):
+    store = RedisStore(redis_url)
+    try:
+        store.create(client="203.0.113.9")
+        with pytest.raises(rules.UnknownClass):
+            store.join("AAAAAA", student(), client="203.0.113.9")
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        everything = " ".join(
+            [*client.keys("*"), *(str(client.get(k)) for k in client.keys("alab:rate:*"))]
+        )
+        client.close()
+        assert "203.0.113.9" not in everything and "alab:rate:join:" in everything
+    finally:
+        store.close()
