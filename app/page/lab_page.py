@@ -184,8 +184,6 @@ class Lab:
         slim(self.figures())
         floor_text(self.figures())
         self._text_scale = TextScale(self.figures())
-        floor_text([self.classroom.chart.figure])
-        self._text_scale.add([self.classroom.chart.figure])
         self.tools.param.watch(self._presenter_changed, "presenter")
         self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         if self._doc is not None and self._doc.session_context is not None:
@@ -213,8 +211,18 @@ class Lab:
             client=str(getattr(request, "remote_ip", "") or ""),
             deliver=_on_session_thread(self._doc) if served else None,
         )
-        view = ClassView(session, self.lessons, page_address=self._page_address)
+        view = ClassView(
+            session, self.lessons, page_address=self._page_address, style_figure=self._style_chart
+        )
         return ClassLink(student=student, margin=0), view
+
+    def _style_chart(self, figure) -> None:
+        """A figure built late (the class's chart) gets the page's type and presenter size."""
+        slim([figure])
+        floor_text([figure])
+        self._text_scale.add([figure])
+        if self.tools.presenter:
+            self._text_scale.apply(PRESENTER_TEXT_SCALE)
 
     @staticmethod
     def _page_address() -> tuple[str, str]:

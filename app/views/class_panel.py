@@ -157,7 +157,9 @@ def join_html(code: str, address: str, link: str) -> str:
 
 
 class ClassView(pn.viewable.Viewer):
-    def __init__(self, session: ClassSession, lessons, *, page_address, **params):
+    def __init__(
+        self, session: ClassSession, lessons, *, page_address, style_figure=None, **params
+    ):
         super().__init__(**params)
         self.session = session
         self._lessons = lessons
@@ -195,28 +197,9 @@ class ClassView(pn.viewable.Viewer):
         self.problem = pn.pane.HTML(
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
         )
-        # The teacher's controls.
-        self.show_code = pn.widgets.Button(label="Show the join code", width=170)
-        self.lock = pn.widgets.Toggle(label="Lock to this step", width=160)
-        self.reveal_button = pn.widgets.Button(
-            label="Reveal to the class", button_type="warning", width=170
-        )
-        self.device_button = pn.widgets.Button(label="Add another device", width=170)
-        self.end_button = pn.widgets.Button(
-            label="End the class", button_type="danger", button_style="outline", width=140
-        )
-        self.device_box = pn.pane.HTML(
-            "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]
-        )
-        self.show_code.on_click(lambda e: self.open_join_panel())
-        self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
-        self.reveal_button.on_click(lambda e: self.session.reveal())
-        self.device_button.on_click(self._add_device)
-        self.end_button.on_click(lambda e: self.session.end())
+        # The teacher's controls and the chart are built the first time a page needs them:
+        # most pages never join a class, and these were a sixth of a page's models.
         self.teacher_row = pn.FlexBox(
-            self.show_code,
-            self.lock,
-            self.reveal_button,
             visible=False,
             sizing_mode="stretch_width",
             margin=(0, 5),
@@ -224,8 +207,6 @@ class ClassView(pn.viewable.Viewer):
             flex_wrap="wrap",
         )
         self.teacher_more = pn.Card(
-            pn.FlexBox(self.device_button, self.end_button, flex_wrap="wrap", margin=0),
-            self.device_box,
             title="More: another device, end the class",
             collapsed=True,
             visible=False,
@@ -237,14 +218,9 @@ class ClassView(pn.viewable.Viewer):
             label="Follow the teacher", value=True, visible=False, margin=(0, 10)
         )
         self.follow.param.watch(self._follow_changed, "value")
-        self.chart = VotesChart()
-        # A Bokeh pane is its figure, whose own visibility Panel leaves alone: hide a box.
-        self.chart_pane = pn.Column(
-            pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
-            visible=False,
-            margin=0,
-        )
+        self.chart = None
+        self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
+        self._style_figure = style_figure or (lambda fig: None)
         self.outcome = pn.pane.HTML(
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
         )
@@ -284,6 +260,37 @@ class ClassView(pn.viewable.Viewer):
             css_classes=["lab-class"],
         )
         self._changed()
+
+    def _build_teacher_controls(self) -> None:
+        self.show_code = pn.widgets.Button(label="Show the join code", width=170)
+        self.lock = pn.widgets.Toggle(
+            label="Lock to this step", width=160, value=self.session.locked
+        )
+        self.reveal_button = pn.widgets.Button(
+            label="Reveal to the class", button_type="warning", width=170
+        )
+        self.device_button = pn.widgets.Button(label="Add another device", width=170)
+        self.end_button = pn.widgets.Button(
+            label="End the class", button_type="danger", button_style="outline", width=140
+        )
+        self.device_box = pn.pane.HTML(
+            "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]
+        )
+        self.show_code.on_click(lambda e: self.open_join_panel())
+        self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
+        self.reveal_button.on_click(lambda e: self.session.reveal())
+        self.device_button.on_click(self._add_device)
+        self.end_button.on_click(lambda e: self.session.end())
+        self.teacher_row.objects = [self.show_code, self.lock, self.reveal_button]
+        self.teacher_more.objects = [
+            pn.FlexBox(self.device_button, self.end_button, flex_wrap="wrap", margin=0),
+            self.device_box,
+        ]
+
+    def _build_chart(self) -> None:
+        self.chart = VotesChart()
+        self._style_figure(self.chart.figure)  # the page's type sizes, presenter mode included
+        self.chart_pane.objects = [pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width")]
 
     # -- wiring ----------------------------------------------------------------------------
 
@@ -377,6 +384,8 @@ class ClassView(pn.viewable.Viewer):
         in_class = bool(s.code) and s.role != ""
         teacher, student = s.role == "teacher", s.role == "student"
         with pn.io.hold():
+            if teacher and not self.teacher_row.objects:
+                self._build_teacher_controls()
             self.join_box.visible = not s.code
             self.teacher_row.visible = self.teacher_more.visible = teacher
             self.follow.visible = student
@@ -443,6 +452,8 @@ class ClassView(pn.viewable.Viewer):
         self.outcome.visible = show and revealed
         if not show:
             return
+        if self.chart is None:
+            self._build_chart()
         self.chart.update(step, tally, mark_answer=revealed)
         self.chart.figure.title.text = f"The class's predictions, step {step}"
         if revealed:

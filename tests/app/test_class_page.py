@@ -131,9 +131,10 @@ def test_measuring_reports_whether_the_prediction_was_borne_out(room):
 def test_a_student_page_has_no_teachers_controls_and_the_store_refuses_its_forgeries(room):
     code, teacher, (a, _, _) = room
     assert not a.view.teacher_row.visible and not a.view.teacher_more.visible
-    a.view.reveal_button.clicks += 1  # a forged click on a widget the page never shows
-    a.view.lock.value = True
-    a.session.teach_step(12)
+    assert a.view.teacher_row.objects == [] and not hasattr(a.view, "reveal_button")
+    a.session.teach_step(12)  # what a forged message could at most make the page do
+    a.session.reveal()
+    a.session.set_locked(True)
     info = teacher.session.store.info(code)
     assert info.revealed == frozenset() and not info.locked and info.step == 0
 
