@@ -117,6 +117,11 @@ function nameControls(root) {
       !(own && own.dataset.labPair)) {
     nameSpinner(root, label.textContent.trim());
   }
+  // A text box (a class code, a nickname) names itself after its own label.
+  const text = root.querySelector('input.bk-input[type=text]');
+  if (label && text && !text.dataset.labPair && label.textContent.trim()) {
+    setName(text, label.textContent.trim());
+  }
   const title = root.querySelector('.bk-slider-title');
   const titleText = title ? title.textContent.split(':')[0].trim() : '';
   if (titleText) nameHandles(root, titleText);
