@@ -192,11 +192,19 @@ class Student(Page):
 class Teacher(Page):
     def found(self, doc) -> None:
         self.updates: list[tuple[float, int]] = []
-        self.votes = doc.select_one({"name": "class_votes"})
+        self.votes = None
         self.buttons = {m.label: m for m in doc.models if type(m).__name__ == "Button" and m.label}
-        self.status = _classed(doc, "lab-class")  # the class view's column
-        self.votes.on_change("data", self._counted)
         self._doc = doc
+        # The page builds its chart when the class first has a step: watch for it.
+        doc.on_change(lambda event: self._find_votes())
+        self._find_votes()
+
+    def _find_votes(self) -> None:
+        if self.votes is None:
+            self.votes = self._doc.select_one({"name": "class_votes"})
+            if self.votes is not None:
+                self.votes.on_change("data", self._counted)
+                self._counted(None, None, None)
 
     def _counted(self, attr, old, new) -> None:
         self.updates.append((time.time(), int(sum(self.votes.data.get("count", [])))))

@@ -53,6 +53,7 @@ class RedisStore(ClassStore):
         self._connected = False
         self._state_lock = threading.Lock()
         self._stop = threading.Event()
+        self._pubsub = None
         self._listener = threading.Thread(
             target=self._listen, name="class-store-listener", daemon=True
         )
@@ -90,11 +91,11 @@ class RedisStore(ClassStore):
         while not self._stop.is_set():
             pubsub = None
             try:
-                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                pubsub = self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
                 pubsub.subscribe(CHANNEL)
                 self._set_connected(True)
                 while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
+                    message = pubsub.get_message(timeout=0.5)
                     if message is not None:
                         self._receive(message.get("data"))
                     elif not self._connected:  # a call failed; the channel still answers
@@ -130,6 +131,12 @@ class RedisStore(ClassStore):
 
     def close(self) -> None:
         self._stop.set()
+        pubsub = self._pubsub
+        if pubsub is not None:
+            try:  # wakes a listener blocked on the socket
+                pubsub.connection and pubsub.connection.disconnect()
+            except Exception:  # noqa: BLE001 - it is closing anyway
+                pass
         self._listener.join(timeout=3)
         self._redis.close()
 
