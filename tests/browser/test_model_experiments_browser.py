@@ -108,7 +108,10 @@ def test_an_ablated_head_says_so_on_its_payload_plane_and_in_the_summary(new_pag
     contributions = page.evaluate(READ_SOURCE, "contributions")
     assert max(contributions["alpha"][:-1]) < 0.5  # faded: computed, never passed on
     assert contributions["x1"][-1] == contributions["y1"][-1] == 0.0  # the output is zero
-    page.get_by_role("button", name="Clear the intervention").first.click()
+    clear = page.get_by_role("button", name="Clear the intervention").first
+    if not clear.is_visible():  # a laptop's sidebar starts folded: open it, as a student would
+        page.locator("#sidebar-toggle").click()
+    clear.click()
     page_wait_until(page, lambda: not page.evaluate(note), "the label to go with the ablation")
 
 

@@ -622,11 +622,16 @@ def test_the_causal_map_on_torch_agrees_with_numpy_and_an_independent_llama(
 def test_the_device_scripts_smollm_checks_pass_as_a_dry_run_on_the_cpu(model, double):
     from tools import check_cuda
 
-    checks = list(check_cuda.check_smollm("torch:cpu", 1, long_tokens=64, sample=2, double=double))
+    # The whole map on torch:cpu is checked by test_the_causal_map_on_torch_agrees...; the
+    # script's map check itself runs on the binding model (tests/engine/test_device_check.py).
+    checks = check_cuda.check_smollm(
+        "torch:cpu", 1, long_tokens=64, sample=2, double=double, causal_map=False
+    )
+    checks = list(checks)
     names = [c.name for c in checks]
     assert names[0] == "plain run (16 tokens)" and names[-1] == "plain run (64 tokens)"
     assert {"swap values", "rotate the query", "patch"} <= set(names)
-    assert any(name.startswith("causal map (") for name in names)
+    assert not any(name.startswith("causal map (") for name in names)
     failed = [c.line() for c in checks if not c.passed]
     assert not failed, failed
     assert len(model.encode(check_cuda.long_text(model, 512))) == 512

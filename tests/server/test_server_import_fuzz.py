@@ -202,7 +202,9 @@ def _check_upload(import_page, payload: bytes) -> None:
 
 
 @settings(
-    max_examples=14,
+    # Six drawn documents beside the five hand-picked ones below (each is an upload through
+    # Chromium, ~5 s): the suite's time budget, with derandomize keeping them the same six.
+    max_examples=6,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
