@@ -226,7 +226,13 @@ class ClassView(pn.viewable.Viewer):
         )
         self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
         self.close_join = pn.widgets.Button(
-            label="Start the lesson", button_type="primary", width=220
+            label="Start the lesson",
+            button_type="primary",
+            width=260,
+            height=52,
+            align="center",
+            css_classes=["lab-join-start"],
+            stylesheets=[CLASS_CSS],
         )
         self.close_join.on_click(lambda e: self._template and self._template.close_modal())
         session.param.watch(
