@@ -11,7 +11,6 @@ import logging
 import time
 
 import panel as pn
-from panel.io.state import set_curdoc
 
 import attention_lab_assets
 from app.classroom import codes, shared
@@ -20,6 +19,7 @@ from app.lessons.lab_lessons import control_names
 from app.page.a11y import ControlNames, ControlPointer, PageTools
 from app.page.class_link import ClassLink
 from app.page.deferred import Deferred, Disclosure, fill
+from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
 from app.patches import bokeh_speedups
 from app.patches.documents import serve_stylesheets_locally
@@ -104,23 +104,6 @@ PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
 SOURCE_PICKER_CSS = attention_lab_assets.read_text("components", "source-picker.css")
 
 
-def _on_session_thread(doc):
-    """How a worker thread hands a result to this session: Bokeh's next-tick callback runs it on
-    the session's thread with the document locked, which every change to the page needs."""
-
-    def deliver(finish) -> None:
-        def run() -> None:
-            with set_curdoc(doc):
-                finish()
-
-        try:
-            doc.add_next_tick_callback(run)
-        except Exception:  # noqa: BLE001 - the page closed while the worker ran: nothing to show
-            logging.getLogger(__name__).debug("a background result outlived its page")
-
-    return deliver
-
-
 def _lab_css() -> list[str]:
     return [attention_lab_assets.read_text(attention_lab_assets.LAB_CSS)]
 
@@ -187,7 +170,7 @@ class Lab:
         self.tools.param.watch(self._presenter_changed, "presenter")
         self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         if self._doc is not None and self._doc.session_context is not None:
-            state.deliver = _on_session_thread(self._doc)  # torch results come back here
+            state.deliver = on_session_thread(self._doc)  # torch results come back here
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
@@ -209,7 +192,7 @@ class Lab:
             student_id=student,
             teacher_keys=teacher_keys(cookies),
             client=str(getattr(request, "remote_ip", "") or ""),
-            deliver=_on_session_thread(self._doc) if served else None,
+            deliver=on_session_thread(self._doc) if served else None,
         )
         view = ClassView(
             session, self.lessons, page_address=self._page_address, style_figure=self._style_chart
@@ -378,7 +361,7 @@ class Lab:
 
         self.causal_state = CausalState(self.sources.model)
         if self._doc is not None and self._doc.session_context is not None:
-            self.causal_state.deliver = _on_session_thread(self._doc)
+            self.causal_state.deliver = on_session_thread(self._doc)
         self.causal_view = CausalView(self.causal_state, self.sources.model)
         figures = [self.causal_view.figure, self.causal_view.patch_figure]
         slim(figures)

@@ -132,6 +132,44 @@ def step_text(number: int) -> str:
     return f"Step {number} of {len(ALL_LESSONS)}"
 
 
+PAGE_STATE_JS = """() => {
+  const text = sel => Array.from(document.querySelectorAll(sel), e => e.innerText.trim());
+  const deep = sel => { const out = []; const walk = root => { root.querySelectorAll('*')
+      .forEach(e => { if (e.matches(sel)) out.push(e); if (e.shadowRoot) walk(e.shadowRoot); }); };
+    walk(document); return out; };
+  return { url: location.href,
+           status: deep('.lab-class-status').map(e => e.innerText.trim()),
+           problem: deep('.lab-class-problem').map(e => e.innerText.trim()),
+           checked: deep('input[type=radio]:checked').map(e => e.parentElement.innerText.trim()),
+           title: text('title') }; }"""
+
+
+def class_report(room: Class, code: str, pages: dict) -> str:
+    """What every part holds, for a failure: each page's class line and chosen radio, the
+    votes Redis has, and the replicas' errors, so a CI failure says where a vote stopped."""
+    lines = []
+    for name, page in pages.items():
+        try:
+            lines.append(f"{name}: {page.evaluate(PAGE_STATE_JS)}")
+        except Exception as exc:  # noqa: BLE001 - a report must not hide the failure
+            lines.append(f"{name}: unreadable ({exc})")
+    try:
+        r = redis.Redis.from_url(room.redis.url, decode_responses=True, socket_timeout=3)
+        for part in ("meta", "students", "votes"):
+            key = f"alab:class:{code}:{part}"
+            lines.append(f"redis {part}: {r.hgetall(key) if r.type(key) == 'hash' else r.type(key)}")
+    except redis.RedisError as exc:
+        lines.append(f"redis: unreadable ({exc})")
+    lines += room.errors()[-20:]
+    return "\n".join(lines)
+
+
+def predict(page, choice: str) -> None:
+    """Choose a prediction the way a student does, and see the radio take it: a click that
+    lands while a slow page is still laying out the step is repeated, not lost."""
+    page.get_by_role("radio", name=choice, exact=True).check(timeout=30_000)
+
+
 def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
     classroom, chromium
 ):
@@ -155,15 +193,20 @@ def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
     step = ALL_LESSONS[1]
     right = step.choices[step.answer]
     wrong = step.choices[(step.answer + 1) % len(step.choices)]
-    here.get_by_text(right, exact=True).click()
-    there.get_by_text(wrong, exact=True).click()
-    wait_until(
-        lambda: sum(votes(teacher).values()) == 2,
-        "both votes on the teacher's chart",
-        60,
-        pause=lambda s: teacher.wait_for_timeout(s * 1000),
-    )
-    wait_shows(there, "your prediction is counted")
+    pages = {"teacher": teacher, "student on r1": here, "student on r2": there}
+    predict(here, right)
+    predict(there, wrong)
+    try:
+        for page in (here, there):  # stored: the store acknowledged it
+            wait_shows(page, "your prediction is counted")
+        wait_until(
+            lambda: sum(votes(teacher).values()) == 2,
+            "both votes on the teacher's chart",
+            60,
+            pause=lambda s: teacher.wait_for_timeout(s * 1000),
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{class_report(room, code, pages)}") from None
 
     # r2 dies mid-class: its student comes back through the balancer, still one student.
     there.evaluate("() => { window.__sameDocument = true; }")
@@ -175,13 +218,16 @@ def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
     assert f"class={code}" in there.url
     wait_shows(there, step_text(2))
     wait_shows(there, "your prediction is counted")
-    there.get_by_text(right, exact=True).click()  # a changed mind, after the move
-    wait_until(
-        lambda: votes(teacher).get(right) == 2 and sum(votes(teacher).values()) == 2,
-        "the changed vote replacing the old one",
-        60,
-        pause=lambda s: teacher.wait_for_timeout(s * 1000),
-    )
+    predict(there, right)  # a changed mind, after the move
+    try:
+        wait_until(
+            lambda: votes(teacher).get(right) == 2 and sum(votes(teacher).values()) == 2,
+            "the changed vote replacing the old one",
+            60,
+            pause=lambda s: teacher.wait_for_timeout(s * 1000),
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{class_report(room, code, pages)}") from None
     joined = teacher.locator("[data-class-joined]").first
     # Two students, as the store counts them (a reconnect's unadopted session never joins).
     students = redis.Redis.from_url(room.redis.url).hlen(f"alab:class:{code}:students")
