@@ -39,9 +39,11 @@ def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds(
     doc = Document()
     arrived = []
     doc.callbacks.on_change(
-        lambda event: arrived.append(threading.current_thread())
-        if isinstance(event, SessionCallbackAdded)
-        else None
+        lambda event: (
+            arrived.append(threading.current_thread())
+            if isinstance(event, SessionCallbackAdded)
+            else None
+        )
     )
     holding = threading.Event()
     holding.set()

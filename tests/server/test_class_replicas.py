@@ -157,7 +157,9 @@ def class_report(room: Class, code: str, pages: dict) -> str:
         r = redis.Redis.from_url(room.redis.url, decode_responses=True, socket_timeout=3)
         for part in ("meta", "students", "votes"):
             key = f"alab:class:{code}:{part}"
-            lines.append(f"redis {part}: {r.hgetall(key) if r.type(key) == 'hash' else r.type(key)}")
+            lines.append(
+                f"redis {part}: {r.hgetall(key) if r.type(key) == 'hash' else r.type(key)}"
+            )
     except redis.RedisError as exc:
         lines.append(f"redis: unreadable ({exc})")
     lines += room.errors()[-20:]
