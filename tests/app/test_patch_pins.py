@@ -166,3 +166,17 @@ def test_docs_list_every_patch_module():
     modules = sorted(p.stem for p in (ROOT / "app" / "patches").glob("*.py") if p.stem[0] != "_")
     missing = [m for m in modules if f"| `{m}.py`" not in table]
     assert missing == [], f"docs/patches.md does not list {missing}"
+
+
+def test_the_pinned_bokehjs_still_has_the_press_threshold_the_page_raises():
+    """app/js/page_tools.js lifts BokehJS's press threshold so a held press that moves is a
+    drag (docs/patches.md, "In the browser"). The script ignores a BokehJS without it, so this
+    is where a release that renames it is caught: the module, the setting and its one reader."""
+    import bokeh
+
+    bundle = (Path(bokeh.__file__).parent / "server" / "static" / "js" / "bokeh.js").read_text()
+    assert '"core/ui_gestures":' in bundle
+    assert re.search(r"UIGestures\.press_threshold = \d+;", bundle)
+    assert "setTimeout(() => this._pointer_timeout(), UIGestures.press_threshold)" in bundle
+    script = (ROOT / "app" / "js" / "page_tools.js").read_text()
+    assert "Bokeh.require('core/ui_gestures').UIGestures.press_threshold" in script
