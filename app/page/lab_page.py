@@ -147,11 +147,11 @@ class Lab:
         self._doc = pn.state.curdoc
         self.class_link, self.classroom = self._join_classes()
         self.source_picker = pn.widgets.RadioButtonGroup(
-            name="What the lab shows",
+            label="What the lab shows",
             options=list(SOURCE_LABELS),
             value=SOURCE_LABELS_BY_NAME[HAND_MADE],
-            button_type="primary",
-            button_style="outline",
+            color="primary",
+            variant="outline",
             sizing_mode="stretch_width",
             margin=(10, 10, 4, 10),
             stylesheets=[SOURCE_PICKER_CSS],  # its buttons wrap when both do not fit

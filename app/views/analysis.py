@@ -98,7 +98,7 @@ class AuditView(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self.button = pn.widgets.Button(label="Run the audit", button_type="primary")
+        self.button = pn.widgets.Button(label="Run the audit", color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.table = pn.pane.DataFrame(
@@ -147,7 +147,7 @@ class DiagnosisView(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self.button = pn.widgets.Button(label="Why is it sharp?", button_type="primary")
+        self.button = pn.widgets.Button(label="Why is it sharp?", color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.table = pn.pane.DataFrame(

@@ -85,19 +85,19 @@ class CausalView(pn.viewable.Viewer):
         super().__init__(**params)
         self._c, self._m = cstate, mstate
         self._syncing = False
-        self.token = pn.widgets.Select(name="Weight on the token", sizing_mode="stretch_width")
-        self.measure = pn.widgets.Button(label="Measure every head", button_type="primary")
-        self.stop = pn.widgets.Button(label="Stop", button_type="light", disabled=True)
+        self.token = pn.widgets.Select(label="Weight on the token", sizing_mode="stretch_width")
+        self.measure = pn.widgets.Button(label="Measure every head", color="primary")
+        self.stop = pn.widgets.Button(label="Stop", color="light", disabled=True)
         self.bar = pn.indicators.Progress(
             value=0, max=100, visible=False, sizing_mode="stretch_width", height=18
         )
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self.corrupted = pn.widgets.TextInput(
-            name="Changed sentence (the same number of tokens)", sizing_mode="stretch_width"
+            label="Changed sentence (the same number of tokens)", sizing_mode="stretch_width"
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.patch = pn.widgets.Button(label="Patch every head", button_type="primary")
+        self.patch = pn.widgets.Button(label="Patch every head", color="primary")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self._build_causal_figure()
         self._build_patching_figure()

@@ -173,7 +173,7 @@ class ClassView(pn.viewable.Viewer):
         self.nickname = pn.widgets.TextInput(
             label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
         )
-        self.join_button = pn.widgets.Button(label="Join", button_type="primary", width=90)
+        self.join_button = pn.widgets.Button(label="Join", color="primary", width=90)
         self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
         self.join_box = pn.Card(
             # Wraps on a phone: a row of fixed widths would widen the whole page.
@@ -227,7 +227,7 @@ class ClassView(pn.viewable.Viewer):
         self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
         self.close_join = pn.widgets.Button(
             label="Start the lesson",
-            button_type="primary",
+            color="primary",
             width=260,
             height=52,
             align="center",
@@ -273,11 +273,11 @@ class ClassView(pn.viewable.Viewer):
             label="Lock to this step", width=160, value=self.session.locked
         )
         self.reveal_button = pn.widgets.Button(
-            label="Reveal to the class", button_type="warning", width=170
+            label="Reveal to the class", color="warning", width=170
         )
         self.device_button = pn.widgets.Button(label="Add another device", width=170)
         self.end_button = pn.widgets.Button(
-            label="End the class", button_type="danger", button_style="outline", width=140
+            label="End the class", color="danger", variant="outline", width=140
         )
         self.device_box = pn.pane.HTML(
             "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]

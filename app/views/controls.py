@@ -71,7 +71,7 @@ class ControlsPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.reset = pn.widgets.Button(
-            label="Reset this scenario", button_type="light", sizing_mode="stretch_width"
+            label="Reset this scenario", color="light", sizing_mode="stretch_width"
         )
         self.reset.on_click(lambda _event: state.load_scenario(state.scenario))
         self.angle = pn.widgets.FloatSlider.from_param(
@@ -95,7 +95,7 @@ class ControlsPanel(pn.viewable.Viewer):
         # The same temperature typed: 0.25 took 120 key presses on the slider. No bounds of its
         # own: the state checks a typed value like any other (and refuses 0 or less).
         self.temperature_entry = pn.widgets.FloatInput(
-            name="τ (type it)",
+            label="τ (type it)",
             value=state.temperature,
             step=0.05,
             format="0[.]00[0]",

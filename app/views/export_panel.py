@@ -43,20 +43,20 @@ class ExportView(pn.viewable.Viewer):
         self.json_download = pn.widgets.FileDownload(
             callback=self._json,
             filename="attention-lab.json",
-            button_type="primary",
+            color="primary",
             label="Download configuration (JSON)",
             sizing_mode="stretch_width",
         )
         self.csv_download = pn.widgets.FileDownload(
             callback=self._csv,
             filename="attention-lab.csv",
-            button_type="default",
+            color="default",
             label="Download current numbers (CSV)",
             sizing_mode="stretch_width",
         )
         self.copy_link = pn.widgets.Button(
             label="Copy a link to this exact lab",
-            button_type="success",
+            color="success",
             sizing_mode="stretch_width",
         )
         # In the browser only: the address bar already holds the whole configuration.

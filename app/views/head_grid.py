@@ -94,14 +94,14 @@ class QueryPicker(pn.viewable.Viewer):
         self._m = mstate
         self._busy = False
         self.slider = pn.widgets.IntSlider(
-            name="Query position",
+            label="Query position",
             start=0,
             end=1,
             value=0,
             sizing_mode="stretch_width",
         )
         self.last = pn.widgets.Button(
-            label="Back to the last token", button_type="light", sizing_mode="stretch_width"
+            label="Back to the last token", color="light", sizing_mode="stretch_width"
         )
         self.note = pn.pane.Markdown("", margin=(0, 10))
         self.slider.param.watch(self._picked, "value_throttled")

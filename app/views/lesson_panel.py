@@ -64,14 +64,14 @@ class LessonsView(pn.viewable.Viewer):
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
         self.previous = pn.widgets.Button(label="◀ Previous", width=110)
         self.next = pn.widgets.Button(label="Next ▶", width=110)
-        self.load = pn.widgets.Button(label="Load this step", button_type="primary", width=150)
+        self.load = pn.widgets.Button(label="Load this step", color="primary", width=150)
         self.text = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.choices = pn.widgets.RadioBoxGroup(
             options=[], value=None, inline=False, label="Your prediction"
         )
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.do_it = pn.widgets.Button(label="Do it for me", width=140)
-        self.measure = pn.widgets.Button(label="Measure", button_type="success", width=140)
+        self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
         self.result = pn.pane.Markdown(
             "", sizing_mode="stretch_width", css_classes=["lab-lesson-result"]
         )

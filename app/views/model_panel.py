@@ -42,7 +42,7 @@ class ModelPanel(pn.viewable.Viewer):
         model = mstate.loaded
         choices = model_choices()
         self.model = pn.widgets.Select(
-            name="Model",
+            label="Model",
             options={title: name for name, title, ok, _ in choices if ok},
             value=mstate.model,
             sizing_mode="stretch_width",
@@ -55,19 +55,19 @@ class ModelPanel(pn.viewable.Viewer):
             margin=(0, 10),
         )
         self.example = pn.widgets.Select(
-            name="Ready-made programs",
+            label="Ready-made programs",
             options={"(choose one)": ""} | dict(model.examples),
             sizing_mode="stretch_width",
         )
         self.text = pn.widgets.TextInput(
-            name="Program (press Enter to run)",
+            label="Program (press Enter to run)",
             value=mstate.text,
             sizing_mode="stretch_width",
         )
-        self.layer = pn.widgets.Select(name="Layer", sizing_mode="stretch_width")
-        self.head = pn.widgets.Select(name="Head", sizing_mode="stretch_width")
+        self.layer = pn.widgets.Select(label="Layer", sizing_mode="stretch_width")
+        self.head = pn.widgets.Select(label="Head", sizing_mode="stretch_width")
         self.retrieval = pn.widgets.Button(
-            label="Open the retrieval head", button_type="primary", sizing_mode="stretch_width"
+            label="Open the retrieval head", color="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
         # A language model takes seconds to load: the page shows how far it is meanwhile.
@@ -77,17 +77,17 @@ class ModelPanel(pn.viewable.Viewer):
         self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self._poller = None
         self.finder = pn.widgets.Select(
-            name="Find heads with",
+            label="Find heads with",
             options={text: key for key, text in HEAD_FINDERS.items()},
             value="on_token",
             sizing_mode="stretch_width",
         )
-        self.finder_token = pn.widgets.Select(name="The token", sizing_mode="stretch_width")
+        self.finder_token = pn.widgets.Select(label="The token", sizing_mode="stretch_width")
         self.found = pn.widgets.Select(
-            name="Heads found (pick one to open it)", sizing_mode="stretch_width"
+            label="Heads found (pick one to open it)", sizing_mode="stretch_width"
         )
         self.temperature = pn.widgets.FloatSlider(
-            name="This head's temperature",
+            label="This head's temperature",
             start=0.25,
             end=8.0,
             step=0.05,
@@ -95,7 +95,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.rotate = pn.widgets.FloatSlider(
-            name="Rotate this head's query (degrees)",
+            label="Rotate this head's query (degrees)",
             start=ROTATE_BOUNDS[0],
             end=ROTATE_BOUNDS[1],
             step=5.0,
@@ -103,10 +103,10 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.masked = pn.widgets.MultiChoice(
-            name="Hide positions from this head", options=[], sizing_mode="stretch_width"
+            label="Hide positions from this head", options=[], sizing_mode="stretch_width"
         )
         self.ablated = pn.widgets.MultiChoice(
-            name="Ablate heads (zero their output)",
+            label="Ablate heads (zero their output)",
             options={
                 f"layer {layer} head {head}": f"{layer}.{head}"
                 for layer in range(model.n_layers)
@@ -115,10 +115,10 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.clear = pn.widgets.Button(
-            label="Clear the intervention", button_type="light", sizing_mode="stretch_width"
+            label="Clear the intervention", color="light", sizing_mode="stretch_width"
         )
         self.backend = pn.widgets.Select(
-            name="Run the model with",
+            label="Run the model with",
             options=MODEL_BACKENDS,
             value=mstate.backend,
             sizing_mode="stretch_width",
@@ -234,10 +234,10 @@ class ModelPanel(pn.viewable.Viewer):
             if not m.error:
                 self._refused_text = None
             self.text.value = m.text if self._refused_text is None else self._refused_text
-            self.example.name = (
+            self.example.label = (
                 "Ready-made programs" if m.model == "binding" else "Ready-made sentences"
             )
-            self.text.name = (
+            self.text.label = (
                 "Program (press Enter to run)"
                 if m.model == "binding"
                 else f"Sentence, up to {getattr(model, 'max_tokens', 48)} tokens (press Enter)"
@@ -378,11 +378,11 @@ class ModelMainView(pn.viewable.Viewer):
         self._m = mstate
         self.prediction = PredictionView()
         self.experiment = pn.widgets.Select(
-            name="Experiment on this head",
+            label="Experiment on this head",
             options=self._experiment_options(),
             sizing_mode="stretch_width",
         )
-        self.run = pn.widgets.Button(label="Run", button_type="primary", width=90, align="end")
+        self.run = pn.widgets.Button(label="Run", color="primary", width=90, align="end")
         self.describe = pn.pane.Markdown(margin=(0, 10))
         self.table = pn.pane.HTML(
             experiments_table([]), sizing_mode="stretch_width", stylesheets=[TABLE_CSS]
@@ -391,9 +391,9 @@ class ModelMainView(pn.viewable.Viewer):
             callback=lambda: _csv_file(mstate),
             filename="experiments.csv",
             label="Download the table (CSV)",
-            button_type="light",
+            color="light",
         )
-        self.clear = pn.widgets.Button(label="Clear the table", button_type="light")
+        self.clear = pn.widgets.Button(label="Clear the table", color="light")
         self.run.on_click(lambda _e: self._run())
         self.clear.on_click(lambda _e: mstate.clear_experiments())
         self.experiment.param.watch(lambda _e: self._describe(), "value")

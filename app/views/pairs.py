@@ -51,11 +51,11 @@ class PairsEditor(pn.viewable.Viewer):
         self.swap_a = pn.widgets.Select(label="Swap the value of", width=105)
         self.swap_b = pn.widgets.Select(label="with the value of", width=105)
         self.swap = pn.widgets.Button(
-            label="Swap values", button_type="primary", width=105, margin=(24, 5, 4, 5)
+            label="Swap values", color="primary", width=105, margin=(24, 5, 4, 5)
         )
         self.swap.on_click(self._do_swap)
         # Lesson 10's action: every pair (key, value, mask, label) in the opposite order.
-        self.reverse = pn.widgets.Button(label="Reverse the pairs", button_type="light", width=150)
+        self.reverse = pn.widgets.Button(label="Reverse the pairs", color="light", width=150)
         self.reverse.on_click(
             lambda _event: state.permute_pairs(list(range(len(state.keys)))[::-1])
         )
