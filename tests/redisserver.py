@@ -64,3 +64,8 @@ class RedisServer:
             self.process.kill()
             self.process.wait(timeout=10)
         self.process = None
+
+    def restart(self) -> RedisServer:
+        """Start again on the same port and folder (after `kill`: from its append-only file)."""
+        self.stop()
+        return self.start()

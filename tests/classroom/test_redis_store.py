@@ -47,7 +47,7 @@ def test_a_class_survives_a_redis_restart_with_its_append_only_file(tmp_path):
         store.set_step(code, key, 4)
         store.vote(code, me, 4, 2)
         server.kill()  # no shutdown save: only the append-only file has the class
-        server = RedisServer(tmp_path / "aof", appendonly=True, port=server.port).start()
+        server.restart()
         wait_until(lambda: store.connected, "the store to reconnect", timeout=20)
         assert store.info(code).step == 4
         assert store.tally(code, 4).counts == {2: 1}
@@ -72,7 +72,7 @@ def test_an_outage_is_announced_refused_by_name_and_recovered(tmp_path):
         assert not store.connected
         with pytest.raises(StoreUnavailable, match="class connection is lost"):
             store.vote(code, me, 1, 1)
-        server = RedisServer(tmp_path / "outage", appendonly=True, port=server.port).start()
+        server.restart()
         heard.wait_for("connection", 1)
         store.vote(code, me, 1, 1)  # the page's retry, once the store is back
         assert store.tally(code, 1).answered == 1

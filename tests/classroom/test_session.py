@@ -134,7 +134,7 @@ def test_a_vote_made_during_an_outage_is_sent_when_redis_is_back(tmp_path):
         settle(thread, until=lambda: not s.connected, what="the page to hear of the outage")
         s.vote(1, 2)
         assert s.my_vote is None and s.unsent == 1 and "lost" in s.problem
-        server = RedisServer(tmp_path / "r", appendonly=True, port=server.port).start()
+        server.restart()
         settle(thread, until=lambda: s.my_vote == 2, what="the vote sent once Redis is back")
         assert s.connected and s.problem == "" and store.tally(code, 1).answered == 1
     finally:

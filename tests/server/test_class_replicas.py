@@ -240,7 +240,7 @@ def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
     room.redis.kill()
     for page in (teacher, here):
         wait_shows(page, "connection lost, retrying")
-    room.redis = RedisServer(room.redis.folder, appendonly=True, port=room.redis.port).start()
+    room.redis.restart()
     for page in (teacher, here):
         wait_shows(page, "live", exact=True)
     teacher.get_by_role("button", name="Next ▶").click()
