@@ -291,4 +291,8 @@ class ClassSession(param.Parameterized):
         )
         if not self.connected:
             updates.update(connected=True, problem="")
-        self.param.update(**updates)
+        # Only what changed: Param cannot compare a Tally, so an unchanged one would still
+        # wake every watcher and redraw the class view for nothing.
+        changed = {name: value for name, value in updates.items() if getattr(self, name) != value}
+        if changed:
+            self.param.update(**changed)

@@ -140,3 +140,23 @@ def test_a_vote_made_during_an_outage_is_sent_when_redis_is_back(tmp_path):
     finally:
         store.close()
         server.stop()
+
+
+def test_a_refresh_that_finds_nothing_new_wakes_no_watcher(make_store):
+    store = make_store()
+    code, key = store.create()
+    teacher, _ = page(store, {code: key})
+    teacher.join(code)
+    student, _ = page(store)
+    student.join(code)
+    teacher.teach_step(2)
+    student.vote(2, 1)
+    teacher.show_step(2)
+    teacher.refresh()
+    woke = []
+    teacher.param.watch(lambda *events: woke.extend(e.name for e in events), list(teacher.param))
+    teacher.refresh()  # the same class, read again: a new but equal Tally
+    assert woke == []
+    student.vote(2, 0)  # a changed mind is news
+    teacher.refresh()
+    assert woke == ["tally"] and teacher.tally.counts == {0: 1}
