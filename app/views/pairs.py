@@ -1,7 +1,10 @@
 """Exact editing of each key/value pair: numeric inputs, a mask toggle, and a value swap.
 
 Dragging in the geometry plot is quick; these inputs are precise and reachable by keyboard.
-The rows are rebuilt only when the number of pairs changes (a scenario or an import).
+Rows are made only when a scenario or an import has more pairs than any before it, and kept:
+a lesson that moves between three and eight pairs hides or shows rows it already has rather
+than building every widget again (new models for the page to take in, about a third of a
+follower's step set-up before; docs/performance.md, "A class").
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class PairsEditor(pn.viewable.Viewer):
         super().__init__(**params)
         self._state = state
         self._busy = False
+        self._made: list[PairRow] = []  # every row made so far; the first len(keys) are shown
         self._rows: list[PairRow] = []
         self._column = pn.Column(sizing_mode="stretch_width", margin=0)
         self.swap_a = pn.widgets.Select(label="Swap the value of", width=105)
@@ -67,9 +71,13 @@ class PairsEditor(pn.viewable.Viewer):
         state = self._state
         keys, values, mask = list(state.keys), list(state.values), list(state.mask)
         n = len(keys)
+        if len(self._made) < n:
+            self._made += [PairRow(self, i) for i in range(len(self._made), n)]
+            self._column.objects = [row.layout for row in self._made]
         if len(self._rows) != n:
-            self._rows = [PairRow(self, i) for i in range(n)]
-            self._column.objects = [row.layout for row in self._rows]
+            self._rows = self._made[:n]
+            for i, row in enumerate(self._made):
+                row.layout.visible = i < n
         labels = [str(lab) for lab in state.labels][:n]
         labels += [f"pair {i + 1}" for i in range(len(labels), n)]
         self._busy = True
