@@ -69,9 +69,9 @@ def _replica(log: Path, store: str, origin_port: int | None) -> tuple[subprocess
 def _stop(processes) -> None:
     for process in processes:
         if process.poll() is None:
-            process.send_signal(
-                signal.SIGINT if process.args[0] == sys.executable else signal.SIGTERM
-            )
+            # SIGTERM for all, the lab included: a run started in the background has SIGINT
+            # ignored in its children, and a replica would wait out the timeout below.
+            process.send_signal(signal.SIGTERM)
     for process in processes:
         try:
             process.wait(timeout=20)

@@ -738,9 +738,11 @@ def main(argv: list[str] | None = None) -> int:
             run = Run(options, url, pids, options.balancer_pid, cookie)
             report = run.execute([run.phase_crowd, run.phase_waves])
     finally:
-        for child, stop in ((balancer, signal.SIGTERM), (process, signal.SIGINT)):
+        # SIGTERM, not SIGINT: a load run started in the background has SIGINT ignored in
+        # its children, so the lab would wait out the timeout below.
+        for child in (balancer, process):
             if child is not None:
-                child.send_signal(stop)
+                child.send_signal(signal.SIGTERM)
                 try:
                     child.wait(timeout=20)
                 except subprocess.TimeoutExpired:

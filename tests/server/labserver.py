@@ -164,7 +164,10 @@ class LabServer:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            # SIGTERM, as docker, systemd and Kubernetes stop it. Not SIGINT: a shell that
+            # starts a suite in the background (`.ci/run &`) leaves SIGINT ignored in every
+            # child, and each server then sat out the 20 s below before it was killed.
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
