@@ -101,11 +101,13 @@ class RedisStore(ClassStore):
                     elif not self._connected:  # a call failed; the channel still answers
                         self._redis.ping()
                         self._set_connected(True)
-            except redis.RedisError:
-                self._set_connected(False)
-                self._stop.wait(self._retry_s)
-            except Exception:  # noqa: BLE001 - the listener must outlive any one message
-                log.exception("class store listener")
+            except Exception as exc:  # noqa: BLE001 - the listener must outlive any one message
+                if self._stop.is_set():
+                    break  # close() pulled the socket from under a read: nothing went wrong
+                if isinstance(exc, redis.RedisError):
+                    self._set_connected(False)
+                else:
+                    log.exception("class store listener")
                 self._stop.wait(self._retry_s)
             finally:
                 if pubsub is not None:

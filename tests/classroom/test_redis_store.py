@@ -89,6 +89,9 @@ def test_an_outage_is_announced_refused_by_name_and_recovered(tmp_path):
 def test_the_channel_ignores_what_is_not_ours(redis_url):
     store = RedisStore(redis_url)
     try:
+        # Subscribed to the channel before anything is sent on it (and before this test
+        # listens: on a busy machine the listener's "connected" came after subscribe()).
+        assert store.wait_connected(10)
         code, key = store.create()
         heard = Heard()
         store.subscribe(code, heard)
