@@ -3,8 +3,8 @@
 Dragging in the geometry plot is quick; these inputs are precise and reachable by keyboard.
 Rows are made only when a scenario or an import has more pairs than any before it, and kept:
 a lesson that moves between three and eight pairs hides or shows rows it already has rather
-than building every widget again (new models for the page to take in, about a third of a
-follower's step set-up before; docs/performance.md, "A class").
+than building every widget again (new models for the page to take in: 0.50 s of 0.74 s for
+four step openings under cProfile before; docs/performance.md, "A class").
 """
 
 from __future__ import annotations
