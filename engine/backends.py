@@ -132,6 +132,11 @@ def to_numpy(x: Any) -> Any:
     return np.array(x, copy=True)
 
 
+def host(x: Any) -> np.ndarray:
+    """A NumPy array on the host: a NumPy array itself (no copy), a torch tensor copied."""
+    return x if isinstance(x, np.ndarray) else to_numpy(x)
+
+
 # ------------------------------------------------------------------ NumPy's BLAS threads, per thread
 
 

@@ -30,7 +30,7 @@ from ..backends import Backend, resolve, to_numpy, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
 from .causal import Maps
-from .edits import Edit, rotate_towards
+from .edits import Edit, EditedHead, edit_head, turn_query_rows
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
@@ -188,99 +188,59 @@ class BindingModel(Maps):
         NumPy on the host."""
         name, _, device = backend.partition(":")
         placed = self.weights_on(name, device or None)
-        w, put = placed.w, placed.put
-        xp = placed.backend.xp
-        b, n = ids.shape
-        qpos = n - 1 if query is None else query
+        w = placed.w
+        qpos = ids.shape[1] - 1 if query is None else query
         if start == 0:
-            x = w["embed"][placed.index(ids)] + w["pos"][:n]
-            resid = [_host(x)]
-            heads = {}
+            x = w["embed"][placed.index(ids)] + w["pos"][: ids.shape[1]]
+            resid, heads = [_host(x)], {}
         else:
             resid = list(resid[: start + 1])
             heads = {lh: r for lh, r in heads.items() if lh[0] < start}
-            x = put(resid[start])
-        causal = np.tril(np.ones((n, n), dtype=bool))
-        dh = self.d_head
+            x = placed.put(resid[start])
         for layer in range(start, self.n_layers):
-            h = _layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
-            q_all = xp.reshape(h @ w[f"wq{layer}"], (b, n, self.n_heads, dh))
-            k_all = xp.reshape(h @ w[f"wk{layer}"], (b, n, self.n_heads, dh))
-            v_all = xp.reshape(h @ w[f"wv{layer}"], (b, n, self.n_heads, dh))
-            wo = w[f"wo{layer}"]
-            delta = xp.zeros_like(x)
-            for hd in range(self.n_heads):
-                mine = [e for e in edits if e.targets(layer, hd)]
-                q = _copy(q_all[:, :, hd])
-                k = _copy(k_all[:, :, hd])
-                v = _copy(v_all[:, :, hd])
-                legal = causal.copy()
-                temp = 1.0
-                degrees = 0.0
-                ablated = False
-                patched = None
-                for e in mine:
-                    e.edit_kv(k, v)
-                    e.edit_legal(legal)
-                    temp *= e.temperature_factor()
-                    degrees += e.rotation()
-                    ablated = ablated or e.ablates()
-                    if (value := e.replaced_output()) is not None:
-                        patched = value
-                if not legal[qpos].any():
-                    raise ValueError(
-                        f"the edits leave the query position {qpos} no key to attend to in "
-                        f"layer {layer} head {hd}: at least one position must stay visible"
-                    )
-
-                # Rows other than the question may lose every key (a masked first token):
-                # they output zero rather than failing, which is torch's safe softmax.
-                opts = {"mask": put(legal), "temperature": temp, "fully_masked": "zero"}
-                opts |= placed.attention_options
-                res = attention(q, k, v, **opts)
-                if degrees:
-                    top = np.argmax(_host(res.weights[:, qpos]), axis=-1)
-                    for i in range(b):
-                        turned = rotate_towards(_host(q[i, qpos]), _host(k[i, top[i]]), degrees)
-                        q[i, qpos] = put(turned)
-                    res = attention(q, k, v, **opts)
-                out = _copy(res.output)
-                if patched is not None:
-                    if tuple(patched.shape) != tuple(out.shape[1:]):
-                        raise ValueError(
-                            f"PatchHead: the output has shape {tuple(patched.shape)}; this "
-                            f"head's is {tuple(out.shape[1:])}"
-                        )
-                    out[:] = put(patched)
-                if ablated:
-                    out[:] = 0.0
-                wo_h = wo[hd * dh : (hd + 1) * dh]
-                contrib = out @ wo_h
-                delta += contrib
-                weights, out_h = _host(res.weights), _host(out)
-                heads[(layer, hd)] = HeadRecord(
-                    layer=layer,
-                    head=hd,
-                    q=_host(q[:, qpos]),
-                    k=_host(k),
-                    v=_host(v),
-                    scores=_host(res.scores[:, qpos]),
-                    logits=_host(res.logits[:, qpos]),
-                    weights=weights[:, qpos],
-                    output=out_h[:, qpos],
-                    legal=np.broadcast_to(legal[qpos], (b, n)),
-                    scale_factor=float(res.scale),
-                    temperature=float(res.temperature),
-                    contribution=_host(contrib[:, qpos]),
-                    all_weights=weights,
-                    ablated=ablated,
-                    all_outputs=out_h,
-                )
-            x = x + delta
+            x = x + self._attention_layer(placed, x, layer, edits, qpos, heads)
             resid.append(_host(x))
         hf = _layer_norm(x[:, qpos], w["ln_f.weight"], w["ln_f.bias"])
         logits = hf @ w["unembed.weight"] + w["unembed.bias"]
         return Pass(resid, heads, _host(logits), query=qpos)
+
+    def _attention_layer(self, placed: _Placed, x, layer: int, edits, qpos: int, heads: dict):
+        """What layer ``layer``'s heads add to the residual stream x (B, n, d_model), head by
+        head; each head's record goes into ``heads``."""
+        w, xp = placed.w, placed.backend.xp
+        b, n, _ = x.shape
+        h = _layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
+        q = xp.reshape(h @ w[f"wq{layer}"], (b, n, self.n_heads, self.d_head))
+        k = xp.reshape(h @ w[f"wk{layer}"], (b, n, self.n_heads, self.d_head))
+        v = xp.reshape(h @ w[f"wv{layer}"], (b, n, self.n_heads, self.d_head))
+        delta = xp.zeros_like(x)
+        for hd in range(self.n_heads):
+            # The head's own copies: its edits change them in place.
+            own = (_copy(q[:, :, hd]), _copy(k[:, :, hd]), _copy(v[:, :, hd]))
+            heads[(layer, hd)], contribution = self._head(placed, *own, layer, hd, edits, qpos)
+            delta += contribution
+        return delta
+
+    def _head(self, placed: _Placed, q, k, v, layer: int, hd: int, edits, qpos: int):
+        """One head on q, k, v (B, n, d_head) with its edits: (its record, what it adds to the
+        residual stream (B, n, d_model))."""
+        n = q.shape[1]
+        edited = edit_head(edits, layer, hd, k, v, np.tril(np.ones((n, n), dtype=bool)), qpos)
+        # Rows other than the question may lose every key (a masked first token): they output
+        # zero rather than failing, which is torch's safe softmax.
+        opts = {"temperature": edited.temperature, "fully_masked": "zero"}
+        opts |= {"mask": placed.put(edited.legal)} | placed.attention_options
+        res = attention(q, k, v, **opts)
+        if edited.degrees:
+            turn_query_rows(q, k, res.weights, qpos, edited.degrees, placed.put)
+            res = attention(q, k, v, **opts)
+        out = _copy(res.output)
+        if edited.output is not None:
+            out[:] = placed.put(edited.output)
+        if edited.ablated:
+            out[:] = 0.0
+        contribution = out @ placed.w[f"wo{layer}"][hd * self.d_head : (hd + 1) * self.d_head]
+        return _record(layer, hd, q, edited, res, out, contribution, qpos), contribution
 
     def forward_batch(self, programs, edits=(), backend: str = "numpy") -> tuple[np.ndarray, dict]:
         """(probabilities (B, answers), {(layer, head): question-row weights list}) for many
@@ -373,6 +333,29 @@ class BindingModel(Maps):
             f"BindingModel(layers={self.n_layers}, heads={self.n_heads}, d_head={self.d_head}, "
             f"retrieval_head={self.retrieval_head})"
         )
+
+
+def _record(layer, hd, q, edited: EditedHead, res, out, contribution, qpos: int) -> HeadRecord:
+    """One head's record, on the host: the question row's, and every row's weights and outputs."""
+    weights, outputs = _host(res.weights), _host(out)
+    return HeadRecord(
+        layer=layer,
+        head=hd,
+        q=_host(q[:, qpos]),
+        k=_host(edited.k),
+        v=_host(edited.v),
+        scores=_host(res.scores[:, qpos]),
+        logits=_host(res.logits[:, qpos]),
+        weights=weights[:, qpos],
+        output=outputs[:, qpos],
+        legal=np.broadcast_to(edited.legal[qpos], weights.shape[:2]),
+        scale_factor=float(res.scale),
+        temperature=float(res.temperature),
+        contribution=_host(contribution[:, qpos]),
+        all_weights=weights,
+        ablated=edited.ablated,
+        all_outputs=outputs,
+    )
 
 
 def span_hit(program: task.Program, weights: np.ndarray) -> bool:

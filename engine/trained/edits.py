@@ -5,17 +5,21 @@ that head's keys, values, mask, query, temperature or output. Keys, values, mask
 ablation act on every query row, so later layers see one consistent change; ``RotateQuery``
 acts on the question row only, ``HeadTemperature`` on every row of its head.
 
-Edits only describe themselves and validate; ``binding.py`` applies them in the order given.
+Each kind says what it does in its own ``apply``; ``edit_head`` applies a head's edits in the
+order given, in one pass, and both forwards (``binding.py``, ``llama.py``) call it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+
+from ..backends import host
 
 
 def _int(name: str, value, *, allow_none: bool = False) -> None:
@@ -72,28 +76,59 @@ class Edit:
         head = "every head" if self.head is None else f"H{self.head}"
         return f"{lay} {head}"
 
-    # --- hooks, each a no-op unless the edit is of that kind
-    def edit_kv(self, k: np.ndarray, v: np.ndarray) -> None:
-        """Change keys/values (..., n, d_head) in place."""
-
-    def edit_legal(self, legal: np.ndarray) -> None:
-        """Change the (n, n) bool mask of legal keys in place."""
-
-    def temperature_factor(self) -> float:
-        return 1.0
-
-    def rotation(self) -> float:
-        return 0.0
-
-    def ablates(self) -> bool:
-        return False
-
-    def replaced_output(self) -> np.ndarray | None:
-        """Every row's output (n, d_head) that replaces the head's own, or None."""
-        return None
+    def apply(self, head: EditedHead) -> None:
+        """Make this edit on one head: its keys, values or mask in place, or note what the
+        forward must do around the head's attention."""
+        raise NotImplementedError
 
     def describe(self) -> str:
         raise NotImplementedError
+
+
+@dataclass
+class EditedHead:
+    """One head of one layer while its edits are applied. Keys, values and the mask are changed
+    in place (they are the head's own copies); the rest acts around the attention call."""
+
+    k: Any  # (..., n, d_head) on the forward's backend
+    v: Any  # (..., n, d_head)
+    legal: np.ndarray  # (n, n) bool: may query row i read key j
+    temperature: float = 1.0  # divides the scaled logits
+    degrees: float = 0.0  # turns the query row towards its top key (RotateQuery)
+    ablated: bool = False  # output zero at every row
+    output: np.ndarray | None = None  # (n, d_head) every row's output, replacing the head's own
+
+    def check(self, layer: int, head: int, query: int) -> None:
+        """Refuse a query row left with no key (other rows may lose every key: they output
+        zero, which is torch's safe softmax)."""
+        if not self.legal[query].any():
+            raise ValueError(
+                f"the edits leave the query position {query} no key to attend to in "
+                f"layer {layer} head {head}: at least one position must stay visible"
+            )
+
+
+def edit_head(
+    edits: Iterable[Edit], layer: int, head: int, k, v, legal: np.ndarray, query: int
+) -> EditedHead:
+    """The edits that target (layer, head), applied in the order given, then checked."""
+    edited = EditedHead(k, v, legal)
+    for e in edits:
+        if e.targets(layer, head):
+            e.apply(edited)
+    edited.check(layer, head, query)
+    return edited
+
+
+def check_edits(edits, n_layers: int, n_heads: int, n_positions: int) -> tuple[Edit, ...]:
+    """The edits as a tuple, each checked against a model and a text of ``n_positions`` tokens;
+    ValueError names the first that does not fit."""
+    edits = tuple(edits)
+    for e in edits:
+        if not isinstance(e, Edit):
+            raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
+        e.check(n_layers, n_heads, n_positions)
+    return edits
 
 
 @dataclass(frozen=True)
@@ -111,8 +146,8 @@ class SwapValues(Edit):
     def positions(self):
         return {"i": self.i, "j": self.j}
 
-    def edit_kv(self, k, v):
-        v[..., [self.i, self.j], :] = v[..., [self.j, self.i], :]
+    def apply(self, head):
+        head.v[..., [self.i, self.j], :] = head.v[..., [self.j, self.i], :]
 
     def describe(self):
         return f"swap values of positions {self.i} and {self.j} ({self._where()})"
@@ -133,8 +168,8 @@ class ReplaceKey(Edit):
     def positions(self):
         return {"position": self.position, "source": self.source}
 
-    def edit_kv(self, k, v):
-        k[..., self.position, :] = k[..., self.source, :]
+    def apply(self, head):
+        head.k[..., self.position, :] = head.k[..., self.source, :]
 
     def describe(self):
         return f"key of position {self.position} := key of {self.source} ({self._where()})"
@@ -156,8 +191,8 @@ class _ScaleRow(Edit):
     def positions(self):
         return {"position": self.position}
 
-    def edit_kv(self, k, v):
-        (k if self._vector == "key" else v)[..., self.position, :] *= self.factor
+    def apply(self, head):
+        (head.k if self._vector == "key" else head.v)[..., self.position, :] *= self.factor
 
     def describe(self):
         return f"{self._vector} of position {self.position} x{self.factor:g} ({self._where()})"
@@ -188,8 +223,8 @@ class MaskPosition(Edit):
     def positions(self):
         return {"position": self.position}
 
-    def edit_legal(self, legal):
-        legal[..., self.position] = False
+    def apply(self, head):
+        head.legal[..., self.position] = False
 
     def describe(self):
         return f"mask position {self.position} ({self._where()})"
@@ -209,11 +244,11 @@ class Window(Edit):
         if self.size < 1:
             raise ValueError(f"Window: size must be >= 1, got {self.size}")
 
-    def edit_legal(self, legal):
-        n = legal.shape[-1]
+    def apply(self, head):
+        n = head.legal.shape[-1]
         rows = np.arange(n)[:, None]
         cols = np.arange(n)[None, :]
-        legal &= cols > rows - self.size
+        head.legal &= cols > rows - self.size
 
     def describe(self):
         return f"causal window of {self.size} ({self._where()})"
@@ -231,8 +266,8 @@ class HeadTemperature(Edit):
         if t <= 0:
             raise ValueError(f"HeadTemperature: temperature must be > 0, got {self.temperature!r}")
 
-    def temperature_factor(self):
-        return float(self.temperature)
+    def apply(self, head):
+        head.temperature *= float(self.temperature)
 
     def describe(self):
         return f"temperature x{self.temperature:g} ({self._where()})"
@@ -249,8 +284,8 @@ class RotateQuery(Edit):
         super().__post_init__()
         _finite("degrees", self.degrees)
 
-    def rotation(self):
-        return float(self.degrees)
+    def apply(self, head):
+        head.degrees += float(self.degrees)
 
     def describe(self):
         return f"rotate the question's query {self.degrees:g} degrees ({self._where()})"
@@ -260,8 +295,8 @@ class RotateQuery(Edit):
 class AblateHead(Edit):
     """Zero the head's output at every position."""
 
-    def ablates(self):
-        return True
+    def apply(self, head):
+        head.ablated = True
 
     def describe(self):
         return f"ablate {self._where()}"
@@ -293,11 +328,25 @@ class PatchHead(Edit):
                 f"text {n_positions}: patch between texts of the same length in tokens"
             )
 
-    def replaced_output(self):
-        return self.output
+    def apply(self, head):
+        shape = tuple(head.k.shape[-2:])
+        if self.output.shape != shape:
+            raise ValueError(
+                f"PatchHead: the output has shape {self.output.shape}; this head's is {shape}"
+            )
+        head.output = self.output
 
     def describe(self):
         return f"patch the output of {self._where()} from another run"
+
+
+def turn_query_rows(q, k, weights, query: int, degrees: float, put) -> None:
+    """RotateQuery on every sequence of a batch: row ``query`` of q (B, n, d_head), in place,
+    turned towards the key its ``weights`` (B, n, n) favour most. ``put`` brings the turned
+    NumPy row back to q's backend."""
+    for row in range(q.shape[0]):
+        top = int(np.argmax(host(weights[row, query])))
+        q[row, query] = put(rotate_towards(host(q[row, query]), host(k[row, top]), degrees))
 
 
 def rotate_towards(q: np.ndarray, key: np.ndarray, degrees: float) -> np.ndarray:
@@ -322,6 +371,7 @@ def rotate_towards(q: np.ndarray, key: np.ndarray, degrees: float) -> np.ndarray
 __all__ = [
     "AblateHead",
     "Edit",
+    "EditedHead",
     "HeadTemperature",
     "MaskPosition",
     "PatchHead",
@@ -331,4 +381,6 @@ __all__ = [
     "ScaleValue",
     "SwapValues",
     "Window",
+    "check_edits",
+    "edit_head",
 ]

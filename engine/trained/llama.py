@@ -13,16 +13,15 @@ on the host: they are (heads, n, n) booleans, small next to the matrices.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat
 import numpy as np
 
-from ..backends import to_numpy
+from ..backends import host as _host
 from ..core import attention
-from .edits import rotate_towards
+from .edits import EditedHead, edit_head, turn_query_rows
 
 
 @dataclass(frozen=True)
@@ -76,12 +75,38 @@ def apply_rope(x, cos, sin):
     return x * cos + rot * sin
 
 
+def silu(x):
+    """x * sigmoid(x), SwiGLU's gate."""
+    xp = array_api_compat.array_namespace(x)
+    return x / (1.0 + xp.exp(-x))
+
+
+def mlp(x, w: dict[str, Any], d_ff: int):
+    """SwiGLU: (silu(x @ gate) * (x @ up)) @ down, with gate and up fused in ``w["wgu"]``."""
+    gate_up = _linear(x, w["wgu"])
+    return _linear(silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:], w["wd"])
+
+
 def _linear(x, w):
     """x (B, n, d_in) @ w (d_in, d_out) as one (B * n)-row product: NumPy's stacked matmul
     calls the BLAS once per sequence, which throws away what batching the sequences buys."""
     xp = array_api_compat.array_namespace(x)
     b, n, d = x.shape
     return xp.reshape(xp.reshape(x, (b * n, d)) @ w, (b, n, w.shape[1]))
+
+
+def _split_heads(a, heads: int, d_head: int):
+    """(B, n, heads * d_head) -> (B, heads, n, d_head)."""
+    xp = array_api_compat.array_namespace(a)
+    b, n, _ = a.shape
+    return xp.permute_dims(xp.reshape(a, (b, n, heads, d_head)), (0, 2, 1, 3))
+
+
+def _merge_heads(a):
+    """(B, heads, n, d_head) -> (B, n, heads * d_head)."""
+    xp = array_api_compat.array_namespace(a)
+    b, heads, n, d_head = a.shape
+    return xp.reshape(xp.permute_dims(a, (0, 2, 1, 3)), (b, n, heads * d_head))
 
 
 def _like(x, a):
@@ -100,8 +125,116 @@ def _backend_of(x) -> dict[str, str]:
     return {"backend": "torch", "device": str(x.device)}
 
 
-def _host(x) -> np.ndarray:
-    return x if isinstance(x, np.ndarray) else to_numpy(x)
+def _contiguous(x):
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x)
+    return x.contiguous()
+
+
+def project_qkv(shape: Shape, w: dict[str, Any], x, cos, sin):
+    """Queries, keys and values (B, heads, n, d_head), RoPE applied. Each query head gets its
+    own copy of the key/value head it shares (grouped-query attention), so an edit on one
+    query head's keys or values leaves the other heads of its group alone."""
+    nh, nkv, dh = shape.n_heads, shape.n_kv_heads, shape.d_head
+    qkv = _linear(rms_norm(x, w["attn_norm"], shape.eps), w["wqkv"])
+    q_end, k_end = nh * dh, (nh + nkv) * dh
+    q = _split_heads(qkv[..., :q_end], nh, dh)
+    k = _split_heads(qkv[..., q_end:k_end], nkv, dh)
+    v = _split_heads(qkv[..., k_end:], nkv, dh)
+    # C order, the layout the forward has always handed engine.attention (and its goldens).
+    q = _contiguous(apply_rope(q, cos, sin))
+    k = apply_rope(k, cos, sin)
+    kv_of = _like(x, np.arange(nh) // (nh // nkv))
+    return q, k[:, kv_of], v[:, kv_of]
+
+
+def causal_mask(heads: int, n: int) -> np.ndarray:
+    """(heads, n, n) bool, one copy per head for the edits to change: row i reads keys 0..i."""
+    return np.repeat(np.tril(np.ones((n, n), dtype=bool))[None], heads, axis=0)
+
+
+def apply_head_edits(edits, layer: int, k, v, legal: np.ndarray, qpos: int) -> list[EditedHead]:
+    """Each head's edits in one pass: its keys, values (B, heads, n, d_head) and mask
+    (heads, n, n) changed in place, and what acts around its attention noted, per head."""
+    return [
+        edit_head(edits, layer, hd, k[:, hd], v[:, hd], legal[hd], qpos) for hd in range(len(legal))
+    ]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Where one head's weights, scores and logits are: an engine.attention result and the
+    head's index in it (None: the call was for this head alone). Read on demand, since the
+    tiled kernel builds them only when asked."""
+
+    result: Any
+    index: int | None
+
+    def get(self, name: str):
+        """The head's (B, n_q, n) ``name`` array."""
+        a = getattr(self.result, name)
+        return a if self.index is None else a[:, self.index]
+
+
+@dataclass
+class Attended:
+    """One layer's attention: every head's output and where its rows are."""
+
+    out: Any  # (B, heads, n_q, d_head) on the forward's backend
+    rows: list[_Rows]  # per head
+    temperature: np.ndarray  # (heads,) as engine.attention applied it
+    scale: float
+
+
+def attend(q, k, v, legal: np.ndarray, heads: list[EditedHead], qpos: int) -> Attended:
+    """Every head through engine.attention: one call for all heads of one temperature (with no
+    temperature edit, one call per layer), then each rotated head again alone."""
+    xp = array_api_compat.array_namespace(q)
+    out = xp.empty(q.shape, dtype=q.dtype, device=array_api_compat.device(q))
+    rows: list[_Rows] = [None] * len(heads)
+    temperature = np.ones(len(heads))
+    for t, idx in _by_temperature(heads):
+        sel = _like(q, idx)
+        opts = {"temperature": t, "fully_masked": "zero"} | _backend_of(q)
+        res = attention(q[:, sel], k[:, sel], v[:, sel], mask=_like(q, legal[idx]), **opts)
+        out[:, sel] = res.output
+        for j, hd in enumerate(idx):
+            temperature[hd] = float(res.temperature)
+            rows[hd] = _Rows(res, j)
+            if heads[hd].degrees:
+                weights = rows[hd].get("weights")
+                one = _rotated(q, k, v, hd, legal[hd], weights, qpos, heads[hd].degrees, opts)
+                out[:, hd] = one.output
+                rows[hd] = _Rows(one, None)
+    return Attended(out, rows, temperature, float(res.scale))
+
+
+def _by_temperature(heads: list[EditedHead]) -> list[tuple[float, np.ndarray]]:
+    """(temperature, head indices) for each distinct temperature, lowest first."""
+    temps = np.array([h.temperature for h in heads])
+    return [(float(t), np.flatnonzero(temps == t)) for t in np.unique(temps)]
+
+
+def _rotated(q, kq, vq, hd, legal, weights, qpos, degrees, opts):
+    """Head ``hd`` recomputed with each sequence's query row turned towards its top key."""
+    # The turned row goes through float32, as it always has (a float64 model's row too).
+    turn_query_rows(
+        q[:, hd], kq[:, hd], weights, qpos, degrees, lambda a: _like(q, a.astype(np.float32))
+    )
+    return attention(q[:, hd], kq[:, hd], vq[:, hd], mask=_like(q, legal), **opts)
+
+
+def set_outputs(out, heads: list[EditedHead], replace, rows: slice):
+    """The outputs that replace computed ones, in place: PatchHead's, zero for an ablated
+    head, then ``replace[(b, head)]`` in sequence b (None: zero), cut to ``rows``."""
+    for hd, head in enumerate(heads):
+        if head.output is not None:
+            out[:, hd] = _like(out, head.output)
+    ablated = np.flatnonzero([h.ablated for h in heads])
+    if ablated.size:
+        out[:, _like(out, ablated)] = 0.0
+    for (seq, hd), value in (replace or {}).items():
+        out[seq, hd] = 0.0 if value is None else _like(out, np.asarray(value)[rows])
 
 
 def block(
@@ -125,28 +258,8 @@ def block(
     that becomes that head's output in sequence b. ``detail`` (B = 1 only) returns what the
     page's records need, on the host. ``query_only`` (a last layer with no edits, whose other
     rows nothing reads) returns only the query row: (B, 1, d_model)."""
-    xp = array_api_compat.array_namespace(x)
-    b, n, dm = x.shape
-    nh, nkv, dh = shape.n_heads, shape.n_kv_heads, shape.d_head
-    kv_of = np.arange(nh) // (nh // nkv)
-
-    h = rms_norm(x, w["attn_norm"], shape.eps)
-    qkv = _linear(h, w["wqkv"])
-    q = xp.permute_dims(xp.reshape(qkv[..., :dm], (b, n, nh, dh)), (0, 2, 1, 3))
-    k = xp.permute_dims(xp.reshape(qkv[..., dm : dm + nkv * dh], (b, n, nkv, dh)), (0, 2, 1, 3))
-    v = xp.permute_dims(xp.reshape(qkv[..., dm + nkv * dh :], (b, n, nkv, dh)), (0, 2, 1, 3))
-    q = apply_rope(q, cos, sin)
-    if not isinstance(q, np.ndarray):
-        q = q.contiguous()
-    else:
-        q = np.ascontiguousarray(q)
-    k = apply_rope(k, cos, sin)
-    # One copy of the shared key/value head per query head, so an edit acts on one head only.
-    index = _like(x, kv_of)
-    kq = k[:, index]
-    vq = v[:, index]
-
-    legal = np.repeat(np.tril(np.ones((n, n), dtype=bool))[None], nh, axis=0)
+    q, k, v = project_qkv(shape, w, x, cos, sin)
+    legal = causal_mask(shape.n_heads, x.shape[1])
     rows = slice(None)
     if query_only:
         if edits or detail:
@@ -154,94 +267,29 @@ def block(
         rows = slice(qpos, qpos + 1)
         q, legal, x = q[:, :, rows], legal[:, rows], x[:, rows]
         qpos = 0
-    temps = np.ones(nh)
-    degrees = np.zeros(nh)
-    ablated = np.zeros(nh, dtype=bool)
-    patched: dict[int, np.ndarray] = {}
-    for hd in range(nh):
-        for e in edits:
-            if e.targets(layer, hd):
-                e.edit_kv(kq[:, hd], vq[:, hd])
-                e.edit_legal(legal[hd])
-                temps[hd] *= e.temperature_factor()
-                degrees[hd] += e.rotation()
-                ablated[hd] = ablated[hd] or e.ablates()
-                if (value := e.replaced_output()) is not None:
-                    patched[hd] = _check_patch(value, n, dh)
-        if not legal[hd, qpos].any():
-            raise ValueError(
-                f"the edits leave the query position {qpos} no key to attend to in "
-                f"layer {layer} head {hd}: at least one position must stay visible"
-            )
+    heads = apply_head_edits(edits, layer, k, v, legal, qpos)
+    att = attend(q, k, v, legal, heads, qpos)
+    set_outputs(att.out, heads, replace, rows)
+    x = x + _linear(_merge_heads(att.out), w["wo"])
+    x = x + mlp(rms_norm(x, w["ffn_norm"], shape.eps), w, shape.d_ff)
+    return x, (layer_detail(q, k, v, legal, heads, att, qpos) if detail else None)
 
-    n_out = q.shape[2]
-    out = xp.empty((b, nh, n_out, dh), dtype=x.dtype, device=array_api_compat.device(x))
-    weights_all = np.empty((nh, n_out, n), dtype=np.float32) if detail else None
-    kept = {"logits": [None] * nh, "scores": [None] * nh}  # only the query row of each
-    scale = 1.0 / math.sqrt(dh)
-    temp_of = np.ones(nh)
-    # Heads of one temperature share one call; a rotated head is recomputed alone.
-    for t in np.unique(temps):
-        idx = np.flatnonzero(temps == t)
-        sel = _like(x, idx)
-        opts = {"temperature": float(t), "fully_masked": "zero"} | _backend_of(x)
-        res = attention(q[:, sel], kq[:, sel], vq[:, sel], mask=_like(x, legal[idx]), **opts)
-        scale = float(res.scale)
-        out[:, sel] = res.output
-        for j, hd in enumerate(idx):
-            temp_of[hd] = float(res.temperature)
-            if degrees[hd]:
-                one = _rotated(q, kq, vq, hd, legal[hd], res.weights[:, j], qpos, degrees[hd], opts)
-                out[:, hd] = one.output
-                source, at = one, (0,)
-            else:
-                source, at = res, (0, j)
-            if detail:
-                weights_all[hd] = _host(source.weights[at])
-                for name in kept:
-                    kept[name][hd] = _host(getattr(source, name)[at][qpos])
-    for hd, value in patched.items():
-        out[:, hd] = _like(x, value)
-    if ablated.any():
-        out[:, _like(x, np.flatnonzero(ablated))] = 0.0
-    for (seq, hd), value in (replace or {}).items():
-        out[seq, hd] = 0.0 if value is None else _like(x, np.asarray(value)[rows])
 
-    x = x + _linear(xp.reshape(xp.permute_dims(out, (0, 2, 1, 3)), (b, n_out, nh * dh)), w["wo"])
-    h2 = rms_norm(x, w["ffn_norm"], shape.eps)
-    gu = _linear(h2, w["wgu"])
-    gate, up = gu[..., : shape.d_ff], gu[..., shape.d_ff :]
-    x = x + _linear(gate / (1.0 + xp.exp(-gate)) * up, w["wd"])
-    if not detail:
-        return x, None
-    info = LayerDetail(
+def layer_detail(q, k, v, legal, heads: list[EditedHead], att: Attended, qpos: int) -> LayerDetail:
+    """The first sequence's arrays on the host, as the page's records read them."""
+    weights = np.empty((len(heads), *legal.shape[1:]), dtype=np.float32)
+    for hd, found in enumerate(att.rows):
+        weights[hd] = _host(found.get("weights")[0])
+    return LayerDetail(
         q=_host(q[0]),
-        k=_host(kq[0]),
-        v=_host(vq[0]),
-        scores=np.stack(kept["scores"]),
-        logits=np.stack(kept["logits"]),
-        weights=weights_all,
-        out=_host(out[0]),
+        k=_host(k[0]),
+        v=_host(v[0]),
+        scores=np.stack([_host(found.get("scores")[0, qpos]) for found in att.rows]),
+        logits=np.stack([_host(found.get("logits")[0, qpos]) for found in att.rows]),
+        weights=weights,
+        out=_host(att.out[0]),
         legal=legal,
-        temperature=temp_of,
-        ablated=ablated,
-        scale=scale,
+        temperature=att.temperature,
+        ablated=np.array([h.ablated for h in heads]),
+        scale=att.scale,
     )
-    return x, info
-
-
-def _check_patch(value: np.ndarray, n: int, d_head: int) -> np.ndarray:
-    if value.shape != (n, d_head):
-        raise ValueError(
-            f"PatchHead: the output has shape {value.shape}; this head's is ({n}, {d_head})"
-        )
-    return value
-
-
-def _rotated(q, kq, vq, hd, legal, weights, qpos, degrees, opts):
-    """Head ``hd`` recomputed with each sequence's query row turned towards its top key."""
-    for row in range(q.shape[0]):
-        top = int(np.argmax(_host(weights[row, qpos])))
-        turned = rotate_towards(_host(q[row, hd, qpos]), _host(kq[row, hd, top]), degrees)
-        q[row, hd, qpos] = _like(q, turned.astype(np.float32))
-    return attention(q[:, hd], kq[:, hd], vq[:, hd], mask=_like(q, legal), **opts)
