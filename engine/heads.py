@@ -3,9 +3,10 @@
 No web imports. `HeadModel` is the small interface the lab needs from "a model whose heads it can
 open" (the shipped binding model and SmolLM2 in `engine.trained`, whose runs are the one
 `engine.trained.runs.Run`): tokens, a next-token distribution, and for each (layer, head) the
-question position's query, the keys, values, scores, weights and output. `head_snapshot` turns one head of one run into
-the snapshot the hand-made scenarios also produce, so every view, caption and check reads a
-trained head exactly as it reads a toy.
+question position's query, the keys, values, scores, weights and output, and the forward a
+`Run` calls (``forward_one``, ``check_edits``, ``next_tokens``). `head_snapshot` turns one head
+of one run into the snapshot the hand-made scenarios also produce, so every view, caption and
+check reads a trained head exactly as it reads a toy.
 
 The head lives in d_head dimensions and the planes are 2-D. Both planes are exact where it
 matters:
@@ -23,7 +24,7 @@ matters:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -38,11 +39,14 @@ from .snapshot import (
 )
 
 if TYPE_CHECKING:  # the one run and head record every model returns (engine/trained/runs.py)
+    from .trained.edits import Edit
+    from .trained.runs import Pass
     from .trained.runs import Run as HeadRun
 
 
 class HeadModel(Protocol):
-    """What the lab needs from a model whose heads it opens; its runs are `Run`s."""
+    """What the lab needs from a model whose heads it opens; its runs are `Run`s, which need
+    the three methods after ``run``."""
 
     name: str
     title: str
@@ -53,7 +57,33 @@ class HeadModel(Protocol):
 
     def check(self, text: str) -> Sequence[str]: ...
 
-    def run(self, text: str, edits: Sequence = ()) -> HeadRun: ...
+    def run(
+        self, text: str, edits: Sequence = (), *, query: int | None = None, backend: str = "numpy"
+    ) -> HeadRun: ...
+
+    def check_edits(self, edits: Iterable, n: int) -> tuple[Edit, ...]:
+        """The edits as a tuple, or ValueError naming one the model cannot apply to n tokens."""
+        ...
+
+    def forward_one(
+        self,
+        ids: Sequence[int],
+        edits: tuple[Edit, ...] = (),
+        start: int = 0,
+        resid: list[np.ndarray] | None = None,
+        heads: dict | None = None,
+        query: int | None = None,
+        backend: str = "numpy",
+    ) -> Pass:
+        """One sequence through the model. With ``start`` > 0 the residual stream ``resid``
+        and the head records ``heads`` below layer ``start`` are reused, so an edit re-runs
+        only the layers it touches; ``query`` is the position whose row the records keep and
+        whose next token is predicted (None: the last)."""
+        ...
+
+    def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
+        """The listed next tokens with their probabilities, and the likeliest."""
+        ...
 
 
 def token_probability(run: HeadRun, token: str) -> float:

@@ -30,7 +30,7 @@ from ..backends import Backend, resolve, to_numpy, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
 from .causal import Maps
-from .edits import Edit, EditedHead, edit_head, turn_query_rows
+from .edits import Edit, EditedHead, checked_edits, edit_head, turn_query_rows
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
@@ -276,15 +276,11 @@ class BindingModel(Maps):
         """The tokens the model would see (with <bos>), or ValueError naming the problem."""
         return list(task.parse(text).tokens)
 
-    def _check_edits(self, edits, n: int) -> tuple[Edit, ...]:
-        edits = tuple(edits)
-        for e in edits:
-            if not isinstance(e, Edit):
-                raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
-            e.check(self.n_layers, self.n_heads, n)
-        return edits
+    def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
+        """The edits as a tuple, or ValueError naming one that does not fit n tokens."""
+        return checked_edits(edits, self.n_layers, self.n_heads, n)
 
-    def _forward_one(
+    def forward_one(
         self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
     ) -> Pass:
         """`_forward` for one sequence (ids (n,)), as `Run` asks for it. ``backend`` is
@@ -314,7 +310,7 @@ class BindingModel(Maps):
         the records keep and whose output is read (default: the question, the last);
         ``backend`` is "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
         program = task.parse(text)
-        edits = self._check_edits(edits, len(program.tokens))
+        edits = self.check_edits(edits, len(program.tokens))
         query = check_query(program.query_position if query is None else query, len(program.ids))
         return Run(
             self,
@@ -322,7 +318,7 @@ class BindingModel(Maps):
             program.ids,
             program.tokens,
             edits,
-            self._forward_one(program.ids, edits, query=query, backend=backend),
+            self.forward_one(program.ids, edits, query=query, backend=backend),
             query_position=query,
             expected=program.answer if query == program.query_position else None,
             backend=backend,

@@ -120,7 +120,7 @@ def edit_head(
     return edited
 
 
-def check_edits(edits, n_layers: int, n_heads: int, n_positions: int) -> tuple[Edit, ...]:
+def checked_edits(edits, n_layers: int, n_heads: int, n_positions: int) -> tuple[Edit, ...]:
     """The edits as a tuple, each checked against a model and a text of ``n_positions`` tokens;
     ValueError names the first that does not fit."""
     edits = tuple(edits)
@@ -381,6 +381,6 @@ __all__ = [
     "ScaleValue",
     "SwapValues",
     "Window",
-    "check_edits",
+    "checked_edits",
     "edit_head",
 ]

@@ -1,15 +1,9 @@
 """What every trained model returns: one `Run` per text, holding one `HeadRecord` per head.
 
-A model (the binding model, SmolLM2) supplies four things and the run does the rest:
-
-- ``_forward_one(ids, edits, start, resid, heads, query, backend) -> Pass`` for one sequence;
-  with ``start`` > 0 the residual stream and head records below layer ``start`` are reused, so an
-  intervention re-runs only the layers it touches; ``query`` is the position whose row the
-  records keep and whose next token is predicted;
-- ``_check_edits(edits, n) -> tuple`` which refuses an edit it cannot apply, naming it;
-- ``next_tokens(p) -> (probs, answer)``: the listed next tokens with their probabilities, and
-  the likeliest;
-- optionally ``encode(text)`` so `Run.prob` can price any single token.
+A model (the binding model, SmolLM2) has the interface `engine.heads.HeadModel`; a run calls
+its ``forward_one`` (one sequence, reusing the layers below the first edited one), its
+``check_edits`` and its ``next_tokens``, and optionally ``encode(text)`` and
+``token_id(text)`` so `Run.prob` can price any single token.
 
 The next-token distribution uses the engine's own softmax, in float64.
 """
@@ -17,11 +11,15 @@ The next-token distribution uses the engine's own softmax, in float64.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core import softmax
 from .edits import Edit
+
+if TYPE_CHECKING:
+    from ..heads import HeadModel
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ class Run:
 
     def __init__(
         self,
-        model,
+        model: HeadModel,
         text: str,
         ids,
         tokens: tuple[str, ...],
@@ -166,11 +164,11 @@ class Run:
         """A new run with these edits added; layers below the first edited one are reused."""
         if len(edits) == 1 and isinstance(edits[0], list | tuple):
             edits = tuple(edits[0])
-        edits = self.model._check_edits(edits, len(self.ids))
+        edits = self.model.check_edits(edits, len(self.ids))
         if not edits:
             return self._with(self.edits, self._pass)
         start = min(e.first_layer() for e in edits)
-        ps = self.model._forward_one(
+        ps = self.model.forward_one(
             np.asarray(self.ids),
             self.edits + edits,
             start=start,

@@ -38,7 +38,7 @@ from ..backends import Backend, blas_threads, resolve, to_numpy, torch_threads
 from ..heads import find_heads
 from . import llama, long_context
 from .causal import Cancelled, Maps
-from .edits import Edit
+from .edits import Edit, checked_edits
 from .loading import ModelNotInstalled
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
@@ -419,7 +419,7 @@ class SmolLM(Maps):
                 self._placed[key] = placed
         return placed
 
-    def _forward_one(
+    def forward_one(
         self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
     ) -> Pass:
         """Forward of one sentence; with ``start`` > 0, layers below it come from the cache.
@@ -553,16 +553,12 @@ class SmolLM(Maps):
 
     def logits(self, text: str) -> np.ndarray:
         """Next-token logits (vocab,) after the last token, float32."""
-        return self._forward_one(self._ids(text)).logits
+        return self.forward_one(self._ids(text)).logits
 
     # ------------------------------------------------------------------------------ API
-    def _check_edits(self, edits, n: int) -> tuple[Edit, ...]:
-        edits = tuple(edits)
-        for e in edits:
-            if not isinstance(e, Edit):
-                raise ValueError(f"an edit must be one of engine.trained's edits, got {e!r}")
-            e.check(self.n_layers, self.n_heads, n)
-        return edits
+    def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
+        """The edits as a tuple, or ValueError naming one that does not fit n tokens."""
+        return checked_edits(edits, self.n_layers, self.n_heads, n)
 
     def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
         """The TOP likeliest next tokens with their probabilities, and the likeliest."""
@@ -578,10 +574,10 @@ class SmolLM(Maps):
         records keep and whose next token is predicted (default: the last); ``backend`` is
         "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
         ids = self._ids(text)
-        edits = self._check_edits(edits, len(ids))
+        edits = self.check_edits(edits, len(ids))
         query = check_query(query, len(ids))
         tokens = tuple(self._id_text[i] for i in ids)
-        ps = self._forward_one(ids, edits, query=query, backend=backend)
+        ps = self.forward_one(ids, edits, query=query, backend=backend)
         return Run(self, text, ids, tokens, edits, ps, query_position=query, backend=backend)
 
     def __repr__(self):
