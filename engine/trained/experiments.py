@@ -9,6 +9,7 @@ definition), the *rival* is the latest other definition, preferring one with a d
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from .card import refusal
 from .causal import counterfactual
 from .edits import (
     AblateHead,
+    Edit,
     HeadTemperature,
     MaskPosition,
     PatchHead,
@@ -229,6 +231,109 @@ def _layer0_head(model: BindingModel, run: Run) -> int:
     return int(np.argmax(effects))
 
 
+@dataclass
+class _Before:
+    """What an experiment reads from the run before its change."""
+
+    model: Any
+    text: str  # as given (the run's own text may be normalised)
+    run: Run
+    program: task.Program | None  # None for a model whose texts are not programs
+    layer: int
+    head: int
+    top: int  # the position of the head's top weight at the question
+    details: dict[str, Any]
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.run.attention(self.layer, self.head)
+
+    @property
+    def winner(self) -> int:
+        return _winner(self.run, self.program, self.layer, self.head)
+
+    def value(self, definition: int) -> int:
+        """The position of a definition's value token."""
+        return task.value_position(definition)
+
+    def rival(self) -> int:
+        return _rival(self.program, self.winner)
+
+
+@dataclass(frozen=True)
+class _Change:
+    """An experiment's change: an edit on the run before, or a rewritten text."""
+
+    edit: Edit | None = None
+    text: str | None = None  # the program rewritten (the edit is then None)
+    description: str = ""  # what the result says was done (default: the edit's own words)
+    measure_after: Callable[[np.ndarray], dict[str, Any]] | None = None  # weights -> details
+
+
+def _insert_distractor(b: _Before) -> _Change:
+    text = _distractor_text(b.program)
+    return _Change(
+        text=text, description=f"insert '{text.split(';')[-2].strip()};' before the question"
+    )
+
+
+def _window(b: _Before) -> _Change:
+    # The question sees positions > qpos - size; ending just after the winner's value.
+    size = b.run.query_position - b.value(b.winner)
+    return _Change(Window(b.layer, b.head, size))
+
+
+def _patch_head(b: _Before) -> _Change:
+    changed, change = counterfactual(b.model, b.text)
+    donor = b.model.run(changed)
+    b.details.update(changed_text=changed, change=change, changed_answer=donor.answer)
+    return _Change(
+        PatchHead(b.layer, b.head, donor.head(b.layer, b.head).all_outputs),
+        description=f"patch L{b.layer} H{b.head}'s output from the changed sentence ({change})",
+    )
+
+
+def _weight_vs_responsibility(b: _Before) -> _Change:
+    """Zero the top-weight position's value, and measure which position moves the residual
+    stream most: the weight stays, the effect goes."""
+    rec = b.run.head(b.layer, b.head)
+    each = rec.weights[:, None] * rec.v
+    if hasattr(b.model, "w"):  # into the residual stream, through this head's output matrix
+        dh = b.model.d_head
+        each = each @ b.model.w[f"wo{b.layer}"][b.head * dh : (b.head + 1) * dh]
+    shares = np.linalg.norm(each, axis=1)
+    b.details["top_contribution_position"] = int(np.argmax(shares))
+    b.details["top_weight"] = float(b.weights[b.top])
+    b.details["top_weight_contribution_norm"] = float(shares[b.top])
+    b.details["max_contribution_norm"] = float(shares.max())
+    return _Change(
+        ScaleValue(b.layer, b.head, b.top, 0.0),
+        measure_after=lambda after: {"top_weight_after": float(after[b.top])},
+    )
+
+
+# Each experiment's change, in the order of EXPERIMENTS.
+_CHANGES: dict[str, Callable[[_Before], _Change]] = {
+    "swap_values": lambda b: _Change(
+        SwapValues(b.layer, b.head, b.value(b.winner), b.value(b.rival()))
+    ),
+    "replace_key": lambda b: _Change(
+        ReplaceKey(b.layer, b.head, b.value(b.winner), b.value(b.rival()))
+    ),
+    "insert_distractor": _insert_distractor,
+    "distractor_key_norm": lambda b: _Change(ScaleKey(b.layer, b.head, b.value(b.rival()), 4.0)),
+    "window": _window,
+    "mask_winner": lambda b: _Change(MaskPosition(b.layer, b.head, b.top)),
+    "temperature_x4": lambda b: _Change(HeadTemperature(b.layer, b.head, 4.0)),
+    "temperature_div4": lambda b: _Change(HeadTemperature(b.layer, b.head, 0.25)),
+    "rotate_query": lambda b: _Change(RotateQuery(b.layer, b.head, 90.0)),
+    "ablate_head": lambda b: _Change(AblateHead(b.layer, b.head)),
+    "ablate_layer0": lambda b: _Change(AblateHead(0, _layer0_head(b.model, b.run))),
+    "patch_head": _patch_head,
+    "weight_vs_responsibility": _weight_vs_responsibility,
+}
+
+
 def run_experiment(
     model: BindingModel, text: str, name: str, layer: int | None = None, head: int | None = None
 ) -> ExperimentResult:
@@ -239,103 +344,53 @@ def run_experiment(
         layer, head = model.retrieval_head
     if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
         raise ValueError(f"no head ({layer}, {head}) in this model")
-    before = model.run(text)
-    program = task.parse(before.text) if _reads_programs(model) else None
+    run = model.run(text)
+    program = task.parse(run.text) if _reads_programs(model) else None
     if program is None and name in NEEDS_PROGRAM:
         raise ValueError(f"{EXPERIMENTS[name].title!r} needs a program of definitions")
-    qpos = before.query_position
-    w0 = before.attention(layer, head)
-    top = int(np.argmax(w0))
-    win = _winner(before, program, layer, head) if program is not None else None
-    details: dict[str, Any] = {"top_weight_position": top}
-    after_text = text
-
-    def rival():
-        return _rival(program, win)
-
-    if name == "swap_values":
-        r = rival()
-        edit = SwapValues(layer, head, task.value_position(win), task.value_position(r))
-    elif name == "replace_key":
-        r = rival()
-        edit = ReplaceKey(layer, head, task.value_position(win), task.value_position(r))
-    elif name == "insert_distractor":
-        edit = None
-        after_text = _distractor_text(program)
-    elif name == "distractor_key_norm":
-        edit = ScaleKey(layer, head, task.value_position(rival()), 4.0)
-    elif name == "window":
-        # The question sees positions > qpos - size; ending just after the winner's value.
-        edit = Window(layer, head, qpos - task.value_position(win))
-    elif name == "mask_winner":
-        edit = MaskPosition(layer, head, top)
-    elif name == "temperature_x4":
-        edit = HeadTemperature(layer, head, 4.0)
-    elif name == "temperature_div4":
-        edit = HeadTemperature(layer, head, 0.25)
-    elif name == "rotate_query":
-        edit = RotateQuery(layer, head, 90.0)
-    elif name == "ablate_head":
-        edit = AblateHead(layer, head)
-    elif name == "ablate_layer0":
-        edit = AblateHead(0, _layer0_head(model, before))
-    elif name == "patch_head":
-        changed, change = counterfactual(model, text)
-        donor = model.run(changed)
-        edit = PatchHead(layer, head, donor.head(layer, head).all_outputs)
-        details.update(changed_text=changed, change=change, changed_answer=donor.answer)
-    else:  # weight_vs_responsibility
-        edit = ScaleValue(layer, head, top, 0.0)
-        rec = before.head(layer, head)
-        each = rec.weights[:, None] * rec.v
-        if hasattr(model, "w"):  # into the residual stream, through this head's output matrix
-            each = each @ model.w[f"wo{layer}"][head * model.d_head : (head + 1) * model.d_head]
-        shares = np.linalg.norm(each, axis=1)
-        details["top_contribution_position"] = int(np.argmax(shares))
-        details["top_weight"] = float(w0[top])
-        details["top_weight_contribution_norm"] = float(shares[top])
-        details["max_contribution_norm"] = float(shares.max())
-
-    if name == "patch_head":
-        after = before.intervene(edit)
-        desc = f"patch L{layer} H{head}'s output from the changed sentence ({change})"
-        w_before = w0
-    elif edit is None:
-        after = model.run(after_text)
-        desc = f"insert '{after_text.split(';')[-2].strip()};' before the question"
-        extra = len(after.tokens) - len(before.tokens)
-        # New tokens sit before "?": align the old weights around them.
-        w_before = np.concatenate([w0[:-2], np.zeros(extra), w0[-2:]])
+    top = int(np.argmax(run.attention(layer, head)))
+    before = _Before(model, text, run, program, layer, head, top, {"top_weight_position": top})
+    change = _CHANGES[name](before)
+    if change.text is None:
+        after = run.intervene(change.edit)
+        weights_before = before.weights
     else:
-        after = before.intervene(edit)
-        desc = edit.describe()
-        w_before = w0
-    w1 = after.attention(layer, head)
-    rb, ra = before.head(layer, head), after.head(layer, head)
-    if name == "weight_vs_responsibility":
-        details["top_weight_after"] = float(w1[top])
+        after = model.run(change.text)
+        # New tokens sit before "?": align the old weights around them.
+        extra = np.zeros(len(after.tokens) - len(run.tokens))
+        weights_before = np.concatenate([before.weights[:-2], extra, before.weights[-2:]])
+    weights_after = after.attention(layer, head)
+    if change.measure_after is not None:
+        before.details.update(change.measure_after(weights_after))
+    return _result(name, before, change, after, weights_before, weights_after)
+
+
+def _result(name, before: _Before, change: _Change, after: Run, w_before, w_after):
+    text = before.text
+    rb, ra = before.run.head(before.layer, before.head), after.head(before.layer, before.head)
+    reference = reference_answer(before.run)
     return ExperimentResult(
         name=name,
         title=EXPERIMENTS[name].title,
-        edit=desc,
-        layer=layer,
-        head=head,
+        edit=change.description or change.edit.describe(),
+        layer=before.layer,
+        head=before.head,
         text_before=text,
-        text_after=after_text,
+        text_after=text if change.text is None else change.text,
         tokens_after=after.tokens,
         weights_before=w_before,
-        weights_after=w1,
-        max_weight_change=float(np.max(np.abs(w1 - w_before))),
+        weights_after=w_after,
+        max_weight_change=float(np.max(np.abs(w_after - w_before))),
         output_change=float(np.linalg.norm(ra.output - rb.output)),
         residual_change=float(np.linalg.norm(ra.contribution - rb.contribution)),
-        answer_before=before.answer,
+        answer_before=before.run.answer,
         answer_after=after.answer,
-        expected=reference_answer(before),
-        p_expected_before=token_probability(before, reference_answer(before)),
-        p_expected_after=token_probability(after, reference_answer(before)),
-        details=details,
-        edits=() if edit is None else (edit,),
-        reference=reference_kind(before),
+        expected=reference,
+        p_expected_before=token_probability(before.run, reference),
+        p_expected_after=token_probability(after, reference),
+        details=before.details,
+        edits=() if change.edit is None else (change.edit,),
+        reference=reference_kind(before.run),
     )
 
 
