@@ -26,7 +26,7 @@ import numpy as np
 
 import attention_lab_assets
 
-from ..backends import Backend, resolve, to_numpy, torch_threads
+from ..backends import Backend, host, resolve, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
 from .causal import Maps
@@ -53,11 +53,6 @@ def _layer_norm(x, weight, bias):
     mu = xp.mean(x, axis=-1, keepdims=True)
     var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
     return (x - mu) / xp.sqrt(var + LN_EPS) * weight + bias
-
-
-def _host(x) -> np.ndarray:
-    """A NumPy array on the host (a NumPy array itself, a torch tensor copied)."""
-    return x if isinstance(x, np.ndarray) else to_numpy(x)
 
 
 def _copy(x):
@@ -192,17 +187,17 @@ class BindingModel(Maps):
         qpos = ids.shape[1] - 1 if query is None else query
         if start == 0:
             x = w["embed"][placed.index(ids)] + w["pos"][: ids.shape[1]]
-            resid, heads = [_host(x)], {}
+            resid, heads = [host(x)], {}
         else:
             resid = list(resid[: start + 1])
             heads = {lh: r for lh, r in heads.items() if lh[0] < start}
             x = placed.put(resid[start])
         for layer in range(start, self.n_layers):
             x = x + self._attention_layer(placed, x, layer, edits, qpos, heads)
-            resid.append(_host(x))
+            resid.append(host(x))
         hf = _layer_norm(x[:, qpos], w["ln_f.weight"], w["ln_f.bias"])
         logits = hf @ w["unembed.weight"] + w["unembed.bias"]
-        return Pass(resid, heads, _host(logits), query=qpos)
+        return Pass(resid, heads, host(logits), query=qpos)
 
     def _attention_layer(self, placed: _Placed, x, layer: int, edits, qpos: int, heads: dict):
         """What layer ``layer``'s heads add to the residual stream x (B, n, d_model), head by
@@ -333,21 +328,21 @@ class BindingModel(Maps):
 
 def _record(layer, hd, q, edited: EditedHead, res, out, contribution, qpos: int) -> HeadRecord:
     """One head's record, on the host: the question row's, and every row's weights and outputs."""
-    weights, outputs = _host(res.weights), _host(out)
+    weights, outputs = host(res.weights), host(out)
     return HeadRecord(
         layer=layer,
         head=hd,
-        q=_host(q[:, qpos]),
-        k=_host(edited.k),
-        v=_host(edited.v),
-        scores=_host(res.scores[:, qpos]),
-        logits=_host(res.logits[:, qpos]),
+        q=host(q[:, qpos]),
+        k=host(edited.k),
+        v=host(edited.v),
+        scores=host(res.scores[:, qpos]),
+        logits=host(res.logits[:, qpos]),
         weights=weights[:, qpos],
         output=outputs[:, qpos],
         legal=np.broadcast_to(edited.legal[qpos], weights.shape[:2]),
         scale_factor=float(res.scale),
         temperature=float(res.temperature),
-        contribution=_host(contribution[:, qpos]),
+        contribution=host(contribution[:, qpos]),
         all_weights=weights,
         ablated=edited.ablated,
         all_outputs=outputs,

@@ -19,7 +19,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ..backends import host as _host
+from ..backends import host
 from ..core import attention
 from .edits import EditedHead, edit_head, turn_query_rows
 
@@ -279,15 +279,15 @@ def layer_detail(q, k, v, legal, heads: list[EditedHead], att: Attended, qpos: i
     """The first sequence's arrays on the host, as the page's records read them."""
     weights = np.empty((len(heads), *legal.shape[1:]), dtype=np.float32)
     for hd, found in enumerate(att.rows):
-        weights[hd] = _host(found.get("weights")[0])
+        weights[hd] = host(found.get("weights")[0])
     return LayerDetail(
-        q=_host(q[0]),
-        k=_host(k[0]),
-        v=_host(v[0]),
-        scores=np.stack([_host(found.get("scores")[0, qpos]) for found in att.rows]),
-        logits=np.stack([_host(found.get("logits")[0, qpos]) for found in att.rows]),
+        q=host(q[0]),
+        k=host(k[0]),
+        v=host(v[0]),
+        scores=np.stack([host(found.get("scores")[0, qpos]) for found in att.rows]),
+        logits=np.stack([host(found.get("logits")[0, qpos]) for found in att.rows]),
         weights=weights,
-        out=_host(att.out[0]),
+        out=host(att.out[0]),
         legal=legal,
         temperature=att.temperature,
         ablated=np.array([h.ablated for h in heads]),

