@@ -21,7 +21,6 @@ from app.page.class_link import ClassLink
 from app.page.deferred import Deferred, Disclosure, fill
 from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
-from app.patches import bokeh_speedups
 from app.patches.documents import serve_stylesheets_locally
 from app.state.lab_state import LabState, listed_backends
 from app.state.sources import MODEL, SourceSwitch
@@ -43,9 +42,6 @@ from app.views.status import StatusView
 from app.views.style import LabDesign, TextScale, floor_text, slim
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
-
-# A fifth of every page build went to Bokeh recomputing defaults it then discards.
-bokeh_speedups.apply()
 
 TITLE = "Attention Lab"
 # A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
