@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 import panel as pn
 
 import attention_lab_assets
 from app.lessons.lab_lessons import control_names
+from app.page import later_parts as later
 from app.page.a11y import ControlPointer, PageTools
 from app.page.class_link import join_classes
 from app.page.deferred import Deferred, Disclosure
-from app.page.layout import FLOW_CSS, PageLayout
+from app.page.layout import PageLayout
 from app.page.page_style import PRESENTER_TEXT_SCALE, PageStyle
 from app.page.parts import Parts
 from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
-from app.state.lab_state import LabState, listed_backends
+from app.state.lab_state import LabState
 from app.state.sources import MODEL, SourceSwitch
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import CandidateControls, ControlsPanel
@@ -84,8 +86,6 @@ MORE_SETTINGS_NAMES = frozenset(
         "Reverse the pairs",
     }
 )
-# The analysis plots below the first screen, built together when first scrolled to.
-ANALYSIS = ("entropy", "dimension", "jacobian")
 
 
 def _lab_css() -> list[str]:
@@ -97,7 +97,8 @@ def _update(view, snap) -> None:
 
 
 class Lab:
-    """One session's page: its parts by name, each built on first need, and the single redraw
+    """The composition root of one session's page: its parts by name (app/page/parts.py), each
+    built on first need (app/page/later_parts.py), placed by PageLayout, and the single redraw
     path that feeds them. A part is also read as an attribute: `lab.geometry`, or `lab.entropy`
     (None until built)."""
 
@@ -112,12 +113,12 @@ class Lab:
         add("status", lambda: StatusView(self.sources), draw=_update, eager=True)
         add("geometry", lambda: GeometryView(state), draw=self._draw_geometry, eager=True)
         # The trained model's views, built when the page first opens a model, drawn while shown.
-        add("model_panel", self._model_panel)
-        add("model_main", self._model_main, draw=self._draw_model_view)
-        add("causal_state", self._causal_state)
-        add("causal_view", self._causal_view)
-        add("every_head", self._every_head)
-        add("head_grid", self._head_grid, draw=self._draw_model_view)
+        add("model_panel", partial(later.model_panel, self))
+        add("model_main", partial(later.model_main, self), draw=self._draw_model_view)
+        add("causal_state", partial(later.causal_state, self))
+        add("causal_view", partial(later.causal_view, self))
+        add("every_head", partial(later.every_head, self))
+        add("head_grid", partial(later.head_grid, self), draw=self._draw_model_view)
         add("logits", LogitsView, draw=_update, eager=True)
         add("weights", WeightsView, draw=_update, eager=True)
         # The analysis plots below the first screen are built when first scrolled to (see
@@ -126,7 +127,7 @@ class Lab:
         add("dimension", DimensionView, draw=lambda view, snap: view.update(snap, snap.d_k))
         add("jacobian", JacobianView, draw=_update)
         self.analysis = Deferred(
-            self._analysis,
+            partial(later.analysis, self),
             title="Entropy, softmax Jacobian and d_k",
             note="These three plots are drawn when you scroll here.",
         )
@@ -134,9 +135,9 @@ class Lab:
         add("controls", lambda: ControlsPanel(state, scenario_titles=titles), eager=True)
         # The candidates, engine and key/value pairs sit behind "More settings", built when first
         # opened: a third of a page's server memory and CPU, and folded away on a phone anyway.
-        add("candidates", self._candidates, release=CandidateControls.release)
+        add("candidates", partial(later.candidates, state), release=CandidateControls.release)
         add("pairs", lambda: PairsEditor(state))
-        self.more_settings = Disclosure(self._more_settings, label=MORE_SETTINGS)
+        self.more_settings = Disclosure(partial(later.more_settings, self), label=MORE_SETTINGS)
         for name in CANDIDATE_SETTINGS:
             state.param.watch(self._setting_moved, name)
         self.tools = PageTools(margin=(0, 10))
@@ -156,7 +157,7 @@ class Lab:
         add("classroom", lambda: classroom, release=lambda view: view.session.leave(), eager=True)
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
-        self._preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
+        self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         if served:
             state.deliver = on_session_thread(self.doc)  # torch results come back here
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
@@ -207,84 +208,9 @@ class Lab:
         """Build the analysis plots now (the page does it when they are first scrolled to)."""
         self.analysis.show()
 
-    def _analysis(self):
-        """The entropy, Jacobian and d_k views, styled and drawn like the first screen's."""
-        entropy, dimension, jacobian = (self.parts.get(name) for name in ANALYSIS)
-        self.style.add(self.figures()[4:])
-        # The live drag previews the entropy too, now that its sources exist.
-        self._preview.args = {
-            **self._preview.args,
-            "entropy_sweep": entropy.source,
-            "entropy_now": entropy.current,
-        }
-        snap = self.sources.snapshot
-        if snap is not None:
-            self.parts.draw(snap, only=ANALYSIS)
-        rows = [pn.Row(entropy, jacobian), dimension.__panel__()]
-        for row in rows:
-            row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
-        return pn.Column(*rows, sizing_mode="stretch_width", margin=0)
-
     def show_more_settings(self) -> None:
         """Open the sidebar's "More settings" (building its controls the first time)."""
         self.more_settings.show()
-
-    def _candidates(self):
-        backends = listed_backends()  # never imports torch: see app.state.lab_state.listed_backends
-        return CandidateControls(
-            self.state,
-            backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
-            unchecked=tuple(b.name for b in backends if not b.checked),
-        )
-
-    def _more_settings(self):
-        candidates, pairs = self.parts.get("candidates"), self.parts.get("pairs")
-        pairs_title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
-        return pn.Column(candidates, pairs_title, pairs, sizing_mode="stretch_width", margin=0)
-
-    def _model_panel(self):
-        from app.views.model_panel import ModelPanel
-
-        panel = ModelPanel(self.sources.model)
-        self.sources.model.param.watch(self._offer_model_lesson, ["model", "loading"])
-        return panel
-
-    def _model_main(self):
-        from app.views.model_panel import ModelMainView
-
-        main = ModelMainView(self.sources.model)
-        self.style.add([main.prediction.figure])
-        return main
-
-    def _causal_state(self):
-        from app.state.causal_state import CausalState
-
-        cstate = CausalState(self.sources.model)
-        if self.doc is not None and self.doc.session_context is not None:
-            cstate.deliver = on_session_thread(self.doc)
-        return cstate
-
-    def _causal_view(self):
-        from app.views.causal_view import CausalView
-
-        view = CausalView(self.parts.get("causal_state"), self.sources.model)
-        self.style.add([view.figure, view.patch_figure])
-        return view
-
-    def _every_head(self):
-        return Deferred(
-            lambda: self.parts.get("head_grid"),
-            title="Every head at once, and the open head's whole pattern",
-            note="Drawn when you scroll here.",
-        )
-
-    def _head_grid(self):
-        from app.views.head_grid import HeadGridView
-
-        grid = HeadGridView(self.sources.model)
-        self.style.add(grid.figures(), share=False)
-        grid.update()
-        return grid
 
     def show_head_grid(self) -> None:
         """Build every head's grid now (the page does it when it is first scrolled to)."""
@@ -325,15 +251,15 @@ class Lab:
         model = self.sources.source == MODEL
         if model and self.model_panel is None:
             get = self.parts.get
-            heads = (get("model_panel"), get("model_main"), get("causal_view"), get("every_head"))
-            self.layout.place_model_views(*heads)
+            views = (get("model_panel"), get("model_main"), get("causal_view"), get("every_head"))
+            self.layout.place_model_views(*views)
         self.layout.show_source(model)
         self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
         if model:
-            self._offer_model_lesson()
+            self.offer_model_lesson()
         self.redraw()  # the snapshot arrived before these views existed
 
-    def _offer_model_lesson(self, *events) -> None:
+    def offer_model_lesson(self, *events) -> None:
         """Show (not load: the student decides) the first step on the model the page opens, the
         one a link or the sidebar asks for even while it loads; a step in the address stays."""
         m = self.sources.model
