@@ -1,5 +1,6 @@
-"""The house's rules, read from the code: each module has a name of its own, and imports run one
-way only, down the layers that docs/architecture.md draws."""
+"""The house's rules, read from the code: each module has a name of its own, imports run one
+way only, down the layers that docs/architecture.md draws, and no modules import each other in a
+ring."""
 
 from __future__ import annotations
 
@@ -40,9 +41,19 @@ def _layer(module: str) -> int | None:
     return None
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, *, typing_only: bool = True) -> set[str]:
+    """Every name a module imports, at its top or inside a function (`typing_only=False`: less
+    those under `if TYPE_CHECKING:`, which never run)."""
+    tree = ast.parse(path.read_text())
+    skipped = set()
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -70,6 +81,79 @@ def test_imports_run_down_the_layers_only():
             if target is not None and target > own:
                 wrong.append(f"{module} imports {name}")
     assert wrong == [], "imports that run up the layers:\n" + "\n".join(sorted(wrong))
+
+
+# The packages whose modules may not import each other in a ring. "tools" joins once the ring
+# tools/loadtest.py <-> tools/classload.py is gone: add it here, nothing else changes.
+CYCLE_FREE = ("app", "engine")
+
+
+def _import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Module -> the modules of `packages` it imports (a package by its __init__), wherever in
+    the module the import stands: a lazy import closes a ring as surely as a top-level one."""
+    modules = {
+        module.removesuffix(".__init__"): path
+        for module, path in _modules().items()
+        if module.split(".")[0] in packages
+    }
+    graph = {}
+    for module, path in modules.items():
+        targets = set()
+        for name in _imports(path, typing_only=False):
+            # `from a.b import c`: c is a module of a.b, or a name defined in a.b's __init__.
+            target = name if name in modules else name.rpartition(".")[0]
+            if target in modules and target != module:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_modules_import_each_other_in_a_ring():
+    rings = _cycles(_import_graph(CYCLE_FREE))
+    assert rings == [], "modules that import each other (directly or round a ring):\n" + "\n".join(
+        " <-> ".join(ring) for ring in rings
+    )
+
+
+def test_the_ring_finder_finds_a_ring():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_state_the_lessons_and_the_class_store_run_without_panel_or_bokeh():

@@ -53,9 +53,9 @@ def _build_page():
 
 def _use_speedups(on: bool) -> None:
     """Bokeh's own property functions, or the lab's shortcuts (app/patches/bokeh_speedups.py)."""
-    import app.page.lab_page  # noqa: F401 - it applies the shortcuts when first imported
-    from app.patches import bokeh_speedups
+    from app.patches import apply_all, bokeh_speedups
 
+    apply_all()  # every process-wide patch, as the server applies them at start
     if on:
         if not bokeh_speedups.apply():
             raise SystemExit("this Bokeh is not the one the speedups were checked against")

@@ -34,8 +34,10 @@ def _lab_in_document(**settings):
     from panel.io.state import set_curdoc
 
     from app.page.lab_page import create_app
+    from app.patches import apply_all
     from app.state.lab_state import LabState
 
+    apply_all()  # the process-wide patches, as the server applies them at start
     doc = Document()
     with set_curdoc(doc):
         template = create_app(LabState(**settings))

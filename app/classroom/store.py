@@ -16,7 +16,6 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from app.classroom import codes
 
@@ -406,24 +405,3 @@ class ClassStore:
 
     def _delete(self, code: str) -> None:
         raise NotImplementedError
-
-
-STORE_ENV = "ATTENTION_LAB_STORE"
-
-
-def open_store(url: str | None = None, **options) -> ClassStore:
-    """The store a URL names: empty or "memory" for this process alone, redis://host:port/db
-    (or rediss://, unix://) for a class shared by several replicas."""
-    text = (url or "").strip()
-    if text in ("", "memory", "memory://"):
-        from app.classroom.memory import MemoryStore
-
-        return MemoryStore(**options)
-    scheme = urlsplit(text).scheme
-    if scheme in ("redis", "rediss", "unix"):
-        from app.classroom.redis_store import RedisStore
-
-        return RedisStore(text, **options)
-    raise ValueError(
-        f"class store {text!r}: use 'memory' (one process) or redis://host:port/db (replicas)"
-    )

@@ -1,4 +1,5 @@
-"""The header's "Teach a class" button, and the cookie that keeps a student the same student.
+"""A page's part in classes: the header's "Teach a class" button, the cookie that keeps a
+student the same student, and the class view above the lessons (`join_classes`).
 
 A plain HTML form posts to /class/new (app/server/class_routes.py), which sets the teacher's
 HttpOnly cookie and redirects to the class's page: the key never passes through the page.
@@ -6,12 +7,16 @@ HttpOnly cookie and redirects to the class's page: the key never passes through 
 
 from __future__ import annotations
 
+import panel as pn
 import param
 from panel.reactive import ReactiveHTML
 
 import attention_lab_assets
 from app import js
-from app.classroom.session import NEW_ROUTE
+from app.classroom import codes, shared
+from app.classroom.session import NEW_ROUTE, STUDENT_COOKIE, ClassSession, teacher_keys
+from app.page.session_thread import on_session_thread
+from app.views.class_panel import ClassView
 
 
 class ClassLink(ReactiveHTML):
@@ -27,3 +32,34 @@ class ClassLink(ReactiveHTML):
     )
     _scripts = js.sections("class_link.js")  # noqa: RUF012 - Panel reads this class attribute
     _stylesheets = [attention_lab_assets.read_text("components", "page-tools.css")]  # noqa: RUF012
+
+
+def join_classes(doc, lessons, *, style_figure) -> tuple[ClassLink, ClassView]:
+    """This page's part in classes: its student id (a cookie, made here the first time), the
+    teacher keys its browser holds, and the view above the lessons."""
+    cookies = dict(pn.state.cookies or {}) if doc is not None else {}
+    student = cookies.get(STUDENT_COOKIE, "")
+    if not codes.is_student_id(student):
+        student = codes.new_student_id()
+    request = getattr(getattr(doc, "session_context", None), "request", None)
+    served = doc is not None and doc.session_context is not None
+    session = ClassSession(
+        shared.current(),
+        student_id=student,
+        teacher_keys=teacher_keys(cookies),
+        client=str(getattr(request, "remote_ip", "") or ""),
+        deliver=on_session_thread(doc) if served else None,
+    )
+    view = ClassView(session, lessons, page_address=page_address, style_figure=style_figure)
+    return ClassLink(student=student, margin=0), view
+
+
+def page_address() -> tuple[str, str]:
+    """This page's origin and path, as the browser sees them (the balancer's host)."""
+    loc = pn.state.location
+    if loc is None or not loc.hostname:
+        return "http://localhost:5006", "/app"
+    port = f":{loc.port}" if loc.port and loc.port not in ("80", "443") else ""
+    # Read from the websocket's request under session reuse: /app/ws is the page's /app.
+    path = (loc.pathname or "/app").removesuffix("/ws")
+    return f"{loc.protocol or 'http:'}//{loc.hostname}{port}", path

@@ -2,31 +2,62 @@
 per patch, each with its reason (docs/patches.md lists them, with what each buys and when to
 remove it).
 
+Process-wide patches (they change a class or a table every session shares):
+
 - `bokeh_speedups`: five of Bokeh's property functions, shortened process-wide.
+- `panel_resources`: MathJax only for a page that shows TeX (Panel's bundle check, replaced).
+- `server_routes.send_updates_without_delay`: a websocket handler with TCP_NODELAY, swapped
+  into Bokeh's route table.
+
+All three are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+`serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
+builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
+Importing any module of the app applies none of them.
+
+Per object, applied where the object is made or dropped:
+
 - `bokeh_glyphs`: a glyph class's positional argument names (for renderers built alone).
 - `documents`: a session's stylesheets pinned to this server (a document's template variables).
 - `panel_events`: widgets that answer a browser change at once (Panel's debounce, busy counter).
 - `panel_links`: the process-wide registry of Panel's JS callbacks, emptied for a closed page.
-- `panel_resources`: MathJax only for a page that shows TeX.
 - `param_values`: a value checked against a parameter without setting it.
-- `server_routes`: the served route table (route rename, liveness, TCP_NODELAY, extra routes).
+- `server_routes.serve_command`: the served route table (route rename, liveness, extra routes).
 
-`CHECKED_AGAINST` holds the releases every patch was read and tested against. A test
-(tests/app/test_patch_pins.py) fails when the lock files or the installed packages hold another
-release, so moving Bokeh or Panel starts with re-checking the patches.
+`CHECKED_AGAINST` (app/patches/pins.py) holds the releases every patch was read and tested
+against. A test (tests/app/test_patch_pins.py) fails when the lock files or the installed
+packages hold another release, so moving Bokeh or Panel starts with re-checking the patches.
 """
 
 from __future__ import annotations
 
-from importlib import metadata
+import threading
 
-# The releases of the packages whose internals app/patches/ uses, as read and tested.
-CHECKED_AGAINST = {"bokeh": "3.9.2", "panel": "1.9.4", "param": "2.4.2"}
+from app.patches.pins import CHECKED_AGAINST, installed_version
+
+__all__ = ["CHECKED_AGAINST", "PROCESS_WIDE", "apply_all", "installed_version"]
+
+# The process-wide patches, in the order apply_all applies them.
+PROCESS_WIDE = ("bokeh_speedups", "mathjax_only_for_tex", "websocket_nodelay")
+_applied: dict[str, bool] | None = None
+_lock = threading.Lock()
 
 
-def installed_version(package: str) -> str | None:
-    """The installed release of `package`, or None when it is not installed."""
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
+def apply_all() -> dict[str, bool]:
+    """Apply every process-wide patch, once per process; later calls only report.
+
+    Returns, per name of PROCESS_WIDE, whether the patch is in (False: the installed release
+    lacks what it patches, and the lab runs unpatched, as each module's log line says)."""
+    global _applied
+    with _lock:
+        if _applied is None:
+            from app.patches import bokeh_speedups, panel_resources, server_routes
+
+            _applied = {
+                # A fifth of every page build went to Bokeh recomputing defaults it discards.
+                "bokeh_speedups": bokeh_speedups.apply(),
+                # The lab shows no TeX: 1.8 MB less JavaScript to load per page.
+                "mathjax_only_for_tex": panel_resources.load_mathjax_only_for_tex(),
+                # Raises if Panel's websocket route is gone: the server must not start without.
+                "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
+            }
+        return dict(_applied)

@@ -27,9 +27,10 @@ that nobody asked for:
   passed over.
 
 All five return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
-over every model of a lab page). They are applied only to the Bokeh source they were checked
-against (`app.patches.CHECKED_AGAINST`): if Bokeh changes any of these functions, `apply()`
-leaves them all alone and says so in the log. The release pin is the coarse guard, for people
+over every model of a lab page). `app.patches.apply_all()` applies them when the server
+starts; importing this module changes nothing. They are applied only to the Bokeh source they
+were checked against (`app.patches.pins.CHECKED_AGAINST`): if Bokeh changes any of these
+functions, `apply()` leaves them all alone and says so in the log. The release pin is the coarse guard, for people
 (tests/app/test_patch_pins.py fails on another Bokeh in the locks); the source hashes below are
 the exact one, at run time (a release that leaves these five functions as they were keeps them).
 """
@@ -48,7 +49,7 @@ from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
 
-from app.patches import CHECKED_AGAINST, installed_version
+from app.patches.pins import CHECKED_AGAINST, installed_version
 
 # sha256 (first 16 hex digits) of the five functions' source in the Bokeh release checked
 # (CHECKED_AGAINST["bokeh"]; any other source is left alone).

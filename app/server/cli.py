@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from app.patches.server_routes import send_updates_without_delay, serve_command
+from app.patches import apply_all
+from app.patches.server_routes import serve_command
 
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "localhost"
@@ -359,10 +360,9 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
     os.environ["BOKEH_RESOURCES"] = "server"
     gc.set_threshold(*GC_THRESHOLDS)
-    send_updates_without_delay()  # app/patches/server_routes.py
-    from app.patches.panel_resources import load_mathjax_only_for_tex
-
-    load_mathjax_only_for_tex()  # the lab shows no TeX: 1.8 MB less to load per page
+    # Every process-wide patch, before Bokeh builds its route table and before the first page
+    # (app/patches/__init__.py lists them; docs/patches.md says why each).
+    apply_all()
     gc.freeze()  # what is loaded so far lives as long as the server: stop rescanning it
     command_cls = _lab_serve_command()
     parser = argparse.ArgumentParser(prog="panel serve")

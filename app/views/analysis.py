@@ -6,8 +6,10 @@ import html
 
 import pandas as pd
 import panel as pn
+import param
 
 import attention_lab_assets
+from app.state.lab_state import LabState
 
 CAUSE_NAMES = {
     "alignment": "Alignment (direction of q vs the winning key)",
@@ -95,9 +97,10 @@ def _run_safely(what: str, fn):
 
 
 class AuditView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab the audit checks")
+
     def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         self.button = pn.widgets.Button(label="Run the audit", color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
@@ -110,7 +113,7 @@ class AuditView(pn.viewable.Viewer):
         )
 
     def run(self, _event=None) -> None:
-        checks, problem = _run_safely("The audit", self._state.run_audit)
+        checks, problem = _run_safely("The audit", self.state.run_audit)
         if problem:
             self.result.object = html.escape(problem)
             self.table.visible = False
@@ -144,9 +147,10 @@ class AuditView(pn.viewable.Viewer):
 
 
 class DiagnosisView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab it explains")
+
     def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         self.button = pn.widgets.Button(label="Why is it sharp?", color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
@@ -159,7 +163,7 @@ class DiagnosisView(pn.viewable.Viewer):
         )
 
     def run(self, _event=None) -> None:
-        report, problem = _run_safely("The diagnosis", self._state.diagnose)
+        report, problem = _run_safely("The diagnosis", self.state.diagnose)
         if problem:
             self.result.object = html.escape(problem)
             self.table.visible = False

@@ -13,6 +13,7 @@ import html
 
 import numpy as np
 import panel as pn
+import param
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
@@ -26,6 +27,8 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
+from app.state.causal_state import CausalState
+from app.state.model_state import ModelState
 from engine.heads import shown_token
 from engine.trained import causal
 
@@ -81,9 +84,11 @@ def patching_summary(pmap) -> str:
 class CausalView(pn.viewable.Viewer):
     """The causal map and the patching map of one `CausalState`."""
 
+    cstate = param.ClassSelector(class_=CausalState, constant=True, doc="the maps measured")
+    mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model they are of")
+
     def __init__(self, cstate, mstate, **params):
-        super().__init__(**params)
-        self._c, self._m = cstate, mstate
+        super().__init__(cstate=cstate, mstate=mstate, **params)
         self._syncing = False
         self.token = pn.widgets.Select(label="Weight on the token", sizing_mode="stretch_width")
         self.measure = pn.widgets.Button(label="Measure every head", color="primary")
@@ -102,16 +107,10 @@ class CausalView(pn.viewable.Viewer):
         self._build_causal_figure()
         self._build_patching_figure()
 
-        self.measure.on_click(lambda _e: self._c.measure())
+        self.measure.on_click(lambda _e: self.cstate.measure())
         self.patch.on_click(lambda _e: self._start_patch())
-        self.stop.on_click(lambda _e: self._c.stop())
+        self.stop.on_click(lambda _e: self.cstate.stop())
         self.token.param.watch(self._token_picked, "value")
-        cstate.param.watch(
-            lambda *_e: self._refresh(), ["causal", "patching", "running", "progress", "error"]
-        )
-        cstate.param.watch(lambda *_e: self._sync_corrupted(), ["corrupted", "change"])
-        mstate.param.watch(lambda *_e: self._tokens(), ["run"])
-        mstate.param.watch(lambda *_e: self._refresh(), ["loading"])
         self._tokens()
         self._sync_corrupted()
         self._refresh()
@@ -222,22 +221,23 @@ class CausalView(pn.viewable.Viewer):
             i = new[0]
             layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
             source.selected.indices = []
-            self._m.try_update(layer=layer, head=head)
+            self.mstate.try_update(layer=layer, head=head)
 
         return open_head
 
     # ---------------------------------------------------------------- updates
 
+    @param.depends("mstate.run", watch=True)
     def _tokens(self) -> None:
         """The token picker follows the sentence; it shows the map's token (by default the
         engine's choice: the answer's earlier mention, or the most-weighed token)."""
-        run = self._m.run
+        run = self.mstate.run
         if run is None:
             return
         options = {f"{shown_token(t)} @{i}": i for i, t in enumerate(run.tokens)}
-        chosen = self._c.token
+        chosen = self.cstate.token
         if chosen is None:
-            cmap = self._c.causal
+            cmap = self.cstate.causal
             chosen = cmap.token if cmap else causal.default_token(run, run.answer)
         self._syncing = True
         try:
@@ -248,24 +248,34 @@ class CausalView(pn.viewable.Viewer):
             self._syncing = False
 
     def _token_picked(self, event) -> None:
-        if self._syncing or event.new is None or event.new == self._c.token:
+        if self._syncing or event.new is None or event.new == self.cstate.token:
             return
-        self._c.token = int(event.new)
-        if self._c.causal is not None:
-            self._c.measure()  # the ablations are cached: only the weights are read again
+        self.cstate.token = int(event.new)
+        if self.cstate.causal is not None:
+            self.cstate.measure()  # the ablations are cached: only the weights are read again
 
     def _start_patch(self) -> None:
-        self._c.corrupted = self.corrupted.value
-        self._c.patch()
+        self.cstate.corrupted = self.corrupted.value
+        self.cstate.patch()
 
+    @param.depends("cstate.corrupted", "cstate.change", watch=True)
     def _sync_corrupted(self) -> None:
-        self.corrupted.value = self._c.corrupted
-        self.change.object = html.escape(self._c.change)
+        self.corrupted.value = self.cstate.corrupted
+        self.change.object = html.escape(self.cstate.change)
 
+    @param.depends(
+        "cstate.causal",
+        "cstate.patching",
+        "cstate.running",
+        "cstate.progress",
+        "cstate.error",
+        "mstate.loading",
+        watch=True,
+    )
     def _refresh(self) -> None:
-        c = self._c
+        c = self.cstate
         busy = bool(c.running)
-        waiting = bool(self._m.loading)  # a link's model still loading: measure that one
+        waiting = bool(self.mstate.loading)  # a link's model still loading: measure that one
         self.measure.disabled = self.patch.disabled = busy or waiting
         self.stop.disabled = not busy
         self.bar.visible = busy

@@ -15,13 +15,14 @@ import textwrap
 
 import numpy as np
 import panel as pn
+import param
 import segno
 from bokeh.models import AdaptiveTicker, ColumnDataSource, Range1d
 from bokeh.models.glyphs import HBar, Text
 
 import attention_lab_assets
 from app.classroom.session import DEVICE_ROUTE, ClassSession
-from app.views.lesson_panel import ALL_LESSONS
+from app.views.lesson_panel import ALL_LESSONS, LessonsView
 
 from .style import OKABE_ITO, add_glyph, assign, f32, make_figure
 
@@ -157,12 +158,13 @@ def join_html(code: str, address: str, link: str) -> str:
 
 
 class ClassView(pn.viewable.Viewer):
+    session = param.ClassSelector(class_=ClassSession, constant=True, doc="this page's part")
+    lessons = param.ClassSelector(class_=LessonsView, constant=True, doc="the steps it paces")
+
     def __init__(
         self, session: ClassSession, lessons, *, page_address, style_figure=None, **params
     ):
-        super().__init__(**params)
-        self.session = session
-        self._lessons = lessons
+        super().__init__(session=session, lessons=lessons, **params)
         self._address = page_address  # () -> (origin, path) of this page, e.g. http://h:5006, /app
         self._template = self._link = None
         self._loaded = False
@@ -235,6 +237,8 @@ class ClassView(pn.viewable.Viewer):
             stylesheets=[CLASS_CSS],
         )
         self.close_join.on_click(lambda e: self._template and self._template.close_modal())
+        # Watchers, not dependencies: each must run after the watchers registered before it (a
+        # dependency runs first), e.g. the page's own reaction to a lesson opened.
         session.param.watch(
             self._changed,
             [
@@ -362,7 +366,7 @@ class ClassView(pn.viewable.Viewer):
 
     def _predicted(self, event) -> None:
         if event.new is not None and event.new != self.session.my_vote:
-            self.session.vote(self._lessons.lesson, event.new)
+            self.session.vote(self.lessons.lesson, event.new)
 
     def _measured(self, event) -> None:
         if event.new is None:
@@ -379,8 +383,8 @@ class ClassView(pn.viewable.Viewer):
     def _go_to_class_step(self) -> None:
         s = self.session
         if s.role == "student" and s.step and (s.follow or s.locked):
-            if self._lessons.lesson != s.step:
-                self._lessons.open(s.step)
+            if self.lessons.lesson != s.step:
+                self.lessons.open(s.step)
 
     # -- drawing ----------------------------------------------------------------------------
 
@@ -398,7 +402,7 @@ class ClassView(pn.viewable.Viewer):
             self.follow.disabled = s.locked
             if student and s.locked and not self.follow.value:
                 self.follow.value = True
-            self._lessons.pinned = student and s.locked
+            self.lessons.pinned = student and s.locked
             if teacher and self.lock.value != s.locked:
                 self.lock.value = s.locked
             self.status.object = self._status_html() if s.code else ""
@@ -414,9 +418,9 @@ class ClassView(pn.viewable.Viewer):
                 self._link.in_class = in_class
             if student and (not names or names & {"step", "locked", "role"}):
                 self._go_to_class_step()
-            if student and s.my_vote is not None and self._lessons.lesson == s.shown_step:
-                if self._lessons.choices.value is None:
-                    self._lessons.choices.value = s.my_vote  # a rejoin shows the vote kept
+            if student and s.my_vote is not None and self.lessons.lesson == s.shown_step:
+                if self.lessons.choices.value is None:
+                    self.lessons.choices.value = s.my_vote  # a rejoin shows the vote kept
 
     def _status_html(self) -> str:
         s = self.session

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 
 import panel as pn
+import param
 from bokeh.models import CustomJSTickFormatter
 
 from app import js
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.patches.panel_links import forget_js_callbacks
+from app.state.lab_state import LabState
 from engine.snapshot import TEMPERATURE_RANGE
 
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
@@ -60,9 +62,10 @@ class ControlsPanel(pn.viewable.Viewer):
     """The first settings, grouped the way the lessons use them: the route and the regime (the
     candidates and the engine are in CandidateControls)."""
 
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab they set")
+
     def __init__(self, state, *, scenario_titles: dict[str, str], **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         p = state.param
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
@@ -160,6 +163,8 @@ class CandidateControls(pn.viewable.Viewer):
     """The rest of the settings: which keys compete (causal order, distractors, the null route)
     and the engine. Built when the sidebar's "More settings" is first opened."""
 
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab they set")
+
     def __init__(
         self,
         state,
@@ -168,8 +173,7 @@ class CandidateControls(pn.viewable.Viewer):
         unchecked: tuple[str, ...] = (),
         **params,
     ):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         p = state.param
         self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
         self.query_position = pn.widgets.IntSlider.from_param(
@@ -179,7 +183,6 @@ class CandidateControls(pn.viewable.Viewer):
             end=max(1, len(state.keys) - 1),
             sizing_mode="stretch_width",
         )
-        state.param.watch(self._pairs_changed, "keys")
         self.distractors = pn.widgets.EditableIntSlider.from_param(
             p.distractors,
             name="Distractor keys",
@@ -277,8 +280,9 @@ class CandidateControls(pn.viewable.Viewer):
             if isinstance(widget, editable):
                 forget_js_callbacks(widget)  # app/patches/panel_links.py
 
-    def _pairs_changed(self, event) -> None:
-        end = max(1, len(event.new) - 1)  # a slider needs start < end
+    @param.depends("state.keys", watch=True)
+    def _pairs_changed(self) -> None:
+        end = max(1, len(self.state.keys) - 1)  # a slider needs start < end
         if self.query_position.end != end:
             self.query_position.end = end
 

@@ -15,6 +15,7 @@ from panel.reactive import ReactiveHTML
 
 from app import js
 from app.state import settings_schema as us
+from app.state.lab_state import LabState
 
 from .notify import notify
 
@@ -37,9 +38,10 @@ class UploadSizeGuard(ReactiveHTML):
 
 
 class ExportView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab it shares")
+
     def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         self.json_download = pn.widgets.FileDownload(
             callback=self._json,
             filename="attention-lab.json",
@@ -72,10 +74,10 @@ class ExportView(pn.viewable.Viewer):
         )
 
     def _json(self):
-        return io.StringIO(self._state.to_json())
+        return io.StringIO(self.state.to_json())
 
     def _csv(self):
-        return io.StringIO(self._state.to_csv())
+        return io.StringIO(self.state.to_csv())
 
     def _import(self, event):
         data = event.new
@@ -83,7 +85,7 @@ class ExportView(pn.viewable.Viewer):
             return
         name = self.upload.filename or "the file"
         try:
-            self._state.from_json(data)
+            self.state.from_json(data)
         except ValueError as exc:
             self._show(f"{name} was not imported: {exc}", "danger")
             return

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 import panel as pn
+import param
 from bokeh.models import (
     CDSView,
     ColumnDataSource,
@@ -24,6 +25,7 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
+from app.state.lab_state import LabState
 from app.state.settings_schema import COORD_LIMIT
 from engine.scenarios import SCENARIOS
 
@@ -117,8 +119,10 @@ def _arrow_renderers(
 class GeometryView(pn.viewable.Viewer):
     """Address and payload planes, built once per session and updated in place."""
 
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab its drags set")
+
     def __init__(self, state, **params):
-        super().__init__(**params)
+        super().__init__(state=state, **params)
         self._state = state
         self._writing = False
         self._pending: dict[str, object] = {}

@@ -24,6 +24,7 @@ import html
 
 import numpy as np
 import panel as pn
+import param
 from bokeh.events import Tap
 from bokeh.models import (
     BasicTicker,
@@ -45,6 +46,7 @@ from bokeh.palettes import Blues256
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once
 from app.state import head_patterns as hp
+from app.state.model_state import ModelState
 from engine.heads import shown_token
 
 from .notify import notify
@@ -89,8 +91,10 @@ def short_label(token: str, position: int) -> str:
 class QueryPicker(pn.viewable.Viewer):
     """The query position the planes and the answer show (the sidebar's slider)."""
 
+    mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
+
     def __init__(self, mstate, **params):
-        super().__init__(**params)
+        super().__init__(mstate=mstate, **params)
         self._m = mstate
         self._busy = False
         self.slider = pn.widgets.IntSlider(
@@ -148,8 +152,10 @@ class QueryPicker(pn.viewable.Viewer):
 class HeadGridView(pn.viewable.Viewer):
     """Every head's pattern in one grid, and the open head's whole matrix."""
 
+    mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
+
     def __init__(self, mstate, **params):
-        super().__init__(**params)
+        super().__init__(mstate=mstate, **params)
         self._m = mstate
         self._drawn_image = None  # the mosaic last sent (sent again only when it changes)
         self._drawn_pattern = None

@@ -15,6 +15,7 @@ import param
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.state.lab_state import LabState
+from app.state.sources import SourceSwitch
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
@@ -47,12 +48,13 @@ class LessonsView(pn.viewable.Viewer):
         default=None, doc="the last Measure: (step, choice or None, prediction right, confirmed)"
     )
 
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab the steps set")
+    # The source switch lets the trained-head steps open the model; without it only the
+    # hand-made steps are offered.
+    sources = param.ClassSelector(class_=SourceSwitch, constant=True, allow_None=True)
+
     def __init__(self, state, *, sources=None, show_ghost=None, **params):
-        super().__init__(**params)
-        self._state = state
-        # The source switch (app.state.sources) lets the trained-head steps open the model; without
-        # it only the hand-made steps are offered.
-        self._sources = sources
+        super().__init__(state=state, sources=sources, **params)
         self._steps = ALL_LESSONS if sources is not None else LESSONS
         # Draws (or, given None, removes) a faded 'before' output arrow; optional.
         self._show_ghost = show_ghost
@@ -89,11 +91,11 @@ class LessonsView(pn.viewable.Viewer):
     def _target(self):
         """The state this step works on, with the page switched to its source."""
         if is_model_step(self.step):
-            self._sources.source = "model"
-            return self._sources.model
-        if self._sources is not None:
-            self._sources.source = "scenarios"
-        return self._state
+            self.sources.source = "model"
+            return self.sources.model
+        if self.sources is not None:
+            self.sources.source = "scenarios"
+        return self.state
 
     def _scratch(self):
         """A fresh state of the step's kind, to compute its set-up aside."""
@@ -101,7 +103,7 @@ class LessonsView(pn.viewable.Viewer):
             from app.state.model_state import ModelState
 
             return ModelState()
-        return LabState(backend=self._state.backend)
+        return LabState(backend=self.state.backend)
 
     @property
     def ready(self) -> bool:
@@ -196,7 +198,7 @@ class LessonsView(pn.viewable.Viewer):
         it, for a link with settings) by itself once the model source has the model."""
         self._waiting = (how, self._index)
         if not self._watching_loads:
-            self._sources.model.param.watch(self._model_loaded, "loading")
+            self.sources.model.param.watch(self._model_loaded, "loading")
             self._watching_loads = True
         self.result.object = html.escape(
             f"{exc}: this step starts by itself once it is ready (the bar above the plots "
@@ -208,7 +210,7 @@ class LessonsView(pn.viewable.Viewer):
         model source no longer switches to that model when it is in."""
         if self._waiting is not None:
             self._waiting = None
-            self._sources.model.cancel_loading()
+            self.sources.model.cancel_loading()
 
     def _model_loaded(self, event) -> None:
         if event.new or self._waiting is None:

@@ -10,10 +10,11 @@ import html
 
 import numpy as np
 import panel as pn
+import param
 
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once, widgets_of
-from app.state.model_state import ROTATE_BOUNDS, model_choices, short_title
+from app.state.model_state import ROTATE_BOUNDS, ModelState, model_choices, short_title
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
@@ -32,9 +33,10 @@ MODEL_BACKENDS = {
 class ModelPanel(pn.viewable.Viewer):
     """Sidebar controls of the trained-model source, kept in step with a `ModelState`."""
 
+    mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
+
     def __init__(self, mstate, **params):
-        super().__init__(**params)
-        self._m = mstate
+        super().__init__(mstate=mstate, **params)
         self._busy = False
         # A refused program or sentence stays in its box for editing (the plots keep the last
         # valid one and the banner names the problem) until the next valid change.
@@ -132,33 +134,32 @@ class ModelPanel(pn.viewable.Viewer):
         respond_at_once(*widgets_of(self))
 
     def _bind(self) -> None:
-        m = self._m
-        self.model.param.watch(lambda e: self._send(model=e.new), "value")
-        self.example.param.watch(self._pick_example, "value")
-        self.text.param.watch(lambda e: self._send(text=e.new.strip()), "value")
-        self.layer.param.watch(lambda e: self._send(layer=int(e.new)), "value")
-        self.head.param.watch(lambda e: self._send(head=int(e.new)), "value")
-        self.retrieval.on_click(lambda _e: self._send(**self._retrieval_head()))
-        self.temperature.param.watch(lambda e: self._send(head_temperature=e.new), "value")
-        self.rotate.param.watch(lambda e: self._send(rotate=e.new), "value")
-        self.masked.param.watch(lambda e: self._send(masked=sorted(e.new)), "value")
-        self.ablated.param.watch(lambda e: self._send(ablated=sorted(e.new)), "value")
-        self.clear.on_click(lambda _e: m.clear_intervention())
-        self.backend.param.watch(lambda e: self._send(backend=e.new), "value")
-        self.finder.param.watch(lambda _e: self._find(), "value")
-        self.finder_token.param.watch(lambda _e: self._find(), "value")
-        self.found.param.watch(self._open_found, "value")
-        # Both may change in one update (a valid change clears the error): one call, all events.
-        m.param.watch(lambda *_events: self._from_state(), ["snapshot", "error"])
-        m.param.watch(lambda _e: self._watch_loading(), "loading")
+        # Each control sends its new value to the state (the state's changes come back through
+        # _from_state and _watch_loading, which depend on it).
+        send = self._send
+        pn.bind(lambda v: send(model=v), self.model, watch=True)
+        pn.bind(self._pick_example, self.example, watch=True)
+        pn.bind(lambda v: send(text=v.strip()), self.text, watch=True)
+        pn.bind(lambda v: send(layer=int(v)), self.layer, watch=True)
+        pn.bind(lambda v: send(head=int(v)), self.head, watch=True)
+        self.retrieval.on_click(lambda _e: send(**self._retrieval_head()))
+        pn.bind(lambda v: send(head_temperature=v), self.temperature, watch=True)
+        pn.bind(lambda v: send(rotate=v), self.rotate, watch=True)
+        pn.bind(lambda v: send(masked=sorted(v)), self.masked, watch=True)
+        pn.bind(lambda v: send(ablated=sorted(v)), self.ablated, watch=True)
+        self.clear.on_click(lambda _e: self.mstate.clear_intervention())
+        pn.bind(lambda v: send(backend=v), self.backend, watch=True)
+        pn.bind(lambda _v: self._find(), self.finder, watch=True)
+        pn.bind(lambda _v: self._find(), self.finder_token, watch=True)
+        pn.bind(self._open_found, self.found, watch=True)
 
     def _retrieval_head(self) -> dict[str, int]:
-        layer, head = self._m.loaded.retrieval_head
-        return {"layer": layer, "head": head} | self._m.fresh()
+        layer, head = self.mstate.loaded.retrieval_head
+        return {"layer": layer, "head": head} | self.mstate.fresh()
 
     def _find(self) -> None:
         """List the heads that fit the chosen criterion in the run on screen."""
-        m, model = self._m, self._m.loaded
+        m, model = self.mstate, self.mstate.loaded
         on_token = self.finder.value == "on_token"
         self.finder_token.visible = on_token
         position = self.finder_token.value if on_token else None
@@ -179,18 +180,19 @@ class ModelPanel(pn.viewable.Viewer):
         finally:
             self._busy = False
 
-    def _open_found(self, event) -> None:
-        if self._busy or not event.new:
+    def _open_found(self, found) -> None:
+        if self._busy or not found:
             return
-        layer, head = (int(x) for x in event.new.split("."))
+        layer, head = (int(x) for x in found.split("."))
         self._send(layer=layer, head=head)
 
-    def _pick_example(self, event) -> None:
-        if event.new:
-            self._send(text=event.new)
+    def _pick_example(self, text) -> None:
+        if text:
+            self._send(text=text)
 
+    @param.depends("mstate.loading", watch=True)
     def _watch_loading(self) -> None:
-        waiting = bool(self._m.loading)
+        waiting = bool(self.mstate.loading)
         self.progress.visible = self.progress_note.visible = waiting
         if waiting and self._poller is None and pn.state.curdoc is not None:
             self._poller = pn.state.add_periodic_callback(self._poll, period=300)
@@ -198,15 +200,15 @@ class ModelPanel(pn.viewable.Viewer):
             self._poll()
 
     def _poll(self) -> None:
-        fraction, message = self._m.poll()
+        fraction, message = self.mstate.poll()
         # A link that waited for its model is checked now: name its bad values as the page
         # names those of a link read on opening (app/page/urlsync.py).
-        for text in self._m.take_link_warnings():
+        for text in self.mstate.take_link_warnings():
             notify("warning", f"Link: {text}")
-        if self._m.loading:
+        if self.mstate.loading:
             self.progress.value = int(100 * fraction)
             self.progress_note.object = html.escape(
-                f"Loading {short_title(self._m.loading)} for this server (once, for every "
+                f"Loading {short_title(self.mstate.loading)} for this server (once, for every "
                 f"page): {message}"
             )
             return
@@ -222,11 +224,13 @@ class ModelPanel(pn.viewable.Viewer):
         # show the last valid settings again (the box included).
         self._refused_text = settings.get("text")
         with pn.io.hold():
-            if not self._m.try_update(**settings):
+            if not self.mstate.try_update(**settings):
                 self._from_state()
 
+    # Both may change in one update (a valid change clears the error): one call for both.
+    @param.depends("mstate.snapshot", "mstate.error", watch=True)
     def _from_state(self) -> None:
-        m, model = self._m, self._m.loaded
+        m, model = self.mstate, self.mstate.loaded
         self._busy = True
         try:
             self.model.value = m.model
@@ -373,9 +377,10 @@ def _css(column: str) -> str:
 class ModelMainView(pn.viewable.Viewer):
     """The model's answer and the experiments table, in the main area."""
 
+    mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
+
     def __init__(self, mstate, **params):
-        super().__init__(**params)
-        self._m = mstate
+        super().__init__(mstate=mstate, **params)
         self.prediction = PredictionView()
         self.experiment = pn.widgets.Select(
             label="Experiment on this head",
@@ -397,7 +402,8 @@ class ModelMainView(pn.viewable.Viewer):
         self.run.on_click(lambda _e: self._run())
         self.clear.on_click(lambda _e: mstate.clear_experiments())
         self.experiment.param.watch(lambda _e: self._describe(), "value")
-        mstate.param.watch(lambda _e: self._table(), "experiments")
+        # A watcher, not a dependency: it must run after the state's own reaction to a new
+        # model (a dependency would run before it), as the experiments on offer follow it.
         mstate.param.watch(lambda _e: self._model_changed(), "model")
         self._describe()
         respond_at_once(*widgets_of(self))
@@ -405,7 +411,7 @@ class ModelMainView(pn.viewable.Viewer):
     def _experiment_options(self) -> dict[str, str]:
         """The experiments that apply to the open model (those naming definitions need the
         binding task's programs)."""
-        names = ex.available(self._m.loaded)
+        names = ex.available(self.mstate.loaded)
         return {spec_title(ex.EXPERIMENTS[n]): n for n in names}
 
     def _model_changed(self) -> None:
@@ -419,16 +425,17 @@ class ModelMainView(pn.viewable.Viewer):
         self.describe.object = html.escape(spec_description(spec))
 
     def _run(self) -> None:
-        result = self._m.run_experiment(self.experiment.value)
+        result = self.mstate.run_experiment(self.experiment.value)
         if result is None:
-            notify("warning", self._m.error)
+            notify("warning", self.mstate.error)
 
+    @param.depends("mstate.experiments", watch=True)
     def _table(self) -> None:
-        self.table.object = experiments_table(self._m.experiments)
+        self.table.object = experiments_table(self.mstate.experiments)
 
     def update(self) -> None:
-        if self._m.prediction is not None:
-            self.prediction.update(self._m.prediction)
+        if self.mstate.prediction is not None:
+            self.prediction.update(self.mstate.prediction)
 
     def __panel__(self):
         # The answer's figure is placed by the page (in the logits' cell), not here.

@@ -10,8 +10,10 @@ four step openings under cProfile before; docs/performance.md, "A class").
 from __future__ import annotations
 
 import panel as pn
+import param
 
 from app.patches.panel_events import respond_at_once
+from app.state.lab_state import LabState
 
 from .notify import notify
 
@@ -45,9 +47,10 @@ class PairRow:
 
 
 class PairsEditor(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab whose pairs it edits")
+
     def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         self._busy = False
         self._made: list[PairRow] = []  # every row made so far; the first len(keys) are shown
         self._rows: list[PairRow] = []
@@ -63,12 +66,12 @@ class PairsEditor(pn.viewable.Viewer):
         self.reverse.on_click(
             lambda _event: state.permute_pairs(list(range(len(state.keys)))[::-1])
         )
-        state.param.watch(self.refresh, ["keys", "values", "mask", "labels"])
         self.refresh()
 
     # -- state -> widgets ---------------------------------------------------------------------
-    def refresh(self, *events):
-        state = self._state
+    @param.depends("state.keys", "state.values", "state.mask", "state.labels", watch=True)
+    def refresh(self):
+        state = self.state
         keys, values, mask = list(state.keys), list(state.values), list(state.mask)
         n = len(keys)
         if len(self._made) < n:
@@ -102,18 +105,18 @@ class PairsEditor(pn.viewable.Viewer):
     # -- widgets -> state ---------------------------------------------------------------------
     def edit_key(self, i, row):
         if not self._busy and None not in (row.kx.value, row.ky.value):
-            self._state.set_key(i, float(row.kx.value), float(row.ky.value))
+            self.state.set_key(i, float(row.kx.value), float(row.ky.value))
 
     def edit_value(self, i, row):
         if not self._busy and None not in (row.vx.value, row.vy.value):
-            self._state.set_value(i, float(row.vx.value), float(row.vy.value))
+            self.state.set_value(i, float(row.vx.value), float(row.vy.value))
 
     def edit_mask(self, i, legal):
         if self._busy:
             return
-        mask = list(self._state.mask)
+        mask = list(self.state.mask)
         if i < len(mask) and bool(mask[i]) != bool(legal):
-            self._state.toggle_mask(i)
+            self.state.toggle_mask(i)
 
     def _do_swap(self, _event):
         a, b = self.swap_a.value, self.swap_b.value
@@ -122,7 +125,7 @@ class PairsEditor(pn.viewable.Viewer):
         if a == b:
             notify("info", "Pick two different pairs to swap their values.")
             return
-        self._state.swap_values(int(a), int(b))
+        self.state.swap_values(int(a), int(b))
 
     def __panel__(self):
         return pn.Column(

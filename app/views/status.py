@@ -57,9 +57,14 @@ def summary_text(text: str) -> str:
 class StatusView(pn.viewable.Viewer):
     """Error banner (the lab refused the last change) and notice banner (e.g. a fallback)."""
 
+    state = param.ClassSelector(
+        class_=param.Parameterized,
+        constant=True,
+        doc="what it reports on: the source shown (a SourceSwitch), or a LabState alone",
+    )
+
     def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+        super().__init__(state=state, **params)
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
         self.error = pn.pane.Alert(
             "",
@@ -89,8 +94,7 @@ class StatusView(pn.viewable.Viewer):
             stylesheets=[LOADING_CSS],
             margin=(4, 10),
         )
-        state.param.watch(self._error_changed, "error")
-        self._error_changed()
+        self._error_changed(announce=False)
         if "loading" in state.param:
             state.param.watch(self._loading_changed, ["loading", "load_fraction"])
             self._loading_changed()
@@ -117,28 +121,30 @@ class StatusView(pn.viewable.Viewer):
         self.running.visible = bool(backend)
 
     def _loading_changed(self, *events) -> None:
-        name = self._state.loading
+        name = self.state.loading
         self.summary.visible = not name
         self.loading.visible = bool(name)
         if not name:
             self.loading.object = ""
             return
-        self.loading.object = loading_note(name, self._state.load_fraction, self._drawn_model())
+        self.loading.object = loading_note(name, self.state.load_fraction, self._drawn_model())
 
     def _drawn_model(self) -> str:
         """The model drawn while another loads (the model source's own), if one is known."""
-        model = getattr(self._state, "model_ready", False) and self._state.model
+        model = getattr(self.state, "model_ready", False) and self.state.model
         return model.model if model else ""
 
-    def _error_changed(self, *events):
-        message = self._state.error
+    @param.depends("state.error", watch=True)
+    def _error_changed(self, announce: bool = True):
+        """The banner; a new refusal (not the page's first drawing of it) also a toast."""
+        message = self.state.error
         if message:
             self.error.object = (
                 f"<b>That change was not applied:</b> {html.escape(message)}. "
                 "The plots still show the last valid configuration."
             )
             self.error.visible = True
-            if events:
+            if announce:
                 notify("error", message, duration=6000)
         else:
             self.error.visible = False

@@ -76,7 +76,7 @@ def test_the_positions_picker_shows_markup_like_tokens_literally():
     assert labels[0] == "&lt;bos&gt; @0"
     assert panel.masked.options[labels[0]] == 0
     panel.masked.value = [0]
-    assert panel._m.masked == [0]
+    assert panel.mstate.masked == [0]
 
 
 def test_a_model_link_names_a_bad_hand_made_value_and_a_bad_model_both():

@@ -49,7 +49,7 @@ def test_a_model_link_names_its_model_in_the_main_area_while_it_loads(loads_late
     assert status.loading.visible and not status.summary.visible
     assert "Loading SmolLM2-135M… 0%" in status.loading.object
     # The plots drawn meanwhile are faded, and the note says whose they are.
-    assert "lab-loading" in lab._stage.css_classes
+    assert "lab-loading" in lab.layout.stage.css_classes
     assert "the Variable binding model's, not SmolLM2-135M's" in status.loading.object
     loads_later["fraction"] = 0.4
     assert m.poll() == (0.4, "loading")
@@ -73,7 +73,7 @@ def test_the_note_goes_and_the_plots_come_back_when_the_model_is_in(loads_later)
     assert m.poll() == (1.0, "ready")
     assert not m.loading and m.layer == 0  # the link applied
     assert not lab.status.loading.visible and lab.status.summary.visible
-    assert "lab-loading" not in lab._stage.css_classes
+    assert "lab-loading" not in lab.layout.stage.css_classes
     assert lab.status.summary.text == m.snapshot.summary
 
 
@@ -82,7 +82,7 @@ def test_the_hand_made_source_hides_a_models_loading_note(loads_later):
     lab.sources.apply_query_params({"model": LM})
     assert lab.status.loading.visible
     lab.sources.source = "scenarios"  # the student goes back to the hand-made vectors
-    assert not lab.status.loading.visible and "lab-loading" not in lab._stage.css_classes
+    assert not lab.status.loading.visible and "lab-loading" not in lab.layout.stage.css_classes
     lab.sources.source = "model"
     assert lab.status.loading.visible
 

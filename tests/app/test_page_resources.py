@@ -42,7 +42,7 @@ def _opened_page() -> Document:
         lab = page.lab
         lab.show_analysis()
         lab.show_more_settings()
-        for tab in [t.name for t in lab._teaching.objects]:
+        for tab in [t.name for t in lab.layout.teaching.objects]:
             lab.open_tab(tab)
     return doc
 

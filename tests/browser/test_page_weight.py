@@ -199,7 +199,7 @@ def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_setti
     own controls appear with its tab, which the student opens by name)."""
     lab = create_app().lab
     first = _labels(pn.Column(*lab.sidebar(), *lab.main_area()))
-    first |= {tab.name for tab in lab._teaching.objects}
+    first |= {tab.name for tab in lab.layout.teaching.objects}
     for tab in ("Why is it sharp?", "Audit", "Share & export"):
         lab.open_tab(tab)
     in_tabs = set().union(*(_labels(pn.panel(v)) for v in (lab.audit, lab.diagnosis, lab.export)))

@@ -9,7 +9,8 @@ from waiting import wait_until
 
 from app.classroom import codes
 from app.classroom import store as rules
-from app.classroom.store import ClassError, NotAllowed, RateLimited, UnknownClass, open_store
+from app.classroom.shared import open_store
+from app.classroom.store import ClassError, NotAllowed, RateLimited, UnknownClass
 
 
 def student() -> str:

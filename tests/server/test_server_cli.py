@@ -234,8 +234,10 @@ def test_lab_websockets_turn_off_nagles_delay(monkeypatch):
     from bokeh.server.urls import per_app_patterns
     from panel.io.server import WSHandler
 
-    handler = cli.send_updates_without_delay()
-    assert cli.send_updates_without_delay() is handler  # installed once per process
+    from app.patches.server_routes import send_updates_without_delay
+
+    handler = send_updates_without_delay()
+    assert send_updates_without_delay() is handler  # installed once per process
     assert {p: h for p, h, *_ in per_app_patterns}["/ws"] is handler
     assert issubclass(handler, WSHandler)
 

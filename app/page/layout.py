@@ -1,0 +1,210 @@
+"""Where each part of a lab page sits: the sidebar, the first screen (the stage) and what lies
+below it, for the hand-made scenarios or a trained model's head.
+
+`PageLayout` only places views the `Lab` (app/page/lab_page.py) made or makes on demand: it
+builds no view of its own, apart from the containers, the teaching tabs' holders and the source
+picker. The stylesheets it reads say how the stage fits the screen (assets/components/).
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+import attention_lab_assets
+from app.page.a11y import ControlNames
+from app.page.deferred import fill
+from app.state.sources import MODEL, SourceSwitch
+from app.state.sources import SCENARIOS as HAND_MADE
+
+SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
+SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
+
+# The main area is a size container (assets/lab.css), so 100cqw/100cqh below are its width
+# and height. Wide: question, planes and bars on the left, the teaching tabs in a column
+# beside them, all inside the first screen; the planes are as large as both the width and the
+# height allow. Narrower: the logits go below the fold. Phone: one column, lesson first.
+STAGE_CSS = attention_lab_assets.read_text("components", "stage.css")
+# Rows of plots under the first screen: two side by side when there is room, else stacked.
+FLOW_CSS = attention_lab_assets.read_text("components", "plot-rows.css")
+# Every head at once: its boxes take no minimum width from the grid (it scrolls in its own).
+HEAD_GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
+# Each plane is a square of side --plane (set by the stage); side by side when both fit.
+PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
+SOURCE_PICKER_CSS = attention_lab_assets.read_text("components", "source-picker.css")
+
+# The hand-made source's teaching tabs whose views are built when first opened: tab -> part.
+TAB_PARTS = {"Why is it sharp?": "diagnosis", "Audit": "audit", "Share & export": "export"}
+
+
+def grow(view, css_class: str) -> None:
+    """Let the Bokeh figures in a view fill the box the stage's stylesheet gives them."""
+    for pane in view.select(pn.pane.Bokeh):
+        pane.param.update(
+            width=None, height=None, sizing_mode="stretch_both", css_classes=[css_class]
+        )
+        pane.object.update(
+            width=None, height=None, frame_width=None, frame_height=None, sizing_mode="stretch_both"
+        )
+
+
+def _tab(name, view=None):
+    # Fills the teaching column; longer content scrolls inside its tab.
+    return pn.Column(
+        *([view] if view is not None else []),
+        name=name,
+        scroll=True,
+        sizing_mode="stretch_both",
+        min_height=0,
+    )
+
+
+class PageLayout(param.Parameterized):
+    """The sidebar and main area of one lab page, and which source's views they show."""
+
+    sources = param.ClassSelector(class_=SourceSwitch, constant=True)
+
+    def __init__(self, lab, **params):
+        super().__init__(sources=lab.sources, **params)
+        self._lab = lab
+        parts = lab.parts
+        # The sidebar: the scenario's controls, or the trained model's (built on first use).
+        self.source_picker = pn.widgets.RadioButtonGroup(
+            label="What the lab shows",
+            options=list(SOURCE_LABELS),
+            value=SOURCE_LABELS_BY_NAME[HAND_MADE],
+            color="primary",
+            variant="outline",
+            sizing_mode="stretch_width",
+            margin=(10, 10, 4, 10),
+            stylesheets=[SOURCE_PICKER_CSS],  # its buttons wrap when both do not fit
+        )
+        self.model_side = pn.Column(visible=False, sizing_mode="stretch_width")
+        self.scenario_side = pn.Column(
+            lab.controls, lab.more_settings, sizing_mode="stretch_width", margin=0
+        )
+        self.sidebar = [
+            ControlNames(width=0, height=0, margin=0),
+            lab.pointer,
+            self.source_picker,
+            self.model_side,
+            self.scenario_side,
+        ]
+        # The teaching column: the lessons, then the source's own tabs, each built when opened.
+        lessons = _tab(
+            "Lessons",
+            pn.Column(lab.classroom, lab.lessons, sizing_mode="stretch_width", margin=0),
+        )
+        self.scenario_tabs = [lessons, *(_tab(name) for name in TAB_PARTS)]
+        # The hand-made diagnosis, audit and export describe the scenarios, not a model's head.
+        self.experiments_tab = pn.Column(name="Experiments")
+        self.causal_tab = pn.Column(name="Causal map")
+        self.model_tabs = [
+            lessons,
+            _tab("Experiments", self.experiments_tab),
+            _tab("Causal map", self.causal_tab),
+        ]
+        self.teaching = pn.Tabs(
+            *self.scenario_tabs,
+            # Only the open tab's widgets exist in the page; the others are built when opened.
+            dynamic=True,
+            sizing_mode="stretch_both",
+            css_classes=["lab-teaching"],
+        )
+        self.teaching.param.watch(self._open_tab, "active")
+        planes = lab.geometry.__panel__()
+        grow(planes, "lab-plane")
+        planes.param.update(
+            css_classes=[*planes.css_classes, "lab-planes"], stylesheets=[PLANES_CSS]
+        )
+        weights, self.logits = lab.weights.__panel__(), lab.logits.__panel__()
+        grow(weights, "lab-weights")
+        grow(self.logits, "lab-logits")
+        # With a trained model open, its answer takes the logits' cell and the logits move
+        # below the first screen (the answer's view is built on first use).
+        self.prediction = None
+        self.logits_cell = pn.Column(
+            self.logits, sizing_mode="stretch_both", css_classes=["lab-logits"], margin=0
+        )
+        self.logits_below = pn.Column(visible=False, sizing_mode="stretch_width", height=360)
+        # One grid: the question, both planes and the weights fit the first screen (the
+        # stylesheet places them by the width of the main area; see STAGE_CSS).
+        self.stage = pn.Column(
+            lab.status,
+            planes,
+            weights,
+            self.logits_cell,
+            self.teaching,
+            sizing_mode="stretch_both",  # its height comes from STAGE_CSS
+            css_classes=["lab-stage"],
+            stylesheets=[STAGE_CSS],
+        )
+        self.logits_below.param.update(stylesheets=[*self.logits_below.stylesheets, FLOW_CSS])
+        self.heads_below = pn.Column(
+            visible=False, sizing_mode="stretch_width", margin=0, stylesheets=[HEAD_GRID_CSS]
+        )
+        self.main = [self.stage, self.logits_below, self.heads_below, lab.analysis]
+        self._parts = parts
+        self.source_picker.param.watch(self._pick_source, "value")
+        self.loading_changed()
+
+    @param.depends("sources.loading", watch=True)
+    def loading_changed(self) -> None:
+        """While a link's or a lesson's model loads, the plots drawn are another model's: faded
+        (STAGE_CSS), under the status column's note that names the model coming."""
+        classes = [c for c in self.stage.css_classes if c != "lab-loading"]
+        if self.sources.loading:
+            classes.append("lab-loading")
+        if classes != self.stage.css_classes:
+            self.stage.css_classes = classes
+
+    def _pick_source(self, event) -> None:
+        source = SOURCE_LABELS.get(event.new)
+        if source is None or source == self.sources.source:
+            return
+        with pn.io.hold(self._lab.doc):
+            self.sources.source = source
+
+    def place_model_views(self, panel, main, causal, heads) -> None:
+        """The trained model's controls, answer, experiments, causal map and every head."""
+        self.model_side.objects = [panel]
+        self.prediction = main.prediction.__panel__()
+        grow(self.prediction, "lab-logits")
+        self.experiments_tab.objects = [main]
+        self.causal_tab.objects = [causal]
+        self.heads_below.objects = [heads]
+
+    def show_source(self, model: bool) -> None:
+        """Show the hand-made source's views and tabs, or (`model`) the trained model's."""
+        self.source_picker.value = SOURCE_LABELS_BY_NAME[self.sources.source]
+        self.scenario_side.visible = not model
+        self.model_side.visible = model
+        # The model's answer takes the logits' place in the first screen; the logits move below.
+        first, below = ([self.prediction], [self.logits]) if model else ([self.logits], [])
+        if list(self.logits_cell.objects) != first:
+            self.logits_below.objects = []
+            self.logits_cell.objects = first
+            self.logits_below.objects = below
+        self.logits_below.visible = model
+        self.heads_below.visible = model
+        wanted = self.model_tabs if model else self.scenario_tabs
+        if list(self.teaching.objects) != wanted:
+            self.teaching.objects = wanted
+            self.teaching.active = 0
+
+    def open_tab(self, name: str) -> None:
+        """Show a teaching tab by its name (building its view the first time)."""
+        names = [tab.name for tab in self.teaching.objects]
+        self.teaching.active = names.index(name)
+
+    def _open_tab(self, event) -> None:
+        """Build a teaching tab's view when it is first opened: most visits never open them, and
+        they were a seventh of a page's memory."""
+        tabs = self.teaching.objects
+        if not 0 <= event.new < len(tabs):
+            return
+        holder = tabs[event.new]
+        name = TAB_PARTS.get(holder.name)
+        if name is None or self._parts.built(name) is not None:
+            return
+        fill(holder, lambda: self._parts.get(name))

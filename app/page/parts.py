@@ -1,0 +1,66 @@
+"""A page's parts by name, each built the first time something needs it.
+
+`Lab` (app/page/lab_page.py) registers every view of a page here: how to build it, how to draw
+it from a snapshot, how to release what it registered outside the page. Nothing is built until
+it is asked for (`get`), except a part added `eager`. `draw` and `release` walk the parts that
+exist, in the order they were added, so a part built late is drawn from then on and a part
+never built costs nothing. Panel-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+
+@dataclass
+class LazyPart:
+    """One part: its builder, and what to do with the view it built."""
+
+    build: Callable[[], object]
+    draw: Callable[[object, object], None] | None = None  # (view, snapshot)
+    release: Callable[[object], None] | None = None  # (view)
+    view: object = None
+
+
+class Parts:
+    """The registry: name -> LazyPart."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, LazyPart] = {}
+
+    def add(self, name: str, build, *, draw=None, release=None, eager: bool = False) -> None:
+        if name in self._parts:
+            raise ValueError(f"a part named {name!r} is already registered")
+        self._parts[name] = LazyPart(build, draw, release)
+        if eager:
+            self.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._parts
+
+    def get(self, name: str):
+        """The part's view, built now if it was not yet."""
+        part = self._parts[name]
+        if part.view is None:
+            part.view = part.build()
+        return part.view
+
+    def built(self, name: str):
+        """The part's view, or None while it has not been built."""
+        return self._parts[name].view
+
+    def existing(self) -> Iterator[tuple[str, LazyPart]]:
+        return ((name, part) for name, part in self._parts.items() if part.view is not None)
+
+    def draw(self, snap, *, only: tuple[str, ...] | None = None) -> None:
+        """Draw every part that exists (or those of them named in `only`) from one snapshot; the
+        caller holds the document."""
+        for name, part in list(self.existing()):
+            if part.draw is not None and (only is None or name in only):
+                part.draw(part.view, snap)
+
+    def release(self) -> None:
+        for _name, part in list(self.existing()):
+            if part.release is not None:
+                part.release(part.view)

@@ -1,0 +1,81 @@
+"""The process-wide patches are applied in one place, once: `app.patches.apply_all()`, which the
+server calls at start. Importing the app applies none of them (docs/patches.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import app.patches
+from app.patches import PROCESS_WIDE, apply_all, bokeh_speedups, panel_resources, server_routes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Prints, for each process-wide patch, whether it is in this process.
+REPORT = """
+import json
+from bokeh.core.has_props import HasProps
+from bokeh.server.urls import per_app_patterns
+from panel.io import resources
+print(json.dumps({
+    "bokeh_speedups": HasProps.query_properties_with_values.__module__ != "bokeh.core.has_props",
+    "mathjax_only_for_tex": resources._panel_use_mathjax.__module__ != "panel.io.resources",
+    "websocket_nodelay": any(getattr(h, "sets_nodelay", False) for _, h, *_ in per_app_patterns),
+}))
+"""
+
+
+def _fresh_process(code: str) -> dict:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code + REPORT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_page_and_the_server_applies_no_patch():
+    found = _fresh_process(
+        "import app.page.lab_page, app.server.cli, app.server.class_routes, app.views.controls\n"
+        "from app.page.lab_page import create_app\n"
+    )
+    assert found == dict.fromkeys(PROCESS_WIDE, False)
+
+
+def test_apply_all_applies_every_process_wide_patch():
+    found = _fresh_process("from app.patches import apply_all\nassert all(apply_all().values())\n")
+    assert found == dict.fromkeys(PROCESS_WIDE, True)
+
+
+def test_apply_all_applies_each_patch_once(monkeypatch):
+    monkeypatch.setattr(app.patches, "_applied", None)  # as in a process that has applied none
+    calls = []
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def count():
+            calls.append(name)
+            return original()
+
+        monkeypatch.setattr(module, name, count)
+
+    counted(bokeh_speedups, "apply")
+    counted(panel_resources, "load_mathjax_only_for_tex")
+    counted(server_routes, "send_updates_without_delay")
+    first = apply_all()
+    assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
+    assert sorted(calls) == sorted(
+        ["apply", "load_mathjax_only_for_tex", "send_updates_without_delay"]
+    )
