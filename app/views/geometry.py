@@ -8,7 +8,6 @@ what travels along it. Arrow tips of the labelled pairs (and the query) can be d
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import panel as pn
@@ -27,6 +26,7 @@ from bokeh.models.glyphs import Line, Scatter, Segment, Text
 from app.state.settings_schema import COORD_LIMIT
 from engine.scenarios import SCENARIOS
 
+from .label_layout import HANDLE_RADIUS_PX, place_labels
 from .style import (
     ROLE_COLOURS,
     FitText,
@@ -55,9 +55,6 @@ PREVIEW_ROWS = ("kx", "ky", "vx", "vy", "hidden", "legal")
 ABLATED_TEXT = "ablated: this head's\noutput is zeroed"  # two lines: a phone's plane is narrow
 ABLATED_ALPHA = 0.25
 ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
-HANDLE_RADIUS_PX = 11.0
-# Directions tried around a tip, as turns from "straight past it" (radians).
-LABEL_TURNS = (0.0, 0.6, -0.6, 1.2, -1.2, 1.8, -1.8, 2.5, -2.5, math.pi)
 # Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
 FRAME = 300
 FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
@@ -782,102 +779,6 @@ class GeometryView(pn.viewable.Viewer):
             pn.pane.Bokeh(self.payload_fig, width=FIG_WIDTH, height=FIG_HEIGHT),
             css_classes=["lab-geometry"],
         )
-
-
-def _text_box(x: float, y: float, text: str, font: float) -> tuple[float, float, float, float]:
-    # Centred text; an average glyph of the lab's sans-serif (DejaVu, Atkinson) is about
-    # 0.6 em wide; a few pixels of margin keep neighbours from touching.
-    w, h = 0.62 * font * len(text) + 10.0, 1.3 * font
-    return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
-
-
-def _overlaps(a, b) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
-def place_labels(tips, texts, font: float, frame: float, avoid=(), *, order=None, segments=()):
-    """Screen offsets (dx, dy, text) for labels of arrow tips at screen points `tips` (y down)
-    in a square frame of side `frame` px, trying spots around each tip, nearest first, so that
-    no label overlaps another label, a tip's handle, a box in `avoid` or an arrow in `segments`
-    (x0, y0, x1, y1), or leaves the frame. Labels are placed in `order` (indices, the most
-    important first; default: as given), so a crowd drops the last. Without room a label is
-    shortened (a token to its position, "@4"; other text to a few characters and an
-    ellipsis), then dropped ("")."""
-    handles = [
-        (x - HANDLE_RADIUS_PX, y - HANDLE_RADIUS_PX, x + HANDLE_RADIUS_PX, y + HANDLE_RADIUS_PX)
-        for x, y in tips
-    ]
-    taken = list(avoid)
-    out: list = [(0.0, 0.0, "")] * len(tips)
-    for index in order if order is not None else range(len(tips)):
-        (x, y), text = tips[index], texts[index]
-        norm = math.hypot(x - frame / 2, y - frame / 2)
-        # First choice: straight past the tip, away from the origin (the frame's centre).
-        base = math.atan2(y - frame / 2, x - frame / 2) if norm > 1 else -math.pi / 2
-        found = None
-        for candidate in (text, _shorten(text)):
-            if candidate is None:
-                continue
-            for dist in (20.0, 32.0, 46.0):
-                for turn in LABEL_TURNS:
-                    a = base + turn
-                    ox, oy = dist * math.cos(a), dist * math.sin(a)
-                    box = _text_box(x + ox, y + oy, candidate, font)
-                    if box[0] < 2 or box[1] < 2 or box[2] > frame - 2 or box[3] > frame - 2:
-                        continue
-                    if any(_overlaps(box, other) for other in [*taken, *handles]):
-                        continue
-                    if any(_crosses(box, seg) for seg in segments):
-                        continue
-                    found = (ox, oy, candidate, box)
-                    break
-                if found:
-                    break
-            if found:
-                break
-        if found is None:
-            continue
-        taken.append(found[3])
-        out[index] = found[:3]
-    return out
-
-
-def _crosses(box, segment, inset: float = 3.0) -> bool:
-    """Does the segment pass through the box (less its margin of `inset` px)? Liang-Barsky."""
-    xmin, ymin, xmax, ymax = box[0] + inset, box[1] + inset, box[2] - inset, box[3] - inset
-    x0, y0, x1, y1 = segment
-    if max(x0, x1) < xmin or min(x0, x1) > xmax or max(y0, y1) < ymin or min(y0, y1) > ymax:
-        return False
-    dx, dy = x1 - x0, y1 - y0
-    t0, t1 = 0.0, 1.0
-    for p, q in ((-dx, x0 - xmin), (dx, xmax - x0), (-dy, y0 - ymin), (dy, ymax - y0)):
-        if p == 0:
-            if q < 0:
-                return False
-            continue
-        r = q / p
-        if p < 0:
-            t0 = max(t0, r)
-        else:
-            t1 = min(t1, r)
-        if t0 > t1:
-            return False
-    return True
-
-
-_POSITION = re.compile(r"^(.+) @(\d+)$")
-
-
-def _shorten(text: str) -> str | None:
-    masked = text.endswith(" (masked)")
-    core = text.removesuffix(" (masked)")
-    token = _POSITION.match(core)
-    if token:
-        # A model's token: its position, as in the weights chart's "␣loan @4" (never "␣loa…").
-        return f"@{token.group(2)}" + (" ✕" if masked else "")
-    if len(core) <= 5:
-        return f"{core} ✕" if masked else None
-    return core[:4] + "…" + (" ✕" if masked else "")
 
 
 def _query_handle_at(
