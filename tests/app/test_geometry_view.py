@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.page.lab_page import create_app
+from app.views import plane_fit
 from app.views.label_layout import HANDLE_RADIUS_PX
 
 
@@ -63,7 +64,7 @@ def test_the_query_handle_never_sits_on_a_key_handle():
     geometry = create_app().lab.geometry  # the default scenario: q lies exactly on key A
     q = np.array([geometry.query_tip.data["x"][0], geometry.query_tip.data["y"][0]])
     keys = np.column_stack([geometry.key_tips.data["x"], geometry.key_tips.data["y"]])
-    px = geometry._px(geometry.address_fig)
+    px = plane_fit.px(geometry.address_fig)
     assert np.min(np.hypot(*(keys - q).T)) / px >= 20  # pixels apart
     # It stays on the query's ray: dragging it turns the query and nothing else.
     params = geometry.preview_params.data
