@@ -123,6 +123,13 @@ SCRIPT_BREAKS = {
         "if (now !== __PROCESS_ID__) {",
         "if (false) {",
     ),
+    "the walk watches new shadow roots": ("control_names.js", "    observe(el.shadowRoot);\n", ""),
+    "the walk waits for a quiet page": (
+        "control_names.js",
+        "Math.min(now + QUIET_MS, walks.since + MAX_WAIT_MS)",
+        "now",
+    ),
+    "no walk on a timer": ("control_names.js", "walk();\n", "walk();\nsetInterval(walk, 1500);\n"),
 }
 
 
@@ -134,7 +141,7 @@ def test_a_broken_page_script_fails_its_node_tests(tmp_path, name):
     text = (SCRIPTS / file).read_text()
     assert text.count(old) == 1, f"app/js/{file} no longer has {old!r}"
     (tmp_path / file).write_text(text.replace(old, new))
-    tests = ["tests/js/connection_watch.test.js"]
+    tests = ["tests/js/connection_watch.test.js", "tests/js/control_names.test.js"]
     env = dict(os.environ, LAB_SCRIPTS_DIR=str(tmp_path))
     result = subprocess.run(
         [_node(), "--test", *tests], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
