@@ -13,6 +13,10 @@ The comment lines a file starts with document it and are not sent. Two shapes of
   bare). Every placeholder must be given and every value must be used.
 - `sections(name)`: one ReactiveHTML component's scripts, or a group of one-line formatters.
   A line `// @script NAME` starts the script NAME, which runs to the next such line.
+
+A script that builds on another file says so in its opening comment, with a line
+`// @uses FILE.js`: `source` sends that file's code first, in the same script (as
+reconnect_watch.js and replica_watch.js share connection_watch.js's one poller).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from importlib.resources import files
 
 PLACEHOLDER = re.compile(r"\b__([A-Z][A-Z0-9_]*)__\b")
 SECTION = re.compile(r"^// @script (\w+)[ \t]*$", re.MULTILINE)
+USES = re.compile(r"^// @uses ([\w.-]+\.js)[ \t]*$")
 
 
 def text(name: str) -> str:
@@ -41,9 +46,22 @@ def _code(name: str) -> str:
     return "".join(lines[start:])
 
 
+def uses(name: str) -> list[str]:
+    """The files app/js/<name> builds on: its opening comment's `// @uses FILE.js` lines."""
+    found = []
+    for line in text(name).splitlines():
+        if line.strip() and not line.startswith("//"):
+            break  # the opening comment is over
+        match = USES.match(line)
+        if match:
+            found.append(match.group(1))
+    return found
+
+
 def source(name: str, **values: object) -> str:
-    """The script in app/js/<name> with its `__NAME__` placeholders filled in from `values`."""
-    code = _code(name)
+    """The script in app/js/<name> with its `__NAME__` placeholders filled in from `values`,
+    after the code of the files it uses."""
+    code = "".join(_code(used) + "\n" for used in uses(name)) + _code(name)
     wanted = set(PLACEHOLDER.findall(code))
     if wanted != set(values):
         raise ValueError(

@@ -1,8 +1,37 @@
 // ControlNames (app/page/a11y.py): names the page's controls for screen readers. Bokeh draws a
 // checkbox as an input beside its label, a slider handle without the slider's title and a
-// number box's spin buttons with no name, all in shadow roots; this walks them every 1.5 s and
-// copies each visible label onto its control as aria-label. It also gives sliders PageUp and
-// PageDown steps and takes plot toolbars out of the Tab order. A ReactiveHTML "render" script.
+// number box's spin buttons with no name, all in shadow roots; this walks them and copies each
+// visible label onto its control as aria-label. It also gives sliders PageUp and PageDown steps
+// and takes plot toolbars out of the Tab order. A ReactiveHTML "render" script.
+// The walk runs once at render, then only when the page changes: one MutationObserver watches
+// the document and every shadow root the walk finds (a shadow root's changes do not reach the
+// document's observer). Changes are gathered: the walk runs QUIET_MS after the last one, or
+// MAX_WAIT_MS after the first while they keep coming, and never sooner than MIN_GAP_MS after
+// the walk before. The walk only sets attributes, which the observer does not watch.
+const QUIET_MS = 200;
+const MAX_WAIT_MS = 1000;
+const MIN_GAP_MS = 1000;
+const OBSERVED = {childList: true, subtree: true, characterData: true};
+const walks = window.__labA11y = window.__labA11y ||
+  {observer: null, watched: new WeakSet(), timer: null, since: 0, last: -Infinity};
+function observe(root) {
+  if (walks.observer == null || walks.watched.has(root)) return;
+  walks.watched.add(root);
+  walks.observer.observe(root, OBSERVED);
+}
+function walk() {
+  clearTimeout(walks.timer);
+  walks.timer = null;
+  walks.last = Date.now();
+  nameControls(document);
+}
+function changed() {
+  const now = Date.now();
+  if (walks.timer == null) walks.since = now;
+  else clearTimeout(walks.timer);
+  const due = Math.max(Math.min(now + QUIET_MS, walks.since + MAX_WAIT_MS), walks.last + MIN_GAP_MS);
+  walks.timer = setTimeout(walk, Math.max(0, due - now));
+}
 function textOf(root) {
   return Array.from(root.children)
     .filter(c => !['STYLE', 'LINK'].includes(c.tagName))
@@ -85,7 +114,9 @@ function namePair(host) {
 }
 function nameControls(root) {
   for (const el of root.querySelectorAll('*')) {
-    if (el.shadowRoot) nameControls(el.shadowRoot);
+    if (!el.shadowRoot) continue;
+    observe(el.shadowRoot);
+    nameControls(el.shadowRoot);
   }
   for (const input of root.querySelectorAll('input[type=checkbox], input[type=radio]')) {
     if (!input.parentNode) continue;
@@ -132,7 +163,8 @@ function nameControls(root) {
     if (el.tabIndex !== -1) el.tabIndex = -1;
   }
 }
-nameControls(document);
-if (!window.__labA11y) {
-  window.__labA11y = setInterval(() => nameControls(document), 1500);
+if (walks.observer == null) {
+  walks.observer = new MutationObserver(changed);
+  observe(document);
 }
+walk();

@@ -40,7 +40,6 @@ from bokeh.models import (
     ResetTool,
     WheelZoomTool,
 )
-from bokeh.models.glyphs import Image, Quad
 from bokeh.palettes import Blues256
 
 import attention_lab_assets
@@ -49,14 +48,14 @@ from app.state import head_patterns as hp
 from app.state.model_state import ModelState
 from engine.heads import shown_token
 
+from .head_image import add_head_image, box_data, image_data
 from .notify import notify
-from .style import OKABE_ITO, add_glyph, add_hover, f32, make_figure
+from .style import add_hover, f32, make_figure
 
 GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
 # Light (weight 0) to dark blue (weight 1); the query row's future in grey, gutters white.
 WEIGHT_PALETTE = tuple(reversed(Blues256))
 FUTURE_COLOUR = "#e4e4e4"
-OPEN_COLOUR = OKABE_ITO["vermillion"]
 LABEL_CHARS = 10
 PATTERN_HEIGHT = 560
 GRID_BORDERS = (
@@ -165,24 +164,16 @@ class HeadGridView(pn.viewable.Viewer):
             data={c: [] for c in cols}
             | {"focus_key": [], "left": [], "right": [], "top": [], "bottom": []},
         )
-        self.image_source = ColumnDataSource(
-            name="head_grid_image", data={"image": [], "x": [], "y": [], "dw": [], "dh": []}
-        )
-        self.open_source = ColumnDataSource(
-            name="head_grid_open", data={k: [] for k in ("left", "right", "top", "bottom")}
-        )
+        self.image_source = ColumnDataSource(name="head_grid_image", data=image_data())
+        self.open_source = ColumnDataSource(name="head_grid_open", data=box_data())
         self.grid = self._grid_figure()
-        self.pattern_source = ColumnDataSource(
-            name="pattern", data={"image": [], "x": [], "y": [], "dw": [], "dh": []}
-        )
+        self.pattern_source = ColumnDataSource(name="pattern", data=image_data())
         self.rows_source = ColumnDataSource(
             name="pattern_rows",
             data={k: [] for k in ("query", "label", "top", "top_weight")}
             | {k: [] for k in ("left", "right", "top_edge", "bottom_edge")},
         )
-        self.query_source = ColumnDataSource(
-            name="pattern_query", data={k: [] for k in ("left", "right", "top", "bottom")}
-        )
+        self.query_source = ColumnDataSource(name="pattern_query", data=box_data())
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
 
@@ -209,41 +200,8 @@ class HeadGridView(pn.viewable.Viewer):
         fig.xaxis.ticker = FixedTicker(ticks=[])
         fig.yaxis.ticker = FixedTicker(ticks=list(range(H)))
         mapper = LinearColorMapper(palette=grid_palette(), low=0, high=256)
-        add_glyph(
-            fig,
-            Image,
-            image="image",
-            x="x",
-            y="y",
-            dw="dw",
-            dh="dh",
-            color_mapper=mapper,
-            source=self.image_source,
-        )
-        cells = add_glyph(
-            fig,
-            Quad,
-            left="left",
-            right="right",
-            top="top",
-            bottom="bottom",
-            source=self.grid_source,
-            fill_alpha=0.0,
-            line_alpha=0.0,
-            fill_color="#000000",
-            line_color="#000000",
-        )
-        add_glyph(
-            fig,
-            Quad,
-            left="left",
-            right="right",
-            top="top",
-            bottom="bottom",
-            source=self.open_source,
-            fill_alpha=0.0,
-            line_color=OPEN_COLOUR,
-            line_width=3,
+        _, cells = add_head_image(
+            fig, mapper, self.image_source, self.grid_source, self.open_source, outline_width=3
         )
         add_hover(
             fig,
@@ -292,41 +250,14 @@ class HeadGridView(pn.viewable.Viewer):
             low_color=WEIGHT_PALETTE[0],
             nan_color=FUTURE_COLOUR,
         )
-        image = add_glyph(
+        image, rows = add_head_image(
             fig,
-            Image,
-            image="image",
-            x="x",
-            y="y",
-            dw="dw",
-            dh="dh",
-            color_mapper=mapper,
-            source=self.pattern_source,
-        )
-        rows = add_glyph(
-            fig,
-            Quad,
-            left="left",
-            right="right",
-            top="top_edge",
-            bottom="bottom_edge",
-            source=self.rows_source,
-            fill_alpha=0.0,
-            line_alpha=0.0,
-            fill_color="#000000",
-            line_color="#000000",
-        )
-        add_glyph(
-            fig,
-            Quad,
-            left="left",
-            right="right",
-            top="top",
-            bottom="bottom",
-            source=self.query_source,
-            fill_alpha=0.0,
-            line_color=OPEN_COLOUR,
-            line_width=2,
+            mapper,
+            self.pattern_source,
+            self.rows_source,
+            self.query_source,
+            outline_width=2,
+            cell_edges=("top_edge", "bottom_edge"),
         )
         add_hover(
             fig, [rows], [("query", "@label"), ("its strongest key", "@top (@top_weight{0.000})")]
@@ -398,21 +329,11 @@ class HeadGridView(pn.viewable.Viewer):
         self.grid_source.data = data
         if mosaic is not self._drawn_image:
             self._drawn_image = mosaic
-            self.image_source.data = {
-                "image": [mosaic.image],
-                "x": [-0.5 + (1 - share) / 2],
-                "y": [-0.5 + (1 - share) / 2],
-                "dw": [float(L)],
-                "dh": [float(H)],
-            }
+            corner = -0.5 + (1 - share) / 2
+            self.image_source.data = image_data(mosaic.image, x=corner, y=corner, dw=L, dh=H)
         layer, head = m.open_head
         edge = share / 2 + 0.04
-        self.open_source.data = {
-            "left": [layer - edge],
-            "right": [layer + edge],
-            "top": [head - edge],
-            "bottom": [head + edge],
-        }
+        self.open_source.data = box_data(layer - edge, layer + edge, head - edge, head + edge)
         self._axes(L)
         self._update_pattern(run, layer, head)
 
@@ -428,13 +349,7 @@ class HeadGridView(pn.viewable.Viewer):
         q = run.query_position
         if matrix is not self._drawn_pattern:
             self._drawn_pattern = matrix
-            self.pattern_source.data = {
-                "image": [matrix],
-                "x": [-0.5],
-                "y": [-0.5],
-                "dw": [float(n)],
-                "dh": [float(n)],
-            }
+            self.pattern_source.data = image_data(matrix, x=-0.5, y=-0.5, dw=n, dh=n)
             # Each row's own strongest key (the cell hover gives any one weight).
             filled = np.nan_to_num(matrix, nan=-1.0)
             tops = filled.argmax(axis=1)
@@ -454,12 +369,7 @@ class HeadGridView(pn.viewable.Viewer):
                 axis.major_label_overrides = labels
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
             self.pattern_fig.y_range.update(start=n - 0.5, end=-0.5)
-        self.query_source.data = {
-            "left": [-0.5],
-            "right": [q + 0.5],
-            "top": [q - 0.5],
-            "bottom": [q + 0.5],
-        }
+        self.query_source.data = box_data(-0.5, q + 0.5, q - 0.5, q + 0.5)
         title = f"Layer {layer} head {head}"
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title

@@ -9,14 +9,12 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, Range1d, Selection, Span
-from bokeh.models.glyphs import HBar, Text
-from bokeh.transform import dodge
 
+from .bars import bar_note, dodged_bar
 from .rows import NULL_LABEL, FitRows, row_axis, row_positions, row_range, set_rows
 from .style import (
     STAGE_COLOURS,
     FitText,
-    add_glyph,
     add_hover,
     assign,
     f32,
@@ -62,32 +60,27 @@ class LogitsView(pn.viewable.Viewer):
             "Logits per key", height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
         )
         fig.xaxis.axis_label = "logit"
-        renderers = []
-        for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True):
-            drawn = {"logit": "logit_drawn", "raw": "visible"}.get(column, column)
-            renderers.append(
-                add_glyph(
-                    fig,
-                    HBar,
-                    y=dodge("row", offset, range=fig.y_range),
-                    right=drawn,
-                    left=0,
-                    height=BAR * 0.92,
-                    source=self.source,
-                    color=STAGE_COLOURS[column],
-                    legend_label="q·k in the plane" if column == "raw" else text,
-                )
+        renderers = [
+            dodged_bar(
+                fig,
+                self.source,
+                offset,
+                BAR,
+                right={"logit": "logit_drawn", "raw": "visible"}.get(column, column),
+                color=STAGE_COLOURS[column],
+                legend_label="q·k in the plane" if column == "raw" else text,
             )
+            for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True)
+        ]
         # With d_k > 2 the raw score has a hidden part (the d_k - 2 coordinates not drawn),
         # stacked after the visible one: from q·k in the plane to the full q·k.
-        self._hidden = add_glyph(
+        self._hidden = dodged_bar(
             fig,
-            HBar,
-            y=dodge("row", -BAR, range=fig.y_range),
+            self.source,
+            -BAR,
+            BAR,
             left="visible",
             right="raw",
-            height=BAR * 0.92,
-            source=self.source,
             fill_color=HIDDEN_COLOUR,
             line_color=HIDDEN_COLOUR,
             hatch_pattern="\\",
@@ -96,27 +89,24 @@ class LogitsView(pn.viewable.Viewer):
             legend_label="+ hidden dims",
         )
         renderers.append(self._hidden)
-        null_bar = add_glyph(
+        null_bar = dodged_bar(
             fig,
-            HBar,
-            y=dodge("row", BAR, range=fig.y_range),
+            self.extra,
+            BAR,
+            BAR,
             right="logit",
-            left=0,
-            height=BAR * 0.92,
-            source=self.extra,
             color=STAGE_COLOURS["logit"],
             hatch_pattern="x",
             hatch_color="#ffffff",
             hatch_alpha=0.6,
         )
-        add_glyph(
+        dodged_bar(
             fig,
-            HBar,
-            y=dodge("row", BAR, range=fig.y_range),
+            self.source,
+            BAR,
+            BAR,
             left="hatch_left",
             right="hatch_right",
-            height=BAR * 0.92,
-            source=self.source,
             fill_color="#ffffff",
             line_color="#555555",
             hatch_pattern="/",
@@ -124,18 +114,7 @@ class LogitsView(pn.viewable.Viewer):
             hatch_scale=8,
             legend_label="masked (−∞)",
         )
-        add_glyph(
-            fig,
-            Text,
-            x="hatch_right",
-            y=dodge("row", BAR, range=fig.y_range),
-            text="mask_text",
-            source=self.source,
-            x_offset=6,
-            text_baseline="middle",
-            text_font_size="14px",
-            text_color="#333333",
-        )
+        bar_note(fig, self.source, x="hatch_right", text="mask_text", offset=BAR)
         fig.add_layout(Span(location=0, dimension="height", line_color="#777777"))
         add_hover(
             fig,

@@ -10,13 +10,12 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
-from bokeh.models.glyphs import HBar
-from bokeh.transform import dodge
 
 from engine.heads import shown_token
 
+from .bars import dodged_bar
 from .rows import row_axis, row_range, set_rows
-from .style import OKABE_ITO, FitText, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import OKABE_ITO, FitText, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.4
 SHOWN = 8  # the most likely answers; the rest are one "all others" row
@@ -46,27 +45,23 @@ class PredictionView(pn.viewable.Viewer):
         fig.name = "prediction_plot"
         fig.xaxis.axis_label = "probability of each answer (all sum to 100%)"
         fig.xaxis.formatter = NumeralTickFormatter(format="0%")
-        before = add_glyph(
+        before = dodged_bar(
             fig,
-            HBar,
-            y=dodge("row", -BAR / 2, range=fig.y_range),
+            self.source,
+            -BAR / 2,
+            BAR,
             right="before",
-            left=0,
-            height=BAR * 0.92,
-            source=self.source,
             fill_color="#ffffff",
             line_color="#555555",
             line_dash="dashed",
             legend_label="before the intervention",
         )
-        after = add_glyph(
+        after = dodged_bar(
             fig,
-            HBar,
-            y=dodge("row", BAR / 2, range=fig.y_range),
+            self.source,
+            BAR / 2,
+            BAR,
             right="probability",
-            left=0,
-            height=BAR * 0.92,
-            source=self.source,
             color=OKABE_ITO["purple"],
             legend_label="with it (now)",
         )

@@ -8,11 +8,10 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d, Selection
-from bokeh.models.glyphs import HBar, Text
-from bokeh.transform import dodge
 
 from engine.snapshot import _pct
 
+from .bars import bar_note, dodged_bar
 from .rows import (
     NULL_LABEL,
     OTHERS,
@@ -27,7 +26,6 @@ from .rows import (
 from .style import (
     STAGE_COLOURS,
     FitText,
-    add_glyph,
     add_hover,
     assign,
     f32,
@@ -39,6 +37,8 @@ BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
 AXIS_LABEL = "share (each colour sums to 100%)"
 AXIS_LABEL_NULL = "share (weights with the null row: 100%)"
+DOTTED = {"hatch_pattern": "dot", "hatch_color": "#ffffff", "hatch_alpha": 0.5}
+CROSSED = {"hatch_pattern": "x", "hatch_color": "#ffffff", "hatch_alpha": 0.6}
 
 
 class WeightsView(pn.viewable.Viewer):
@@ -61,87 +61,18 @@ class WeightsView(pn.viewable.Viewer):
         )
         fig.xaxis.axis_label = AXIS_LABEL
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
-        w = add_glyph(
-            fig,
-            HBar,
-            y=dodge("row", -BAR / 2, range=fig.y_range),
-            right="weight",
-            left=0,
-            height=BAR * 0.92,
-            source=self.source,
-            color=STAGE_COLOURS["weight"],
-            legend_label="weight w",
-        )
-        s = add_glyph(
-            fig,
-            HBar,
-            y=dodge("row", BAR / 2, range=fig.y_range),
-            right="norm_share",
-            left=0,
-            height=BAR * 0.92,
-            source=self.source,
-            color=STAGE_COLOURS["norm_share"],
-            hatch_pattern="dot",
-            hatch_color="#ffffff",
-            hatch_alpha=0.5,
-            legend_label="share of |w·v|",
-        )
-        extras = []
-        for source in (self.extra,):
-            extras.append(
-                add_glyph(
-                    fig,
-                    HBar,
-                    y=dodge("row", -BAR / 2, range=fig.y_range),
-                    right="weight",
-                    left=0,
-                    height=BAR * 0.92,
-                    source=source,
-                    color=STAGE_COLOURS["weight"],
-                    hatch_pattern="x",
-                    hatch_color="#ffffff",
-                    hatch_alpha=0.6,
-                )
-            )
-            extras.append(
-                add_glyph(
-                    fig,
-                    HBar,
-                    y=dodge("row", BAR / 2, range=fig.y_range),
-                    right="norm_share",
-                    left=0,
-                    height=BAR * 0.92,
-                    source=source,
-                    color=STAGE_COLOURS["norm_share"],
-                    hatch_pattern="dot",
-                    hatch_color="#ffffff",
-                    hatch_alpha=0.5,
-                )
-            )
-            add_glyph(
-                fig,
-                Text,
-                x="weight",
-                y="row",
-                text="note",
-                source=source,
-                x_offset=6,
-                text_baseline="middle",
-                text_font_size="14px",
-                text_color="#333333",
-            )
-        add_glyph(
-            fig,
-            Text,
-            x=0,
-            y="row",
-            text="mask_text",
-            source=self.source,
-            x_offset=6,
-            text_baseline="middle",
-            text_font_size="14px",
-            text_color="#333333",
-        )
+        # Per row: its weight, then its share of |w·v| (dotted).
+        weight = {"right": "weight", "color": STAGE_COLOURS["weight"]}
+        share = {"right": "norm_share", "color": STAGE_COLOURS["norm_share"], **DOTTED}
+        w = dodged_bar(fig, self.source, -BAR / 2, BAR, **weight, legend_label="weight w")
+        s = dodged_bar(fig, self.source, BAR / 2, BAR, **share, legend_label="share of |w·v|")
+        # "All others" and the null candidate: the same bars, cross-hatched weights.
+        extras = [
+            dodged_bar(fig, self.extra, -BAR / 2, BAR, **weight, **CROSSED),
+            dodged_bar(fig, self.extra, BAR / 2, BAR, **share),
+        ]
+        bar_note(fig, self.extra, x="weight", text="note")  # their percentage
+        bar_note(fig, self.source, x=0, text="mask_text")
         add_hover(
             fig,
             [w, s, *extras],

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from app.page.lab_page import create_app
+from app.views import plane_fit
+from app.views.label_layout import HANDLE_RADIUS_PX
 
 
 def test_set_ghost_draws_a_before_arrow_and_none_removes_it():
@@ -58,48 +60,11 @@ def test_hidden_part_of_each_score_is_drawn_when_d_k_exceeds_two():
     assert "+ 4094 hidden dims" in labels
 
 
-def _boxes(tips, placed, font):
-    from app.views.geometry import _text_box
-
-    return [
-        _text_box(x + dx, y + dy, text, font)
-        for (x, y), (dx, dy, text) in zip(tips, placed, strict=True)
-        if text
-    ]
-
-
-def test_labels_never_overlap_each_other_or_leave_the_frame():
-    from app.views.geometry import _overlaps, place_labels
-
-    rng = np.random.default_rng(4)
-    for _ in range(50):
-        tips = [tuple(p) for p in rng.uniform(0, 300, size=(int(rng.integers(2, 9)), 2))]
-        tips.append(tips[0])  # two arrows on one point, like "the (1)" and "the (2)"
-        texts = [f"label {i} (masked)" if i % 3 else f"k{i}" for i in range(len(tips))]
-        placed = place_labels(tips, texts, 16.0, 300.0)
-        boxes = _boxes(tips, placed, 16.0)
-        for i, a in enumerate(boxes):
-            assert 0 <= a[0] and a[2] <= 300 and 0 <= a[1] and a[3] <= 300
-            assert not any(_overlaps(a, b) for b in boxes[i + 1 :])
-        for text, (_, _, shown) in zip(texts, placed, strict=True):
-            assert shown in ("", text) or shown.endswith(("…", "… ✕", " ✕"))
-
-
-def test_a_label_without_room_is_shortened_then_dropped():
-    from app.views.geometry import place_labels
-
-    # 129 px of text never fits a 100 px frame; its first four letters do.
-    assert place_labels([(50.0, 50.0)], ["abcdefghijklmn"], 16.0, 100.0)[0][2] == "abcd…"
-    crowd = place_labels([(150.0, 150.0)] * 12, [f"a long label {i}" for i in range(12)], 16, 300)
-    shown = [text for _, _, text in crowd]
-    assert shown[0] == "a long label 0" and "" in shown  # no room left near that point
-
-
 def test_the_query_handle_never_sits_on_a_key_handle():
     geometry = create_app().lab.geometry  # the default scenario: q lies exactly on key A
     q = np.array([geometry.query_tip.data["x"][0], geometry.query_tip.data["y"][0]])
     keys = np.column_stack([geometry.key_tips.data["x"], geometry.key_tips.data["y"]])
-    px = geometry._px(geometry.address_fig)
+    px = plane_fit.px(geometry.address_fig)
     assert np.min(np.hypot(*(keys - q).T)) / px >= 20  # pixels apart
     # It stays on the query's ray: dragging it turns the query and nothing else.
     params = geometry.preview_params.data
@@ -110,8 +75,6 @@ def test_the_query_handle_never_sits_on_a_key_handle():
 def test_the_query_label_stands_clear_of_the_key_ring_its_tip_shares():
     # The default scenario: q's tip lies on A's ring (a review saw the two run together): the
     # "q" keeps at least 8 px of white between its glyph and the ring.
-    from app.views.geometry import HANDLE_RADIUS_PX
-
     geometry = create_app().lab.geometry
     data = geometry.geometry.data
     kinds = list(data["kind"])

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.views.geometry import _crosses, _text_box, place_labels
+from app.views.label_layout import crosses as _crosses
+from app.views.label_layout import place_labels
+from app.views.label_layout import text_box as _text_box
 from app.views.rows import MAX_ROWS, FitRows, row_positions, rows_that_fit
 from app.views.style import FitText, make_figure, text_width, toolbar_width
 

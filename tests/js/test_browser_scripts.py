@@ -100,6 +100,57 @@ def test_a_broken_pipeline_fails_the_node_tests(fixtures, tmp_path, name):
     assert "differs from the engine" in out or "the engine has -inf" in out, out
 
 
+# One line of a page script broken at a time: its Node test must fail (tests/js/*.test.js read
+# the scripts from LAB_SCRIPTS_DIR).
+SCRIPT_BREAKS = {
+    "one poller for every watch": (
+        "connection_watch.js",
+        "window.__labConnection = window.__labConnection || (() => {",
+        "window.__labConnection = (() => {",
+    ),
+    "the poller stops once answered": (
+        "connection_watch.js",
+        "if (watches.size === 0) { stop(); }",
+        "",
+    ),
+    "a long outage reloads": (
+        "reconnect_watch.js",
+        "if (Date.now() - lab.since >= __RELOAD_AFTER_MS__) {",
+        "if (Date.now() - lab.since > 10 * __RELOAD_AFTER_MS__) {",
+    ),
+    "another process reloads": (
+        "replica_watch.js",
+        "if (now !== __PROCESS_ID__) {",
+        "if (false) {",
+    ),
+    "the walk watches new shadow roots": ("control_names.js", "    observe(el.shadowRoot);\n", ""),
+    "the walk waits for a quiet page": (
+        "control_names.js",
+        "Math.min(now + QUIET_MS, walks.since + MAX_WAIT_MS)",
+        "now",
+    ),
+    "no walk on a timer": ("control_names.js", "walk();\n", "walk();\nsetInterval(walk, 1500);\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCRIPT_BREAKS))
+def test_a_broken_page_script_fails_its_node_tests(tmp_path, name):
+    file, old, new = SCRIPT_BREAKS[name]
+    for path in SCRIPTS.glob("*.js"):
+        (tmp_path / path.name).write_text(path.read_text())
+    text = (SCRIPTS / file).read_text()
+    assert text.count(old) == 1, f"app/js/{file} no longer has {old!r}"
+    (tmp_path / file).write_text(text.replace(old, new))
+    tests = ["tests/js/connection_watch.test.js", "tests/js/control_names.test.js"]
+    env = dict(os.environ, LAB_SCRIPTS_DIR=str(tmp_path))
+    result = subprocess.run(
+        [_node(), "--test", *tests], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, f"breaking {name} went unnoticed:\n{out}"
+    assert re.search(r"^not ok ", out, re.MULTILINE), out
+
+
 def test_eslint_passes_on_every_browser_script_and_test():
     eslint = ROOT / "node_modules" / "eslint" / "bin" / "eslint.js"
     if not eslint.exists():
@@ -126,16 +177,23 @@ def test_eslint_passes_on_every_browser_script_and_test():
 
 def test_every_script_file_is_used_and_every_placeholder_is_filled():
     python = "\n".join(p.read_text() for p in (ROOT / "app").rglob("*.py"))
+    read = {path.name for path in SCRIPTS.glob("*.js") if f'"{path.name}"' in python}
+    used = {other for name in read for other in js.uses(name)}
     for path in sorted(SCRIPTS.glob("*.js")):
-        assert f'"{path.name}"' in python, f"app/js/{path.name} is read by no module"
+        assert path.name in read | used, f"app/js/{path.name} is read by no module"
     with pytest.raises(ValueError, match="placeholders"):
         js.source("reconnect_watch.js", POLL_MS=2000)  # RELOAD_AFTER_MS left out
     with pytest.raises(ValueError, match="placeholders"):
         js.source("copy_link.js", POLL_MS=2000)  # a value nothing uses
     filled = js.source("replica_watch.js", ENDPOINT="replica", PROCESS_ID="ab", POLL_MS=2000)
-    assert 'fetch("replica"' in filled and 'now !== "ab"' in filled and "}, 2000);" in filled
+    assert '.watch("replica", "replica", 2000, ' in filled and 'now !== "ab"' in filled
     assert not js.PLACEHOLDER.search(filled)
-    assert filled.startswith("const lab = "), "the file's opening comment is not sent"
+    # The shared poller first (a `// @uses` line), then the file's own code; no opening comment.
+    shared = js.source("connection_watch.js")
+    assert js.uses("replica_watch.js") == ["connection_watch.js"]
+    assert filled.startswith(shared + "\n") and shared.startswith("window.__labConnection = ")
+    assert filled[len(shared) + 1 :].startswith("const processOf = "), "the comment is not sent"
+    assert "// " not in filled.split("\n", 1)[0]
     ticks = js.sections("slider_ticks.js")
     assert ticks == {
         "temperature": "return (10 ** tick).toPrecision(3)\n",

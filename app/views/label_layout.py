@@ -1,0 +1,116 @@
+"""Where arrow labels go on a square plane, in screen pixels: pure Python, no Panel or Bokeh.
+
+`place_labels` puts each label near its arrow's tip, clear of the other labels, the tips'
+drag handles, boxes to avoid (a legend, a note) and the arrows themselves, inside the frame.
+A label with no room is shortened, then dropped (its hover still names it). The geometry view
+(app/views/geometry.py) turns its data into screen points and calls it once per plane.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+HANDLE_RADIUS_PX = 11.0
+# Directions tried around a tip, as turns from "straight past it" (radians).
+LABEL_TURNS = (0.0, 0.6, -0.6, 1.2, -1.2, 1.8, -1.8, 2.5, -2.5, math.pi)
+# Distances tried from a tip, nearest first (px).
+LABEL_DISTANCES = (20.0, 32.0, 46.0)
+FRAME_MARGIN = 2.0  # px a label keeps from the frame's edge
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 (y down)
+
+
+def text_box(x: float, y: float, text: str, font: float) -> Box:
+    """The box of `text` centred on (x, y) at `font` px, with a few pixels of margin."""
+    # An average glyph of the lab's sans-serif (DejaVu, Atkinson) is about 0.6 em wide; a few
+    # pixels of margin keep neighbours from touching.
+    w, h = 0.62 * font * len(text) + 10.0, 1.3 * font
+    return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def crosses(box: Box, segment, inset: float = 3.0) -> bool:
+    """Does the segment pass through the box (less its margin of `inset` px)? Liang-Barsky."""
+    xmin, ymin, xmax, ymax = box[0] + inset, box[1] + inset, box[2] - inset, box[3] - inset
+    x0, y0, x1, y1 = segment
+    if max(x0, x1) < xmin or min(x0, x1) > xmax or max(y0, y1) < ymin or min(y0, y1) > ymax:
+        return False
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x0 - xmin), (dx, xmax - x0), (-dy, y0 - ymin), (dy, ymax - y0)):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        r = q / p
+        if p < 0:
+            t0 = max(t0, r)
+        else:
+            t1 = min(t1, r)
+        if t0 > t1:
+            return False
+    return True
+
+
+_POSITION = re.compile(r"^(.+) @(\d+)$")
+
+
+def shorten(text: str) -> str | None:
+    """The short form of a label that has no room (None: it has none)."""
+    masked = text.endswith(" (masked)")
+    core = text.removesuffix(" (masked)")
+    token = _POSITION.match(core)
+    if token:
+        # A model's token: its position, as in the weights chart's "␣loan @4" (never "␣loa…").
+        return f"@{token.group(2)}" + (" ✕" if masked else "")
+    if len(core) <= 5:
+        return f"{core} ✕" if masked else None
+    return core[:4] + "…" + (" ✕" if masked else "")
+
+
+def place_labels(tips, texts, font: float, frame: float, avoid=(), *, order=None, segments=()):
+    """Screen offsets (dx, dy, text) for labels of arrow tips at screen points `tips` (y down)
+    in a square frame of side `frame` px, trying spots around each tip, nearest first, so that
+    no label overlaps another label, a tip's handle, a box in `avoid` or an arrow in `segments`
+    (x0, y0, x1, y1), or leaves the frame. Labels are placed in `order` (indices, the most
+    important first; default: as given), so a crowd drops the last. Without room a label is
+    shortened (a token to its position, "@4"; other text to a few characters and an
+    ellipsis), then dropped ("")."""
+    r = HANDLE_RADIUS_PX
+    handles = [(x - r, y - r, x + r, y + r) for x, y in tips]
+    taken = list(avoid)
+    out: list = [(0.0, 0.0, "")] * len(tips)
+    for index in order if order is not None else range(len(tips)):
+        (x, y), text = tips[index], texts[index]
+        found = _first_spot(x, y, (text, shorten(text)), font, frame, [*taken, *handles], segments)
+        if found is not None:
+            taken.append(found[3])
+            out[index] = found[:3]
+    return out
+
+
+def _first_spot(x, y, candidates, font, frame, blocked, segments):
+    """(dx, dy, text, box) of the first free spot around (x, y), longest text first."""
+    norm = math.hypot(x - frame / 2, y - frame / 2)
+    # First choice: straight past the tip, away from the origin (the frame's centre).
+    base = math.atan2(y - frame / 2, x - frame / 2) if norm > 1 else -math.pi / 2
+    edge = frame - FRAME_MARGIN
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        for dist in LABEL_DISTANCES:
+            for turn in LABEL_TURNS:
+                ox, oy = dist * math.cos(base + turn), dist * math.sin(base + turn)
+                box = text_box(x + ox, y + oy, candidate, font)
+                if box[0] < FRAME_MARGIN or box[1] < FRAME_MARGIN or box[2] > edge or box[3] > edge:
+                    continue
+                if any(overlaps(box, other) for other in blocked):
+                    continue
+                if any(crosses(box, seg) for seg in segments):
+                    continue
+                return (ox, oy, candidate, box)
+    return None

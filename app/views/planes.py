@@ -1,0 +1,270 @@
+"""The two square planes' Bokeh figures, built once per session: address (the query and the
+keys, with their drag handles) and payload (the values, the contributions w_i·v_i head to tail,
+the output, a faded "before" output and the ablated head's note).
+
+Building only: GeometryView (app/views/geometry.py) owns the sources and fills them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from bokeh.models import (
+    CDSView,
+    ColumnDataSource,
+    GroupFilter,
+    Label,
+    PointDrawTool,
+    Range1d,
+    Span,
+)
+from bokeh.models.glyphs import Line, Scatter, Segment, Text
+
+from .style import ROLE_COLOURS, FitText, add_glyph, add_hover, make_figure, style_legend
+
+# Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
+FRAME = 300
+FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
+ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
+# On an ablated head's payload plane, over its faded contributions (they no longer reach the
+# model: the output is zero).
+ABLATED_TEXT = "ablated: this head's\noutput is zeroed"  # two lines: a phone's plane is narrow
+
+
+@dataclass(frozen=True)
+class Plane:
+    fig: object
+    fit: FitText
+    distractors: object  # the distractor cloud's renderer (hidden when there are none)
+    note: Label | None = None  # the payload plane's "ablated" note
+
+
+def head_angle(x, y):
+    """Bokeh's triangle marker points up: the angle that turns it to the vector (x, y)."""
+    return np.arctan2(y, x) - np.pi / 2
+
+
+def proxy_source(selected) -> ColumnDataSource:
+    """One source of a single NaN point for every legend proxy of both planes (a source per
+    glyph would cost three models each)."""
+    return ColumnDataSource(data={"x": [math.nan], "y": [math.nan]}, selected=selected)
+
+
+def address_plane(geometry, distractors, key_tips, query_tip, proxies) -> Plane:
+    fig = _square("Address: query and keys")
+    fit = FitText(fig)
+    fit.title("Address: query and keys", "Address: q and keys", "Address")
+    fig.name = "address_plot"
+    keys_only, query_only = _kind("key"), _kind("query")
+    cloud = _cloud(fig, distractors, "kx", "ky", 0.45, "distractor keys")
+    seg, _ = _arrows(fig, geometry, keys_only, "colour", width=4)
+    # Dashed, so a key pointing the same way still shows through.
+    q_seg, _ = _arrows(fig, geometry, query_only, "colour", width=4, dash=[10, 6])
+    for view, role in ((query_only, "query"), (keys_only, "key")):
+        _tip_labels(fig, geometry, view, ADDRESS_FONT_PX, ROLE_COLOURS[role])
+    add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
+    # Drag handles: hollow circles on the tips of the labelled keys and of the query.
+    k_tip = _handles(fig, key_tips, "key", 18)
+    q_tip = _handles(fig, query_tip, "query", 20)
+    _drag_tool(fig, [k_tip, q_tip], "Drag a key or the query")
+    _legend_proxies(fig, proxies, [("query", "query"), ("keys", "key")])
+    return Plane(fig, fit, cloud)
+
+
+def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxies) -> Plane:
+    fig = _square("Payload: values, w·v, output")
+    fit = FitText(fig)
+    fit.title("Payload: values, w·v, output", "Payload: values, output", "Payload")
+    fig.name = "payload_plot"
+    values = _kind("value")
+    cloud = _cloud(fig, distractors, "vx", "vy", 0.35, "distractor values")
+    _arrows(fig, geometry, values, "colour", width=3)
+    _tip_labels(fig, geometry, values, PAYLOAD_FONT_PX, ROLE_COLOURS["value"])
+    c_seg, _ = _arrows(
+        fig, contributions, _kind("contribution"), ROLE_COLOURS["contribution"], width=5
+    )
+    o_seg, _ = _arrows(fig, contributions, _kind("output"), ROLE_COLOURS["output"], width=3)
+    _arrows(fig, ghost, None, ROLE_COLOURS["output"], width=3, dash=[6, 5])
+    add_hover(
+        fig,
+        [c_seg, o_seg],
+        [("", "@label"), ("weight", "@weight{0.000}"), ("|w·v|", "@norm{0.000}")],
+    )
+    _drag_tool(fig, [_handles(fig, value_tips, "value", 18)], "Drag a value")
+    _legend_proxies(
+        fig,
+        proxies,
+        [("values", "value"), ("w·v head to tail", "contribution"), ("output", "output")],
+    )
+    return Plane(fig, fit, cloud, _ablated_note(fig))
+
+
+def _square(title):
+    fig = make_figure(
+        title,
+        height=FIG_HEIGHT,
+        width=FIG_WIDTH,
+        sizing_mode=None,
+        frame_width=FRAME,
+        frame_height=FRAME,
+        x_range=Range1d(-2, 2),
+        y_range=Range1d(-2, 2),
+        tools="pan,wheel_zoom,reset",  # room to follow a long distractor cloud
+    )
+    fig.xaxis.axis_label = "x"
+    fig.yaxis.axis_label = "y"
+    for axis in (*fig.xaxis, *fig.yaxis):
+        axis.ticker.desired_num_ticks = 5  # nine labels ran together on a laptop or a phone
+    for dim in (0, 1):
+        fig.add_layout(
+            Span(
+                location=0,
+                dimension="width" if dim else "height",
+                line_color="#b0b0b0",
+                line_width=1,
+            )
+        )
+    return fig
+
+
+def _kind(kind: str) -> CDSView:
+    return CDSView(filter=GroupFilter(column_name="kind", group=kind))
+
+
+def _cloud(fig, source, x, y, alpha, legend):
+    return add_glyph(
+        fig,
+        Scatter,
+        x,
+        y,
+        source=source,
+        size=4,
+        color=ROLE_COLOURS["distractor"],
+        alpha=alpha,
+        legend_label=legend,
+    )
+
+
+def _arrows(fig, source, view, colour_field, *, width, dash="solid"):
+    """A shaft (segment) and a head (triangle) per row, coloured by `colour_field`."""
+    on = {"view": view} if view is not None else {}
+    seg = add_glyph(
+        fig,
+        Segment,
+        "x0",
+        "y0",
+        "x1",
+        "y1",
+        source=source,
+        line_color=colour_field,
+        line_width=width,
+        line_alpha="alpha",
+        line_dash=dash,
+        **on,
+    )
+    head = add_glyph(
+        fig,
+        Scatter,
+        "x1",
+        "y1",
+        source=source,
+        **on,
+        marker="triangle",
+        angle="angle",
+        size="size",
+        fill_color=colour_field,
+        line_color=colour_field,
+        fill_alpha="alpha",
+        line_alpha="alpha",
+    )
+    return seg, head
+
+
+def _tip_labels(fig, source, view, font_px: float, colour: str) -> None:
+    """Each arrow's label just past its tip (offsets come with the data).
+
+    One colour per glyph, not a colour column: when a new program has fewer rows, BokehJS
+    recomputes a filtered view's mask before it rebuilds the text glyph's labels, and the
+    labels' visuals then read the new, shorter colour column at the old rows (a RangeError
+    in set_visuals). Alphas are plain numbers and are read again once the labels are in."""
+    add_glyph(
+        fig,
+        Text,
+        "x1",
+        "y1",
+        text="tag",
+        source=source,
+        view=view,
+        x_offset="label_dx",
+        y_offset="label_dy",
+        text_align="center",
+        text_baseline="middle",
+        text_font_size=f"{font_px:.0f}px",
+        text_color=colour,
+        text_alpha="alpha",
+    )
+
+
+def _handles(fig, source, role: str, size: int):
+    return add_glyph(
+        fig,
+        Scatter,
+        "x",
+        "y",
+        source=source,
+        size=size,
+        fill_alpha=0.0,
+        line_color=ROLE_COLOURS[role],
+        line_width=2,
+    )
+
+
+def _drag_tool(fig, renderers, description: str) -> None:
+    drag = PointDrawTool(renderers=renderers, add=False, drag=True, description=description)
+    fig.add_tools(drag)
+    fig.toolbar.active_tap = drag
+    fig.toolbar.active_drag = drag
+
+
+def _legend_proxies(fig, source, entries) -> None:
+    # Invisible glyphs so the legend names each role with its colour and line.
+    for text, role in entries:
+        add_glyph(
+            fig,
+            Line,
+            "x",
+            "y",
+            source=source,
+            line_color=ROLE_COLOURS[role],
+            line_width=4,
+            line_dash=[10, 6] if role == "query" else "solid",
+            legend_label=text,
+        )
+    style_legend(fig, "bottom_left")
+    fig.legend.label_text_font_size = "13px"
+    fig.legend.click_policy = "none"
+
+
+def _ablated_note(fig) -> Label:
+    # One Label (one model), shown only while the open head is ablated: centred near the top
+    # of the plane (in data units, placed again when the plane's range changes).
+    note = Label(
+        name="ablated_note",
+        x=0.0,
+        y=0.0,
+        text=ABLATED_TEXT,
+        visible=False,
+        text_align="center",
+        text_baseline="middle",
+        text_font_size="13px",
+        text_font_style="bold",
+        text_color=ROLE_COLOURS["output"],
+        background_fill_color="#ffffff",
+        background_fill_alpha=0.9,
+        border_line_color="#888888",
+        padding=4,
+    )
+    fig.add_layout(note)
+    return note
