@@ -73,6 +73,10 @@ def pytest_configure(config):
         "hardware(name): needs this hardware (tests/conftest.py's HARDWARE); skipped without "
         "it, the one skip CI allows",
     )
+    # pytest-xdist's own marker, registered here too so that --strict-markers accepts it
+    # without xdist: under `-n N --dist loadgroup` the modules that share a session server
+    # (the replica room) stay on one worker, so it starts once.
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker")
 
 
 def _hardware_names(item) -> list[str]:

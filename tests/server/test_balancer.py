@@ -42,7 +42,7 @@ from tools.harness import HAPROXY_CONFIG as SHIPPED_CFG
 from tools.harness import LabServer, ReplicaRoom, haproxy_config
 from tools.harness import haproxy_binary as haproxy_path
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.xdist_group("replica_room")]
 
 DEPLOY = ROOT / "deploy"
 # The run's replica room (tests/conftest.py's `replica_room`): three, as deploy/compose.yaml.

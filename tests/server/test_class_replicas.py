@@ -22,7 +22,7 @@ from waiting import wait_until
 from app.views.lesson_panel import ALL_LESSONS
 from tools.harness import ReplicaRoom
 
-pytestmark = [pytest.mark.server, pytest.mark.browser]
+pytestmark = [pytest.mark.server, pytest.mark.browser, pytest.mark.xdist_group("replica_room")]
 
 
 class Class:
