@@ -73,6 +73,10 @@ def pytest_configure(config):
         "hardware(name): needs this hardware (tests/conftest.py's HARDWARE); skipped without "
         "it, the one skip CI allows",
     )
+    # pytest-xdist's own marker, registered here too so that --strict-markers accepts it
+    # without xdist: under `-n N --dist loadgroup` the modules that share a session server
+    # (the replica room) stay on one worker, so it starts once.
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker")
 
 
 def _hardware_names(item) -> list[str]:
@@ -141,3 +145,37 @@ def chromium():
         browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+# ------------------------------------------------------------------ shared servers (tools/harness.py)
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """One `attention-lab --no-show --port <free>` with the lab's default settings for the
+    whole run, shared by every test that only reads from it (the HTTP, fuzz and security tests
+    in tests/server/, where it is `lab`, and the browser tests). A test that kills, restarts or
+    configures a server starts its own with tools/harness.py's `serve_lab` or `start_lab`."""
+    from tools.harness import serve_lab
+
+    server = serve_lab(tmp_path_factory.mktemp("lab") / "server.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def replica_room(tmp_path_factory):
+    """Three replicas behind the shipped HAProxy with Redis between them, for the whole run:
+    the balancer's tests and the class across replicas share it (tests/server/). A test that
+    stops a replica or Redis leaves it to its module's fixture to bring them back
+    (`ReplicaRoom.heal`)."""
+    from tools.harness import RedisServer, ReplicaRoom, haproxy_binary
+
+    if haproxy_binary() is None:
+        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
+    if RedisServer.binary() is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    room = ReplicaRoom(tmp_path_factory.mktemp("replicas"), ("r1", "r2", "r3"), redis=True)
+    room.start()
+    yield room
+    room.stop()

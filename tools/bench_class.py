@@ -3,10 +3,11 @@
     python -m tools.bench_class                        # 200 students, 3 replicas + Redis
     python -m tools.bench_class --students 60 --single # and the same class on one process
 
-Starts redis-server, N `attention-lab` replicas with `--store redis://...`, and HAProxy with
-the shipped deploy/haproxy.cfg (only its bind and server lines replaced), then drives one
-class through the balancer with tools/classload.py: the teacher's Next to each student's step
-shown, each vote to the teacher's chart, and the votes counted. --single then runs the same
+Starts redis-server, N `attention-lab` replicas with their class store in it, and HAProxy with
+the shipped deploy/haproxy.cfg (only its bind and server lines replaced): tools/harness.py's
+ReplicaRoom, the one the balancer's tests run. Then it drives one class through the balancer
+with tools/classload.py: the teacher's Next to each student's step shown, each vote to the
+teacher's chart, and the votes counted. --single then runs the same
 class against one process with the in-process store, in the same run, for the ratio. Prints
 medians and p95s; it asserts nothing (the tests check behaviour, this measures it).
 """
@@ -14,113 +15,36 @@ medians and p95s; it asserts nothing (the tests check behaviour, this measures i
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from tools import classload
-from tools.loadtest import HAPROXY_CONFIG, _wait_until_live, free_port, haproxy_config
+from tools.harness import PYTHON_M_APP, RedisServer, ReplicaRoom, StartError, serve_lab
 
-
-def _redis(folder: Path) -> tuple[subprocess.Popen, str]:
-    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    if not Path(binary).exists():
-        raise SystemExit(
-            "bench_class: redis-server is not installed (apt-get install redis-server)"
-        )
-    port = free_port()
-    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(folder)]
-    args += ["--appendonly", "yes"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    import redis
-
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                raise SystemExit("bench_class: redis-server did not answer") from None
-            time.sleep(0.1)
-    return process, f"redis://127.0.0.1:{port}/0"
-
-
-def _replica(log: Path, store: str, origin_port: int | None) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    command = [sys.executable, "-m", "app", "--no-show", "--address", "127.0.0.1"]
-    command += ["--port", str(port), "--log-level", "warning", "--store", store]
-    for origin in (port, origin_port):
-        if origin:
-            command += ["--allow-websocket-origin", f"127.0.0.1:{origin}"]
-    command += ["--", "--use-xheaders"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATTENTION_LAB_")}
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-    return process, port
-
-
-def _stop(processes) -> None:
-    for process in processes:
-        if process.poll() is None:
-            # SIGTERM for all, the lab included: a run started in the background has SIGINT
-            # ignored in its children, and a replica would wait out the timeout below.
-            process.send_signal(signal.SIGTERM)
-    for process in processes:
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _haproxy(folder: Path, port: int, servers: dict[str, int]) -> subprocess.Popen:
-    binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
-    config = folder / "haproxy.cfg"
-    config.write_text(haproxy_config(HAPROXY_CONFIG.read_text(), f"127.0.0.1:{port}", servers))
-    with open(folder / "haproxy.log", "wb") as log:
-        process = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log, stderr=log)
-    _wait_until_live(process, f"http://127.0.0.1:{port}", 30, "HAProxy", folder / "haproxy.log")
-    return process
+# Quieter than the default info: a class of 200 logs every page and websocket otherwise.
+LAB_ARGS = ("--log-level", "warning")
 
 
 def across_replicas(students: int, replicas: int, steps: int, folder: Path) -> dict:
-    redis_process, store = _redis(folder)
-    started = [redis_process]
+    names = [f"r{i}" for i in range(1, replicas + 1)]
+    room = ReplicaRoom(folder, names, redis=True, lab_args=LAB_ARGS, command=PYTHON_M_APP)
     try:
-        balancer_port = free_port()  # the replicas must allow the balancer's origin
-        servers = {}
-        for i in range(1, replicas + 1):
-            process, port = _replica(folder / f"r{i}.log", store, balancer_port)
-            started.append(process)
-            servers[f"r{i}"] = port
-        for process, (name, port) in zip(started[1:], servers.items(), strict=True):
-            _wait_until_live(process, f"http://127.0.0.1:{port}", 120, name, folder / f"{name}.log")
-        started.append(_haproxy(folder, balancer_port, servers))
-        url = f"http://127.0.0.1:{balancer_port}/app"
-        report = classload.drive(url, students, steps, max_seconds=900)
+        room.start()
+        report = classload.drive(f"{room.base}/app", students, steps, max_seconds=900)
         report["setup"] = f"{replicas} replicas behind HAProxy, Redis store"
         return report
     finally:
-        _stop(started)
+        room.stop()
 
 
 def single(students: int, steps: int, folder: Path) -> dict:
-    process, port = _replica(folder / "single.log", "memory", None)
+    server = serve_lab(folder / "single.log", *LAB_ARGS, "--store", "memory", command=PYTHON_M_APP)
     try:
-        _wait_until_live(
-            process, f"http://127.0.0.1:{port}", 120, "the server", folder / "single.log"
-        )
-        report = classload.drive(f"http://127.0.0.1:{port}/app", students, steps, max_seconds=900)
+        report = classload.drive(server.url, students, steps, max_seconds=900)
         report["setup"] = "one process, in-process store"
         return report
     finally:
-        _stop([process])
+        server.stop()
 
 
 def main(argv=None) -> int:
@@ -132,10 +56,17 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=3, help="Next presses measured")
     parser.add_argument("--single", action="store_true", help="also run the class on one process")
     options = parser.parse_args(argv)
+    if RedisServer.binary() is None:
+        raise SystemExit(
+            "bench_class: redis-server is not installed (apt-get install redis-server)"
+        )
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-class-"))
-    reports = [across_replicas(options.students, options.replicas, options.steps, folder)]
-    if options.single:
-        reports.append(single(options.students, options.steps, folder))
+    try:
+        reports = [across_replicas(options.students, options.replicas, options.steps, folder)]
+        if options.single:
+            reports.append(single(options.students, options.steps, folder))
+    except StartError as exc:
+        raise SystemExit(f"bench_class: {exc}\nlogs: {folder}") from None
     for report in reports:
         print(f"[{report['setup']}]")
         print(classload.render(report))

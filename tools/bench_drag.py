@@ -24,6 +24,7 @@ import argparse
 import math
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -175,18 +176,21 @@ def main(argv=None) -> None:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from browser.labpage import CHROMIUM_ARGS, LOADED, LabServer, chromium_path
+    from browser.labpage import CHROMIUM_ARGS, LOADED, chromium_path
+
+    from tools.bench_ui import serve_quietly
 
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed")
-    server = None if args.url else LabServer()
+    log = Path(tempfile.mkdtemp(prefix="attention-lab-bench-")) / "lab.log"
+    server = None if args.url else serve_quietly(log)
     url = (args.url or server.url) + args.query
     proc = None
     if server is not None or args.pid:
         import psutil
 
-        proc = psutil.Process(server.proc.pid if server is not None else args.pid)
+        proc = psutil.Process(server.pid if server is not None else args.pid)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from tools.bench_ui import _lab_in_document, _stats, key_press_to_redraw, lab_page
+from tools.bokeh_internals import take_held_events
 
 # Table rows of the experiments table, looking through every shadow root.
 ROWS_AT_LEAST = """n => {
@@ -56,7 +57,7 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
             t0 = time.perf_counter()
             m.try_update(**pair[i % 2])
             elapsed = lab.drawn_at - t0
-            doc.callbacks._held_events = []
+            take_held_events(doc)
             doc.unhold()
             if m.error:
                 raise RuntimeError(f"{name}: the model refused the change: {m.error}")

@@ -100,16 +100,19 @@ def server_side(repeats: int, kept: int, modes: tuple[bool, ...] = (True,)) -> d
 
 def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
     """Median ms from navigation start to every plot drawn, over fresh loads of one server."""
+    import tempfile
+    from pathlib import Path
+
     from playwright.sync_api import sync_playwright
 
-    from tools.bench_ui import checkout_helpers
+    from tools.bench_ui import checkout_helpers, serve_quietly
 
-    CHROMIUM_ARGS, _LOADED, LabServer, chromium_path = checkout_helpers()
+    CHROMIUM_ARGS, _LOADED, chromium_path = checkout_helpers()
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")
     first, later, counts = [], [], []
-    server = LabServer()
+    server = serve_quietly(Path(tempfile.mkdtemp(prefix="attention-lab-bench-")) / "lab.log")
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)

@@ -16,10 +16,14 @@ import argparse
 import contextlib
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from tools.bokeh_internals import take_held_events
+from tools.harness import PYTHON_M_APP, serve_lab
 
 
 def _stats(samples_s: list[float]) -> tuple[float, float]:
@@ -69,8 +73,7 @@ def server_side(distractors: int, repeats: int) -> dict:
         t0 = time.perf_counter()
         state.angle = angles[i % 2]
         elapsed = lab.drawn_at - t0  # the last source assigned, not the URL write after it
-        events = list(doc.callbacks._held_events)
-        doc.callbacks._held_events = []
+        events = take_held_events(doc)
         doc.unhold()
         if state.error:
             raise RuntimeError(f"the lab refused the change: {state.error}")
@@ -91,7 +94,7 @@ def server_side(distractors: int, repeats: int) -> dict:
         t0 = time.perf_counter()
         lab.draw(snaps[i % 2])
         draw.append(time.perf_counter() - t0)
-        doc.callbacks._held_events = []
+        take_held_events(doc)
         doc.unhold()
     return {
         "keys": n_keys,
@@ -135,14 +138,20 @@ def key_press_to_redraw(page, source: str, slider: str, keys: tuple[str, str], r
 
 
 def checkout_helpers():
-    """The browser tests' server and Chromium helpers (tests/browser/labpage.py)."""
+    """The browser tests' Chromium helpers (tests/browser/labpage.py) and the harness's
+    `serve_lab` (tools/harness.py)."""
     checkout = Path(__file__).resolve().parents[1]
     if not (checkout / "tests" / "browser" / "labpage.py").is_file():
         raise SystemExit("--browser needs the source checkout (it reuses tests/browser/labpage.py)")
     sys.path.insert(0, str(checkout))
-    from tests.browser.labpage import CHROMIUM_ARGS, LOADED, LabServer, chromium_path
+    from tests.browser.labpage import CHROMIUM_ARGS, LOADED, chromium_path
 
-    return CHROMIUM_ARGS, LOADED, LabServer, chromium_path
+    return CHROMIUM_ARGS, LOADED, chromium_path
+
+
+def serve_quietly(log_path: Path):
+    """The lab in its own process (`python -m app` from this checkout), logging warnings only."""
+    return serve_lab(log_path, "--log-level", "warning", command=PYTHON_M_APP)
 
 
 @contextlib.contextmanager
@@ -150,11 +159,11 @@ def lab_page(query: str = "", loaded: str | None = None, **page_args):
     """A served lab (its own server process) open in headless Chromium at `query`, loaded."""
     from playwright.sync_api import sync_playwright
 
-    CHROMIUM_ARGS, LOADED, LabServer, chromium_path = checkout_helpers()
+    CHROMIUM_ARGS, LOADED, chromium_path = checkout_helpers()
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")
-    server = LabServer()
+    server = serve_quietly(Path(tempfile.mkdtemp(prefix="attention-lab-bench-")) / "lab.log")
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)

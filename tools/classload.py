@@ -34,6 +34,9 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from tools.bokeh_internals import loop_until_closed, send_without_delay
+from tools.harness import require_loopback
+
 STEP_HEADING = re.compile(r"Step (\d+) of \d+")
 JOINED = re.compile(r"data-class-joined=.(\d+)")
 
@@ -131,7 +134,7 @@ class Page:
             self.session = self._session()
             if not self.session.connected:
                 raise RuntimeError(f"connection refused: {self.session.error_detail}")
-            self.session._connection._socket._socket.protocol.set_nodelay(True)
+            send_without_delay(self.session)
             self.found(self.session.document)
             self.session.document.callbacks.send_event(DocumentReady())  # onload: joins
         except Exception as exc:  # one failed page is a counted error, not a crash
@@ -140,7 +143,7 @@ class Page:
             return
         self.ready.set()
         try:
-            self.session._loop_until_closed()
+            loop_until_closed(self.session)
         except Exception as exc:  # noqa: BLE001
             self.failed = f"loop: {exc}"
 
@@ -342,9 +345,10 @@ def main(argv=None) -> int:
     parser.add_argument("--concurrency", type=int, default=8, help="pages opening at once")
     parser.add_argument("--max-seconds", type=float, default=600)
     options = parser.parse_args(argv)
-    from tools.loadtest import require_loopback
-
-    require_loopback(options.target)
+    try:
+        require_loopback(options.target)
+    except SystemExit as exc:
+        raise SystemExit(f"classload: {exc}") from None
     report = drive(
         options.target, options.students, options.steps, options.concurrency, options.max_seconds
     )

@@ -32,21 +32,12 @@ show what the balancer adds. Pass --server-pid (repeatable) for the replicas' CP
 from __future__ import annotations
 
 import argparse
-import importlib
-import ipaddress
 import json
 import math
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,9 +46,20 @@ from urllib.parse import urlparse
 import numpy as np
 import psutil
 
+from tools import classload
+from tools.bokeh_internals import loop_until_closed, send_without_delay
+from tools.harness import (
+    HAPROXY_CONFIG,
+    PYTHON_M_APP,
+    HAProxy,
+    LabServer,
+    StartError,
+    require_loopback,
+    serve_lab,
+)
+
 CONNECT_TIMEOUT_S = 60.0
 REPLY_TIMEOUT_S = 10.0
-HAPROXY_CONFIG = Path(__file__).resolve().parents[1] / "deploy" / "haproxy.cfg"
 
 
 class BudgetExceeded(RuntimeError):
@@ -125,8 +127,7 @@ class Student:
                 raise RuntimeError(f"connection refused: {self.session.error_detail}")
             # Browsers send websocket frames without Nagle's delay; bokeh.client does not, and a
             # change (three frames) then waited ~40 ms for the server's delayed ACK.
-            websocket = self.session._connection._socket._socket
-            websocket.protocol.set_nodelay(True)
+            websocket = send_without_delay(self.session)
             if self.replica_cookie:
                 # A balancer that picked a replica for this websocket says which in its cookie.
                 self.replica = replica_from_headers(websocket.headers, self.replica_cookie)
@@ -146,7 +147,7 @@ class Student:
         self.ready.set()
         try:
             # bokeh.client processes server messages only while its loop runs.
-            self.session._loop_until_closed()
+            loop_until_closed(self.session)
         except Exception as exc:
             self.tally.error(f"session loop: {type(exc).__name__}: {exc}")
         finally:
@@ -224,93 +225,11 @@ def replica_from_headers(headers, cookie: str) -> str | None:
     return None
 
 
-def haproxy_config(shipped: str, bind: str, servers: dict[str, int]) -> str:
-    """The shipped HAProxy configuration with only its bind and server lines replaced.
-
-    Every global, defaults, frontend and backend setting stays; the `server` lines (shipped as
-    `server rN HOST:PORT cookie rN`) become one line per entry of `servers`, on loopback."""
-    out, placed = [], False
-    for line in shipped.splitlines():
-        words = line.split()
-        indent = line[: len(line) - len(line.lstrip())]
-        if words[:1] == ["bind"]:
-            out.append(f"{indent}bind {bind}")
-        elif words[:1] == ["server"]:
-            if not placed:
-                out += [
-                    f"{indent}server {name} 127.0.0.1:{port} cookie {name}"
-                    for name, port in servers.items()
-                ]
-                placed = True
-        else:
-            out.append(line)
-    if not placed:
-        raise ValueError("the HAProxy configuration has no server lines")
-    return "\n".join(out) + "\n"
-
-
-def start_haproxy(
-    config: Path, log_dir: Path, server_ports: dict[str, int]
-) -> tuple[subprocess.Popen, int]:
-    """HAProxy running `config` in front of loopback servers; returns it and its port."""
-    binary = shutil.which("haproxy") or "/usr/sbin/haproxy"
-    if not Path(binary).exists():
-        raise SystemExit("loadtest: HAProxy is not installed (apt-get install haproxy)")
-    port = free_port()
-    derived = log_dir / "haproxy.cfg"
-    derived.write_text(haproxy_config(config.read_text(), f"127.0.0.1:{port}", server_ports))
-    with open(log_dir / "haproxy.log", "wb") as log:
-        process = subprocess.Popen([binary, "-db", "-f", str(derived)], stdout=log, stderr=log)
-    _wait_until_live(process, f"http://127.0.0.1:{port}", 30, "HAProxy", log_dir / "haproxy.log")
-    return process, port
-
-
-def _wait_until_live(process, base: str, seconds: float, what: str, log_path: Path) -> None:
-    """Until `base`/liveness answers 200; a process that exits or never answers stops the run."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"loadtest: {what} exited:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{base}/liveness", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"loadtest: {what} did not answer in {seconds:.0f} s")
-
-
-def require_loopback(url: str) -> None:
-    host = urlparse(url).hostname or ""
-    addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    if not addresses or not all(
-        ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses
-    ):
-        raise SystemExit(
-            f"loadtest: {url} is not a loopback address; this tool only loads localhost"
-        )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(log_path: Path, threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(log_path: Path, threads: int) -> LabServer:
     """A real attention-lab process; closed sessions are reaped within about two seconds."""
-    port = free_port()
-    command = [sys.executable, "-m", "app", "--no-show", "--port", str(port)]
-    command += ["--log-level", "warning", "--num-threads", str(threads)]
-    command += ["--", "--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATTENTION_LAB_")}
-    env.pop("BOKEH_ALLOW_WS_ORIGIN", None)
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://localhost:{port}"
-    _wait_until_live(process, base, 120, "the server", log_path)
-    return process, f"{base}/app"
+    args = ["--log-level", "warning", "--num-threads", str(threads)]
+    args += ["--", "--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"]
+    return serve_lab(log_path, *args, command=PYTHON_M_APP)
 
 
 class Run:
@@ -652,8 +571,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_class(options, url: str) -> dict:
-    from tools import classload
-
     report = classload.drive(
         url,
         options.class_size,
@@ -682,30 +599,26 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("loadtest: use one of --url, --target and --compare-haproxy")
     # The client must know every Bokeh model the page uses, as a browser knows their JS: Panel's,
     # and the lab's own (a ReactiveHTML view registers its data model on import).
-    import pkgutil
+    classload.register_models()
 
-    import panel.models
-
-    import app.page.lab_page  # noqa: F401
-
-    for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
-        try:  # Panel loads some models (e.g. Tabulator's) lazily, on first use
-            importlib.import_module(module.name)
-        except ImportError:
-            pass
-
-    process = balancer = None
+    server = balancer = None
     log_dir = tempfile.mkdtemp(prefix="attention-lab-load-")
     log_path = Path(log_dir) / "server.log"
     cookie = None
     if options.url or options.target:
         url = options.url or options.target
-        require_loopback(url)
+        try:
+            require_loopback(url)
+        except SystemExit as exc:
+            raise SystemExit(f"loadtest: {exc}") from None
         pids = options.server_pid
         cookie = options.replica_cookie if options.target else None
     else:
-        process, url = start_server(log_path, options.num_threads)
-        pids = [process.pid]
+        try:
+            server = start_server(log_path, options.num_threads)
+        except StartError as exc:
+            raise SystemExit(f"loadtest: {exc}") from None
+        url, pids = server.url, [server.pid]
     try:
         if options.class_size:
             report = run_class(options, url)
@@ -714,10 +627,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0 if not report["errors"] else 1
         if options.compare_haproxy:
             port = int(urlparse(url).port)
-            balancer, balancer_port = start_haproxy(
-                options.haproxy_config, Path(log_dir), {"r1": port}
-            )
-            through = f"http://127.0.0.1:{balancer_port}{urlparse(url).path}"
+            balancer = HAProxy(Path(log_dir), {"r1": port}, config=options.haproxy_config)
+            try:
+                balancer.start(timeout=30)
+            except StartError as exc:
+                raise SystemExit(f"loadtest: {exc}") from None
+            through = f"{balancer.base}{urlparse(url).path}"
             runs = {}
             for name, target, proxy in (("direct", url, None), ("haproxy", through, balancer)):
                 run = Run(
@@ -738,16 +653,12 @@ def main(argv: list[str] | None = None) -> int:
             run = Run(options, url, pids, options.balancer_pid, cookie)
             report = run.execute([run.phase_crowd, run.phase_waves])
     finally:
-        # SIGTERM, not SIGINT: a load run started in the background has SIGINT ignored in
-        # its children, so the lab would wait out the timeout below.
-        for child in (balancer, process):
+        # With SIGTERM (tools/harness.py): a load run started in the background has SIGINT
+        # ignored in its children.
+        for child in (balancer, server):
             if child is not None:
-                child.send_signal(signal.SIGTERM)
-                try:
-                    child.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-    if process is not None:
+                child.stop()
+    if server is not None:
         server_errors = [
             line
             for line in log_path.read_text(errors="replace").splitlines()

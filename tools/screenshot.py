@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from tests.browser.labpage import ROOT, wait_until_settled
+from tests.browser.labpage import wait_until_settled
 from tools.bench_ui import lab_page
+from tools.harness import ROOT
 
 # One query turned towards B, a cooler temperature and C masked: every view has something to show.
 LINK = "?angle=35&temperature=0.6&mask=true,true,false"

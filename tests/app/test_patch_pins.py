@@ -188,3 +188,63 @@ def test_the_pinned_bokehjs_still_has_the_press_threshold_the_page_raises():
     assert "setTimeout(() => this._pointer_timeout(), UIGestures.press_threshold)" in bundle
     script = (ROOT / "app" / "js" / "page_tools.js").read_text()
     assert "Bokeh.require('core/ui_gestures').UIGestures.press_threshold" in script
+
+
+# ------------------------------------------------------------------ internals in tools/
+
+# The one module of tools/ that may use another package's private names (docs/patches.md,
+# "In the tools"): the load tools' bokeh.client sessions and the benchmarks' held documents.
+TOOLS_INTERNALS = ROOT / "tools" / "bokeh_internals.py"
+
+
+def _private_uses(path: Path, own: set[str]) -> list[str]:
+    """Each private attribute not our own, and each private import from another package."""
+    where = path.relative_to(ROOT)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            if node.attr not in own:
+                found.append(f"{where}:{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in ("app", "engine", "tools", "__future__"):
+                continue
+            private = [a.name for a in node.names if _is_private(a.name)]
+            if private or any(_is_private(part) for part in node.module.split(".")):
+                found.append(f"{where}:{node.lineno}: from {node.module} import {private}")
+    return found
+
+
+def test_third_party_internals_in_tools_are_in_one_module():
+    own = _own_private_names()
+    found = [
+        use
+        for path in _python_files("tools")
+        if path != TOOLS_INTERNALS
+        for use in _private_uses(path, own)
+    ]
+    assert found == [], (
+        "private names of other packages used in tools/ outside tools/bokeh_internals.py "
+        "(move each into a named function there, and list it in docs/patches.md):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_tools_internals_are_listed_and_on_the_pinned_bokeh():
+    """What tools/bokeh_internals.py touches is what its USED names, docs/patches.md lists, and
+    the installed Bokeh still sets (checked against the same release as app/patches/)."""
+    import importlib
+    import inspect
+
+    from tools import bokeh_internals
+
+    touched = {use.rsplit(".", 1)[-1] for use in _private_uses(TOOLS_INTERNALS, set())}
+    assert touched == {name.rsplit(".", 1)[-1] for name in bokeh_internals.USED}
+    table = (ROOT / "docs" / "patches.md").read_text()
+    for name in bokeh_internals.USED:
+        module, cls, attr = name.rsplit(".", 2)
+        assert f"`{cls}.{attr}`" in table, f"docs/patches.md does not list {cls}.{attr}"
+        source = inspect.getsource(getattr(importlib.import_module(module), cls))
+        assert f"self.{attr}" in source or f"def {attr}(" in source, (
+            f"Bokeh {installed_version('bokeh')} has no {name}: tools/bokeh_internals.py "
+            "must change (docs/patches.md, 'In the tools')"
+        )

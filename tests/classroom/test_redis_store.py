@@ -6,13 +6,13 @@ import json
 
 import pytest
 import redis
-from redisserver import RedisServer
 from test_store import Heard, student
 from waiting import wait_until
 
 from app.classroom import store as rules
 from app.classroom.redis_store import CHANNEL, PARTS, RedisStore
 from app.classroom.store import StoreUnavailable
+from tools.harness import RedisServer
 
 
 def test_every_key_of_a_class_expires_after_twelve_idle_hours(redis_url):

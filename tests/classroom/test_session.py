@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import queue
 
-from redisserver import RedisServer
 from waiting import wait_until
 
 from app.classroom import codes
 from app.classroom.redis_store import RedisStore
 from app.classroom.session import ClassSession, teacher_keys
+from tools.harness import RedisServer
 
 
 class Thread:

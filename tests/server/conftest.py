@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from labserver import LabServer, free_port, start_lab
+
+from tools.harness import LabServer
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> LabServer:
-    """One `attention-lab --no-show --port <free>` for the module, with default settings."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("lab") / "server.log"
-    server = start_lab(["--no-show", "--port", str(port)], port, log)
-    yield server
-    server.stop()
+@pytest.fixture(scope="session")
+def lab(lab_server) -> LabServer:
+    """The run's shared lab (tests/conftest.py's `lab_server`: `attention-lab --no-show --port
+    <free>`, default settings), for tests that only read from it."""
+    return lab_server

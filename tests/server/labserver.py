@@ -1,55 +1,46 @@
-"""Start a real `attention-lab` process for a test and stop it afterwards.
+"""Helpers for tests that talk to a real `attention-lab` process: HTTP, sessions, websockets,
+a cuttable relay, the wheel, and the page's slider.
 
-The process is the installed console script when present (what a user runs), else
-`python -m app` (the same entry point). Its output goes to a log file, never a pipe that could
-fill up and stall the server; the log is shown when start-up fails.
+Starting and stopping processes (lab servers, replicas, HAProxy, Redis) is tools/harness.py's,
+shared with the tools; its names are re-exported here for the tests that import them from here.
+The suite's shared lab is the session fixture `lab_server` (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 
-from waiting import wait_until
+from tools.harness import (
+    ROOT,
+    START_TIMEOUT_S,
+    LabServer,
+    clean_env,
+    free_port,
+    lab_command,
+    start_lab,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_S = 120.0
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def lab_command() -> list[str]:
-    script = shutil.which("attention-lab")
-    return [script] if script else [sys.executable, "-m", "app"]
-
-
-def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The test's environment without any lab or Bokeh origin settings leaking in."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("ATTENTION_LAB_") and key != "BOKEH_ALLOW_WS_ORIGIN"
-    }
-    env.update(extra or {})
-    return env
+__all__ = [
+    "ROOT",
+    "START_TIMEOUT_S",
+    "LabServer",
+    "clean_env",
+    "free_port",
+    "lab_command",
+    "start_lab",
+]
 
 
 def page_links(html: str) -> list[str]:
@@ -147,68 +138,6 @@ def build_wheel(tmp_path: Path) -> Path:
     assert result.returncode == 0, result.stdout + result.stderr
     (wheel,) = (tmp_path / "wheels").glob("attention_lab-*.whl")
     return wheel
-
-
-@dataclass
-class LabServer:
-    process: subprocess.Popen
-    port: int
-    log_path: Path
-
-    @property
-    def base(self) -> str:
-        return f"http://localhost:{self.port}"
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            # SIGTERM, as docker, systemd and Kubernetes stop it. Not SIGINT: a shell that
-            # starts a suite in the background (`.ci/run &`) leaves SIGINT ignored in every
-            # child, and each server then sat out the 20 s below before it was killed.
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=20)
-
-
-def start_lab(
-    args: Sequence[str],
-    port: int,
-    log_path: Path,
-    env: Mapping[str, str] | None = None,
-    command: Sequence[str] | None = None,
-    cwd: Path = ROOT,
-) -> LabServer:
-    """Run the lab and wait until /liveness answers; the caller must stop() it."""
-    log_file = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
-    process = subprocess.Popen(
-        [*(command or lab_command()), *args],
-        cwd=cwd,
-        env=dict(env) if env is not None else clean_env(),
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-    )
-    log_file.close()
-    server = LabServer(process, port, log_path)
-
-    def live() -> bool:
-        if process.poll() is not None:
-            raise RuntimeError(f"the lab exited with {process.returncode}:\n{server.log()}")
-        try:
-            return http_get(f"{server.base}/liveness", timeout=2)[0] == 200
-        except OSError:
-            return False
-
-    try:
-        wait_until(live, f"the lab to answer /liveness ({log_path})", START_TIMEOUT_S, interval=0.3)
-    except AssertionError as exc:
-        server.stop()
-        raise RuntimeError(f"{exc}:\n{server.log()}") from None
-    return server
 
 
 def session_token(page_html: str) -> str:

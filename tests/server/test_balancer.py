@@ -7,6 +7,10 @@ test), as a class behind a school's NAT does, each with a fresh cookie jar, like
 students. What the configuration promises is asserted (every replica takes pages, each page
 stays on its replica), never times or an even split: this machine is shared, and leastconn
 balances by the connections open at that moment.
+
+The replicas and HAProxy are the run's replica room (tests/conftest.py's `replica_room`,
+tools/harness.py), shared with tests/server/test_class_replicas.py: the replicas keep their
+class store in Redis there, which a page outside a class never touches.
 """
 
 from __future__ import annotations
@@ -15,13 +19,9 @@ import asyncio
 import json
 import math
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,34 +29,27 @@ from labserver import (
     LAB_READY_JS,
     ROOT,
     WEIGHTS_JS,
-    LabServer,
     clean_env,
-    free_port,
     http_get,
     move_temperature,
     open_lab_page,
     page_links,
     session_token,
-    start_lab,
 )
 from waiting import wait_until
 
-from tools.loadtest import haproxy_config
+from tools.harness import HAPROXY_CONFIG as SHIPPED_CFG
+from tools.harness import LabServer, ReplicaRoom, haproxy_config
+from tools.harness import haproxy_binary as haproxy_path
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.xdist_group("replica_room")]
 
 DEPLOY = ROOT / "deploy"
-SHIPPED_CFG = DEPLOY / "haproxy.cfg"
+# The run's replica room (tests/conftest.py's `replica_room`): three, as deploy/compose.yaml.
 REPLICAS = ("r1", "r2", "r3")
 PAGES = 24
 BUILT = re.compile(r"page built by (\S+) \(session (\S+)\)")
 LOG10_T = 0.5  # the temperature slider is on a log10 scale
-
-
-def haproxy_path() -> str | None:
-    return shutil.which("haproxy") or (
-        "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
-    )
 
 
 def shipped_servers(config: str) -> list[tuple[str, str, str]]:
@@ -70,35 +63,21 @@ def shipped_servers(config: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def lab_args(port: int, balancer_port: int) -> list[str]:
-    """What compose.yaml runs in each replica, on a loopback port."""
-    return [
-        "--no-show",
-        "--address",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--allow-websocket-origin",
-        f"127.0.0.1:{balancer_port}",
-        "--allow-websocket-origin",
-        f"localhost:{balancer_port}",
-        "--",
-        "--use-xheaders",
-    ]
-
-
-@dataclass
 class Balancer:
-    port: int
-    replicas: dict[str, LabServer]
-    ports: dict[str, int]
-    haproxy: subprocess.Popen
-    haproxy_log: Path
-    tmp: Path
+    """The run's replica room as this module reads it: the logs' errors since the module
+    began (another module's faults are not this one's), and each replica's builds."""
+
+    def __init__(self, room: ReplicaRoom):
+        self.room, self.port, self.haproxy = room, room.port, room.haproxy
+        self._seen = {server.log_path: len(server.log()) for server in room.replicas.values()}
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.room.base
+
+    @property
+    def replicas(self) -> dict[str, LabServer]:
+        return self.room.replicas
 
     def builds(self) -> dict[str, list[str]]:
         """Session ids of the pages each replica has built, read from its log."""
@@ -111,99 +90,29 @@ class Balancer:
         return [
             f"{name}: {line}"
             for name, server in self.replicas.items()
-            for line in server.log().splitlines()
+            for line in server.log()[self._seen.get(server.log_path, 0) :].splitlines()
             if "Traceback" in line or " ERROR " in line or "Exception" in line
         ]
 
     def state_changes(self, name: str, up: bool) -> int:
         """How many times HAProxy has logged replica `name` going UP (or DOWN)."""
-        pattern = re.compile(rf"Server labs/{name} is {'UP' if up else 'DOWN'}\b")
-        # HAProxy writes each state change to stderr and to its log (stdout): count one of them.
-        return sum(
-            1 for line in self.haproxy_log_text(full=True).splitlines() if pattern.match(line)
-        )
+        return self.haproxy.state_changes(name, up)
 
     def wait_for_state(self, name: str, up: bool, seen: int = 0, timeout_s: float = 60.0) -> None:
         """Wait until HAProxy's health check has taken replica `name` out (or back in) more
         than `seen` times."""
-        try:
-            wait_until(lambda: self.state_changes(name, up) > seen, f"{name} marked", timeout_s)
-        except AssertionError:
-            wanted = "UP" if up else "DOWN"
-            raise AssertionError(
-                f"HAProxy never marked {name} {wanted}:\n{self.haproxy_log_text()}"
-            ) from None
-
-    def haproxy_log_text(self, full: bool = False) -> str:
-        text = self.haproxy_log.read_text(errors="replace")
-        return text if full else text[-4000:]
+        self.haproxy.wait_for_state(name, up, seen, timeout_s)
 
     def restart(self, name: str) -> None:
         """Start replica `name` again on its port and wait until HAProxy takes it back."""
-        seen = self.state_changes(name, up=True)
-        port = self.ports[name]
-        log = self.tmp / f"{name}-restarted-{time.monotonic_ns()}.log"
-        self.replicas[name] = start_lab(lab_args(port, self.port), port, log)
-        self.wait_for_state(name, up=True, seen=seen)
-
-
-def _start_replicas(tmp: Path, balancer_port: int) -> tuple[dict[str, LabServer], dict[str, int]]:
-    ports = {name: free_port() for name in REPLICAS}
-    with ThreadPoolExecutor(max_workers=len(REPLICAS)) as pool:
-        futures = {
-            name: pool.submit(
-                start_lab, lab_args(port, balancer_port), port, tmp / f"{name}.log", clean_env()
-            )
-            for name, port in ports.items()
-        }
-        started, failure = {}, None
-        for name, future in futures.items():
-            try:
-                started[name] = future.result()
-            except Exception as exc:  # stop the ones that did start, then report
-                failure = exc
-    if failure is not None:
-        for server in started.values():
-            server.stop()
-        raise failure
-    return started, ports
+        self.room.restart(name)
 
 
 @pytest.fixture(scope="module")
-def balancer(tmp_path_factory):
-    haproxy = haproxy_path()
-    if haproxy is None:
-        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
-    tmp = tmp_path_factory.mktemp("balancer")
-    port = free_port()
-    replicas, ports = _start_replicas(tmp, port)
-    cfg = tmp / "haproxy.cfg"
-    cfg.write_text(haproxy_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
-    log_path = tmp / "haproxy.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
-    process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
-    log.close()
-    running = Balancer(port, replicas, ports, process, log_path, tmp)
-
-    def answers() -> bool:
-        assert process.poll() is None, f"HAProxy exited:\n{running.haproxy_log_text()}"
-        try:
-            return http_get(f"{running.base}/liveness", timeout=5)[0] == 200
-        except OSError:
-            return False
-
-    try:
-        wait_until(answers, "HAProxy to answer /liveness", 60, interval=0.3)
-        yield running
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        for server in running.replicas.values():
-            server.stop()
+def balancer(replica_room):
+    replica_room.heal()  # whatever an earlier module stopped
+    assert tuple(replica_room.names) == REPLICAS
+    return Balancer(replica_room)
 
 
 # --- The shipped files -------------------------------------------------------------------------

@@ -1,97 +1,56 @@
-"""A class across replicas, all real: redis-server, two `attention-lab` replicas with
-`--store redis://...`, the shipped HAProxy in front and Chromium pages for the teacher and two
-students. Each page is pinned to a replica by the balancer's own cookie (SRV), set before the
-first request, so the test knows who is where: the teacher and one student on r1, the other
-student on r2, so every step and vote crosses from one process to the other through Redis.
+"""A class across replicas, all real: redis-server, `attention-lab` replicas with their store in
+it, the shipped HAProxy in front (the run's replica room, tests/conftest.py's `replica_room`,
+shared with tests/server/test_balancer.py) and Chromium pages for the teacher and two students.
+Each page is pinned to a replica by the balancer's own cookie (SRV), set before the first
+request, so the test knows who is where: the teacher and one student on r1, the other student
+on r2, so every step and vote crosses from one process to the other through Redis.
 
 Then the faults a class meets: r2 is killed mid-class (its student comes back through the
-balancer on r1, rejoins from the address and is still one student with one vote), and Redis is
-killed and restarted on its append-only file (pages say the class connection is lost, keep
-working, and catch up with the teacher once it is back).
+balancer on another replica, rejoins from the address and is still one student with one vote),
+and Redis is killed and restarted on its append-only file (pages say the class connection is
+lost, keep working, and catch up with the teacher once it is back). The next module to use the
+room starts r2 again (`ReplicaRoom.heal`).
 """
 
 from __future__ import annotations
 
-import signal
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 import redis
-from labserver import LAB_READY_JS, clean_env, free_port, http_get, start_lab
-from redisserver import RedisServer
-from test_balancer import SHIPPED_CFG, haproxy_path, lab_args
+from labserver import LAB_READY_JS
 from waiting import wait_until
 
 from app.views.lesson_panel import ALL_LESSONS
-from tools.loadtest import haproxy_config
+from tools.harness import ReplicaRoom
 
-pytestmark = [pytest.mark.server, pytest.mark.browser]
-
-REPLICAS = ("r1", "r2")
+pytestmark = [pytest.mark.server, pytest.mark.browser, pytest.mark.xdist_group("replica_room")]
 
 
 class Class:
-    def __init__(self, tmp, redis, replicas, ports, haproxy, port):
-        self.tmp, self.redis, self.replicas, self.ports = tmp, redis, replicas, ports
-        self.haproxy, self.port = haproxy, port
+    """The run's replica room as this module reads it: errors logged since the module began."""
+
+    def __init__(self, room: ReplicaRoom):
+        self.room, self.redis, self.replicas = room, room.redis, room.replicas
+        self._seen = {server.log_path: len(server.log()) for server in room.replicas.values()}
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.room.base
 
     def errors(self) -> list[str]:
         return [
             f"{name}: {line}"
             for name, server in self.replicas.items()
-            for line in server.log().splitlines()
+            for line in server.log()[self._seen.get(server.log_path, 0) :].splitlines()
             if "Traceback" in line or " ERROR " in line
         ]
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory):
-    haproxy = haproxy_path()
-    if haproxy is None:
-        pytest.skip("HAProxy is not installed (apt-get install haproxy)")
-    tmp = tmp_path_factory.mktemp("class-replicas")
-    redis = RedisServer(tmp / "redis", appendonly=True).start()
-    port = free_port()
-    ports = {name: free_port() for name in REPLICAS}
-    env = clean_env({"ATTENTION_LAB_STORE": redis.url})
-    with ThreadPoolExecutor(max_workers=len(REPLICAS)) as pool:
-        futures = {
-            name: pool.submit(start_lab, lab_args(p, port), p, tmp / f"{name}.log", env)
-            for name, p in ports.items()
-        }
-        replicas = {name: future.result() for name, future in futures.items()}
-    cfg = tmp / "haproxy.cfg"
-    cfg.write_text(haproxy_config(SHIPPED_CFG.read_text(), f"127.0.0.1:{port}", ports))
-    log = open(tmp / "haproxy.log", "wb")  # noqa: SIM115 - kept open for the process's lifetime
-    process = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=log, stderr=log)
-    log.close()
-    room = Class(tmp, redis, replicas, ports, process, port)
-    try:
-        wait_until(
-            lambda: _answers(f"{room.base}/liveness"),
-            "HAProxy to answer /liveness",
-            60,
-            interval=0.3,
-        )
-        yield room
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=10)
-        for server in room.replicas.values():
-            server.stop()
-        room.redis.stop()
-
-
-def _answers(url: str) -> bool:
-    try:
-        return http_get(url, timeout=5)[0] == 200
-    except OSError:
-        return False
+def classroom(replica_room):
+    """The run's replica room (tests/conftest.py): Redis as the class store, whole again."""
+    replica_room.heal()  # whatever an earlier module stopped
+    assert replica_room.redis is not None and {"r1", "r2"} <= set(replica_room.names)
+    return Class(replica_room)
 
 
 def pinned_page(chromium, room: Class, replica: str, query: str):
@@ -216,7 +175,7 @@ def test_a_class_spans_replicas_and_survives_a_lost_replica_and_a_redis_restart(
     room.replicas["r2"].process.wait(timeout=20)
     there.wait_for_function("() => window.__sameDocument === undefined", timeout=90_000)
     there.wait_for_function(LAB_READY_JS, timeout=90_000)
-    assert {c["name"]: c["value"] for c in there.context.cookies()}["SRV"] == "r1"
+    assert {c["name"]: c["value"] for c in there.context.cookies()}["SRV"] in {"r1", "r3"}
     assert f"class={code}" in there.url
     wait_shows(there, step_text(2))
     wait_shows(there, "your prediction is counted")
