@@ -41,6 +41,32 @@ def _open(browser, url: str, width: int, height: int, **context):
     return page
 
 
+# True once what `boxes` (a JS function of no arguments) returns has stayed the same for
+# `frames` animation frames in a row while no finite CSS animation or transition runs: a slide
+# or an entrance is over, however long it took on this machine. Polled once a frame.
+STEADY = """() => {{
+  const now = JSON.stringify(({boxes})());
+  const busy = document.getAnimations().some(a => a.playState === 'running' &&
+    a.effect && a.effect.getComputedTiming().iterations !== Infinity);
+  const s = window.__steady || (window.__steady = {{last: null, n: 0}});
+  s.n = now === s.last && !busy ? s.n + 1 : 0;
+  s.last = now;
+  return s.n >= {frames};
+}}"""
+
+
+def wait_until_still(page, boxes: str, frames: int = 3, timeout: float = 10000) -> None:
+    """Wait until the boxes `boxes` measures stop moving (see STEADY), not for a fixed time."""
+    page.evaluate("() => { window.__steady = null; }")
+    steady = STEADY.format(boxes=boxes, frames=frames)
+    page.wait_for_function(steady, polling="raf", timeout=timeout)
+
+
+def _boxes_of(selector: str) -> str:
+    return f"""() => [...document.querySelectorAll({selector!r})].map(el => {{
+      const r = el.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; }})"""
+
+
 @pytest.fixture
 def sized(chromium, lab_server):
     pages = []
@@ -90,7 +116,7 @@ def test_no_sidebar_value_or_label_is_cut_off_in_presenter_type(sized):
     page.locator("#sidebar-toggle").click()  # presenter mode folds it
     page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
     page.get_by_text("Query position").first.wait_for(state="visible")
-    page.wait_for_timeout(500)  # the slide in is over
+    wait_until_still(page, _boxes_of("#sidebar"))  # the slide in is over
     assert page.evaluate(SIDEBAR_CLIPPED) == []
 
 
@@ -110,7 +136,7 @@ def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
     measure = page.get_by_role("button", name="Measure").first
     # At the foot of the screen, where a toast used to sit over it.
     measure.evaluate("el => el.scrollIntoView({block: 'end'})")
-    page.wait_for_timeout(400)  # the toasts' entrance is over
+    wait_until_still(page, _boxes_of(".notyf__toast"))  # the toasts' entrance is over
     button = measure.bounding_box()
     toasts = page.locator(".notyf__toast")
     boxes = [toasts.nth(i).bounding_box() for i in range(toasts.count())]
@@ -167,8 +193,8 @@ def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, na
         page.get_by_role("button", name="Load this step").first.click()
     shown = _in_view_and_outlined(page, name)
     assert name in shown["said"] and "highlighted" in shown["said"], shown
-    page.wait_for_timeout(3500)  # briefly: the outline goes again
-    assert page.evaluate(CONTROL_SHOWN, name)["outline"] == "none"
+    # Briefly: the outline goes again (after control_pointer.js's HIGHLIGHT_MS, 3 s).
+    page.wait_for_function(f"() => ({CONTROL_SHOWN})({name!r}).outline === 'none'", timeout=10000)
 
 
 PHONE_BOXES = """() => {
@@ -190,7 +216,7 @@ def test_a_phone_sidebar_lies_over_the_page_and_the_summary_stays_while_dragging
     page = sized(390, 844, has_touch=True, is_mobile=True)
     page.locator("#sidebar-toggle").click()
     page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
-    page.wait_for_timeout(600)  # its slide is over
+    wait_until_still(page, _boxes_of("#sidebar"))  # its slide is over
     boxes = page.evaluate(PHONE_BOXES)
     # Full width over the page; the page keeps its width (it was squeezed to a 20 px column).
     assert boxes["sidebar"]["left"] == 0 and boxes["sidebar"]["width"] >= 389, boxes
@@ -199,7 +225,7 @@ def test_a_phone_sidebar_lies_over_the_page_and_the_summary_stays_while_dragging
     page.wait_for_function("() => !document.getElementById('sidebar').classList.contains('show')")
     # The address plane where a finger drags it: the summary (who gets the weight) is on screen.
     page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 0.0])  # scrolls the plane to the centre
-    page.wait_for_timeout(300)
+    wait_until_still(page, PHONE_BOXES)  # the scroll is over
     summary = page.evaluate(PHONE_BOXES)["summary"]
     assert summary is not None and summary["top"] >= 50 and summary["bottom"] <= 844, summary
     assert summary["bottom"] - summary["top"] <= 90, summary  # compact: three lines at most

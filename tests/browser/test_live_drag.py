@@ -252,9 +252,12 @@ def test_a_mouse_drag_updates_the_charts_before_release_with_few_server_messages
         state = LabState()
         state.set_key(2, *keys[2])
         np.testing.assert_allclose(after, state.snapshot.weights, atol=1e-6)
-        near = abs(keys[2][0] - 1.2) < 1e-3 and abs(keys[2][1] - 0.9) < 1e-3
-        if near:
-            np.testing.assert_allclose(preview["weights"], state.snapshot.weights, atol=1e-3)
+        # The preview's own route for the aimed point (1.2, 0.9) is the engine's for that point,
+        # wherever the release landed (it was compared only when the release fell within 1e-3
+        # of the aim, which the pixel grid made rare: the check could be skipped unseen).
+        aimed = LabState()
+        aimed.set_key(2, 1.2, 0.9)
+        np.testing.assert_allclose(preview["weights"], aimed.snapshot.weights, atol=1e-6)
     finally:
         page.close()
 
@@ -401,7 +404,9 @@ def test_a_drag_that_starts_after_a_press_and_hold_moves_the_key(chromium, lab_s
         if touch is None:
             page.mouse.move(x0, y0)
         send("down", x0, y0)
-        page.wait_for_timeout(600)  # the hold
+        # The hold is the gesture under test, not a wait for something: longer than BokehJS's
+        # own 300 ms press threshold (which app/js/page_tools.js lifts).
+        page.wait_for_timeout(600)
         for step in range(1, 16):
             f = step / 15
             send("move", x0 + (x1 - x0) * f, y0 + (y1 - y0) * f)

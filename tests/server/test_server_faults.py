@@ -17,6 +17,7 @@ from labserver import (
     open_lab_page,
     start_lab,
 )
+from waiting import wait_until
 
 from app.server.reconnect import RELOAD_AFTER_S
 
@@ -28,6 +29,8 @@ WATCHER_DONE_JS = (
     "() => window.__labReconnect !== undefined && window.__labReconnect.watch === null"
 )
 OFFLINE_FOR_MS_JS = "() => window.__labReconnect ? Date.now() - window.__labReconnect.since : 0"
+# Bokeh's debug log line for a session it reaps (bokeh/server/contexts.py).
+DISCARDED = "Discarding session"
 
 
 @pytest.mark.parametrize(
@@ -35,9 +38,15 @@ OFFLINE_FOR_MS_JS = "() => window.__labReconnect ? Date.now() - window.__labReco
     [
         # A Wi-Fi blip: the server still holds the session; Bokeh reattaches the page as it is.
         ([], False),
-        # A laptop asleep: the server has discarded the session (after ~1 s here), so the page
-        # rebuilds itself from its URL (app/server/reconnect.py).
-        (["--", "--check-unused-sessions", "500", "--unused-session-lifetime", "1000"], True),
+        # A laptop asleep: the server has discarded the session (after ~1 s here; its debug log
+        # says when), so the page rebuilds itself from its URL (app/server/reconnect.py).
+        (
+            [
+                *("--log-level", "debug", "--"),
+                *("--check-unused-sessions", "500", "--unused-session-lifetime", "1000"),
+            ],
+            True,
+        ),
     ],
     ids=["short-drop", "session-reaped"],
 )
@@ -70,10 +79,18 @@ def test_dropped_connection_reconnects_and_the_lab_keeps_working(
             assert relay.cut() >= 2, "the page's websocket ran through the relay"  # both ends
             page.get_by_text("reconnect", exact=False).first.wait_for(timeout=30_000)
             if reloads:
-                # Down until the page's own clock says the session may be gone.
-                page.wait_for_function(
-                    f"() => ({OFFLINE_FOR_MS_JS})() >= {RELOAD_AFTER_S * 1000}", timeout=60_000
+                # Down until the server has discarded the page's session (the first visitor's,
+                # taken above, is never discarded: any discard is the page's) ...
+                wait_until(
+                    lambda: DISCARDED in server.log(), "the server to discard the session", 30
                 )
+                # ... and the laptop wakes: its clock has jumped on by the watcher's whole
+                # threshold (the time a sleeping laptop was off the network, without sitting
+                # out RELOAD_AFTER_S here).
+                page.evaluate(
+                    f"() => {{ window.__labReconnect.since -= {RELOAD_AFTER_S * 1000}; }}"
+                )
+                assert page.evaluate(OFFLINE_FOR_MS_JS) >= RELOAD_AFTER_S * 1000
             else:
                 # Down until the page has tried to come back and been turned away.
                 page_wait_until(page, lambda: relay.refused > 0, "a refused reconnection", 30)
