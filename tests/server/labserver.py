@@ -82,20 +82,12 @@ def open_session(url: str, arguments: Mapping[str, str], read) -> dict:
     out: dict = {}
 
     def run():
-        import pkgutil
-        from importlib import import_module
-
-        import panel.models
         from bokeh.client import pull_session
         from tornado.ioloop import IOLoop
 
-        import app.page.lab_page  # noqa: F401 - registers the lab's own Bokeh models
+        from tools.classload import register_models
 
-        for module in pkgutil.iter_modules(panel.models.__path__, "panel.models."):
-            try:  # Panel loads some models (e.g. Tabulator's) lazily, on first use
-                import_module(module.name)
-            except ImportError:
-                pass
+        register_models()  # Panel's models (some load lazily) and the lab's own
         session = pull_session(url=url, io_loop=IOLoop(), arguments=dict(arguments))
         try:
             out["connected"] = session.connected
