@@ -8,11 +8,11 @@ corrupted sentence with one head's output taken from a clean sentence of the sam
 (`PatchHead`, TransformerLens's activation patching) and records how much of the clean answer
 comes back.
 
-A model may offer ``_batched_replacements(run, layer, values)``: the next-token logits of one
-sequence per entry of ``values`` (head -> None for an ablation, or an (n, d_head) output), each
-re-run from ``layer`` with the activations below it reused. SmolLM2 runs a layer's nine heads as
-one batch; a model without it (the 2 x 4 binding model) is measured with one `Run.intervene` per
-head. A test checks both paths against single interventions.
+A model may offer ``_batched_replacements(run, requests, progress, cancel)``: the next-token
+logits of one sequence per (layer, head, value) request (value None for an ablation, or an
+(n, d_head) output), each re-run from its layer with the activations below it reused. SmolLM2
+carries them up the layers in batches; a model without it (the 2 x 2 binding model) is measured
+with one `Run.intervene` per head. A test checks both paths against single interventions.
 
 >>> from engine import trained
 >>> cmap = trained.load("binding").causal_map("a=5; b=7; a=3; ?a")

@@ -215,13 +215,13 @@ def _by_temperature(heads: list[EditedHead]) -> list[tuple[float, np.ndarray]]:
     return [(float(t), np.flatnonzero(temps == t)) for t in np.unique(temps)]
 
 
-def _rotated(q, kq, vq, hd, legal, weights, qpos, degrees, opts):
+def _rotated(q, k, v, hd, legal, weights, qpos, degrees, opts):
     """Head ``hd`` recomputed with each sequence's query row turned towards its top key."""
     # The turned row goes through float32, as it always has (a float64 model's row too).
     turn_query_rows(
-        q[:, hd], kq[:, hd], weights, qpos, degrees, lambda a: _like(q, a.astype(np.float32))
+        q[:, hd], k[:, hd], weights, qpos, degrees, lambda a: _like(q, a.astype(np.float32))
     )
-    return attention(q[:, hd], kq[:, hd], vq[:, hd], mask=_like(q, legal), **opts)
+    return attention(q[:, hd], k[:, hd], v[:, hd], mask=_like(q, legal), **opts)
 
 
 def set_outputs(out, heads: list[EditedHead], replace, rows: slice):

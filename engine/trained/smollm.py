@@ -304,50 +304,58 @@ class SmolLM(Maps):
         query row only (nothing reads the others)."""
         name, _, device = run.backend.partition(":")
         placed = self.weights_on(name, device or None)
-        n = len(run.ids)
-        cos, sin = placed.cos[:n], placed.sin[:n]
-        qpos = run.query_position
-        per_chunk = max(self.n_heads, BATCH_ROWS // n)
+        per_chunk = max(self.n_heads, BATCH_ROWS // len(run.ids))
         order = sorted(range(len(requests)), key=lambda i: requests[i][0])
         logits = [None] * len(requests)
         done, total = 0, sum(self.n_layers - requests[i][0] for i in order)
+
+        def layer_done(at: int, sequences: int) -> None:
+            nonlocal done
+            done += sequences
+            if progress is not None:
+                progress(done / total, f"layer {at + 1} of {self.n_layers}")
+
         with blas_threads(1), torch_threads(placed.backend, 1):
-            while order:
-                chunk, order = order[:per_chunk], order[per_chunk:]
-                x, members = None, []
-                for at in range(requests[chunk[0]][0], self.n_layers):
-                    if cancel is not None and cancel():
-                        raise Cancelled(f"stopped at layer {at}")
-                    joining = [i for i in chunk if requests[i][0] == at]
-                    if joining:
-                        start = placed.array(np.repeat(run.residual(at)[None], len(joining), 0))
-                        x = start if x is None else placed.concat(x, start)
-                    replace = {
-                        (len(members) + j, requests[i][1]): requests[i][2]
-                        for j, i in enumerate(joining)
-                    }
-                    members += joining
-                    last = at == self.n_layers - 1 and not run.edits
-                    x, _ = llama.block(
-                        self.shape,
-                        placed.layers[at],
-                        x,
-                        layer=at,
-                        cos=cos,
-                        sin=sin,
-                        edits=run.edits,
-                        qpos=qpos,
-                        replace=replace,
-                        query_only=last,
-                    )
-                    done += len(members)
-                    if progress is not None:
-                        progress(done / total, f"layer {at + 1} of {self.n_layers}")
-                row = 0 if x.shape[1] == 1 else qpos
-                hf = llama.rms_norm(x[:, row], placed.norm, self.cfg.eps)
-                for i, out in zip(members, host(hf @ placed.embed.T), strict=True):
+            for first in range(0, len(order), per_chunk):
+                chunk = order[first : first + per_chunk]
+                outs = self._replaced_logits(
+                    placed, run, [requests[i] for i in chunk], layer_done, cancel
+                )
+                for i, out in zip(chunk, outs, strict=True):
                     logits[i] = out
         return np.stack(logits)
+
+    def _replaced_logits(self, placed: _Placed, run, chunk, layer_done, cancel) -> np.ndarray:
+        """Next-token logits (len(chunk), vocab) for requests sorted by layer, as one batch on
+        its way up: each request's sequence joins at its layer, from the run's residual stream."""
+        n = len(run.ids)
+        cos, sin = placed.cos[:n], placed.sin[:n]
+        x, in_batch = None, 0
+        for at in range(chunk[0][0], self.n_layers):
+            if cancel is not None and cancel():
+                raise Cancelled(f"stopped at layer {at}")
+            joining = [(head, value) for layer, head, value in chunk if layer == at]
+            if joining:
+                start = placed.array(np.repeat(run.residual(at)[None], len(joining), 0))
+                x = start if x is None else placed.concat(x, start)
+            replace = {(in_batch + j, head): value for j, (head, value) in enumerate(joining)}
+            in_batch += len(joining)
+            x, _ = llama.block(
+                self.shape,
+                placed.layers[at],
+                x,
+                layer=at,
+                cos=cos,
+                sin=sin,
+                edits=run.edits,
+                qpos=run.query_position,
+                replace=replace,
+                query_only=at == self.n_layers - 1 and not run.edits,
+            )
+            layer_done(at, in_batch)
+        row = 0 if x.shape[1] == 1 else run.query_position
+        hf = llama.rms_norm(x[:, row], placed.norm, self.cfg.eps)
+        return host(hf @ placed.embed.T)
 
     def _records(self, layer: int, d: llama.LayerDetail, qpos: int) -> dict:
         dh = self.d_head
