@@ -71,7 +71,7 @@ def test_listed_backends_name_every_choice_and_say_which_are_unchecked(monkeypat
 
 def test_unchecked_backend_is_labelled_in_the_picker(monkeypatch):
     monkeypatch.setattr(
-        "app.page.lab_page.listed_backends",
+        "app.page.later_parts.listed_backends",
         lambda: [
             state_mod.BackendChoice("numpy", True, ""),
             state_mod.BackendChoice("torch-cpu", True, ""),
