@@ -85,7 +85,7 @@ def test_imports_run_down_the_layers_only():
 
 # The packages whose modules may not import each other in a ring. "tools" joins once the ring
 # tools/loadtest.py <-> tools/classload.py is gone: add it here, nothing else changes.
-CYCLE_FREE = ("app", "engine")
+CYCLE_FREE = ("app", "engine", "tools")
 
 
 def _import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:

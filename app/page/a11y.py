@@ -4,8 +4,9 @@
 Bokeh draws a checkbox as an input beside (not inside) its label, a slider handle without the
 slider's title, and a number box's spin buttons with no name at all, all in shadow roots; an
 editable slider keeps its name in a text element beside its number box. This invisible
-component walks the page's shadow roots now and then and copies each visible label onto its
-control as `aria-label` (spin buttons become "Increase ..." and "Decrease ...").
+component walks the page's shadow roots when the page first renders and again whenever the
+page changes (a MutationObserver, app/js/control_names.js), and copies each visible label onto
+its control as `aria-label` (spin buttons become "Increase ..." and "Decrease ...").
 """
 
 from __future__ import annotations

@@ -50,7 +50,6 @@ class GeometryView(pn.viewable.Viewer):
 
     def __init__(self, state, **params):
         super().__init__(state=state, **params)
-        self._state = state
         self._n_pairs = 0
         # No tool selects from these sources (only from the drag handles'), so they share one
         # empty selection: one model per page instead of one each.
@@ -199,7 +198,7 @@ class GeometryView(pn.viewable.Viewer):
         self._version += 1
         settings = preview_settings(
             snap,
-            self._state,
+            self.state,
             m,
             version=self._version,
             query_handle=self._query_handle,

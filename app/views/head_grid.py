@@ -94,7 +94,6 @@ class QueryPicker(pn.viewable.Viewer):
 
     def __init__(self, mstate, **params):
         super().__init__(mstate=mstate, **params)
-        self._m = mstate
         self._busy = False
         self.slider = pn.widgets.IntSlider(
             label="Query position",
@@ -115,13 +114,13 @@ class QueryPicker(pn.viewable.Viewer):
 
     def send(self, position: int | None) -> None:
         """Ask for query `position` (None: the last token), naming a refusal."""
-        run = self._m.run
+        run = self.mstate.run
         if position is not None and run is not None and position == len(run.tokens) - 1:
             position = None  # the last token: it stays the last when the text changes
-        if position == self._m.query or (position is None and self._m.query in (None, -1)):
+        if position == self.mstate.query or (position is None and self.mstate.query in (None, -1)):
             return
-        if not self._m.try_update(query=position):
-            notify("warning", self._m.error)
+        if not self.mstate.try_update(query=position):
+            notify("warning", self.mstate.error)
             self.update()
 
     def _picked(self, event) -> None:
@@ -129,7 +128,7 @@ class QueryPicker(pn.viewable.Viewer):
             self.send(int(event.new))
 
     def update(self) -> None:
-        run = self._m.run
+        run = self.mstate.run
         if run is None:
             return
         n, q = len(run.tokens), run.query_position
@@ -155,7 +154,6 @@ class HeadGridView(pn.viewable.Viewer):
 
     def __init__(self, mstate, **params):
         super().__init__(mstate=mstate, **params)
-        self._m = mstate
         self._drawn_image = None  # the mosaic last sent (sent again only when it changes)
         self._drawn_pattern = None
         cols = ["layer", "head", "top_key", "top_token", "top_weight", "entropy", "on_focus"]
@@ -180,7 +178,7 @@ class HeadGridView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ figures
 
     def _grid_figure(self):
-        model = self._m.loaded
+        model = self.mstate.loaded
         L, H = model.n_layers, model.n_heads
         cell = cell_px(L, H)
         # Fixed borders around a frame of square cells (no toolbar: hover and click need none).
@@ -282,17 +280,19 @@ class HeadGridView(pn.viewable.Viewer):
     # ------------------------------------------------------------------ clicks
 
     def _tap_grid(self, event) -> None:
-        model = self._m.loaded
+        model = self.mstate.loaded
         if event.x is None or event.y is None:
             return
         layer, head = int(np.rint(event.x)), int(np.rint(event.y))
         if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
             return
-        if (layer, head) != self._m.open_head and not self._m.try_update(layer=layer, head=head):
-            notify("warning", self._m.error)
+        if (layer, head) != self.mstate.open_head and not self.mstate.try_update(
+            layer=layer, head=head
+        ):
+            notify("warning", self.mstate.error)
 
     def _tap_pattern(self, event) -> None:
-        run = self._m.run
+        run = self.mstate.run
         if run is None or event.y is None or event.x is None:
             return
         row = int(np.rint(event.y))
@@ -302,13 +302,13 @@ class HeadGridView(pn.viewable.Viewer):
         last = row == n - 1
         if row == run.query_position:
             return
-        if not self._m.try_update(query=None if last else row):
-            notify("warning", self._m.error)
+        if not self.mstate.try_update(query=None if last else row):
+            notify("warning", self.mstate.error)
 
     # ------------------------------------------------------------------ drawing
 
     def update(self) -> None:
-        m = self._m
+        m = self.mstate
         if m.run is None:
             return
         model, run = m.loaded, m.run
@@ -344,7 +344,7 @@ class HeadGridView(pn.viewable.Viewer):
             self.grid.xaxis[0].ticker.ticks = ticks
 
     def _update_pattern(self, run, layer: int, head: int) -> None:
-        matrix = self._m.pattern()
+        matrix = self.mstate.pattern()
         n = matrix.shape[0]
         q = run.query_position
         if matrix is not self._drawn_pattern:
