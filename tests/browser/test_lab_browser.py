@@ -1,7 +1,9 @@
 """The served lab in headless Chromium: each control moves the named sources as the math says.
 
-One page carries the control sequence (few sessions: the machine has two cores); the URL and
-isolation tests open their own pages. Data are read from the page's Bokeh document, i.e. what
+One page serves the control tests (few sessions: the machine has two cores), reset to the
+default scenario before each of them, so each starts from the same lab whatever ran before it
+(they once relied on running in file order: a key masked or dragged by one test was the next
+one's starting point); the URL and isolation tests open their own pages. Data are read from the page's Bokeh document, i.e. what
 the browser actually draws.
 """
 
@@ -15,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from app.state.lab_state import LabState
 
 from .labpage import SOURCE_NAMES, wait_for_names
 
@@ -44,12 +48,33 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def lab(chromium, lab_server, problems):
+def shared_page(chromium, lab_server, problems):
     from .labpage import LabPage
 
     page = LabPage(chromium, lab_server.url, problems)
     yield page
     page.close()
+
+
+DEFAULT_WEIGHTS = LabState().snapshot.weights
+
+
+@pytest.fixture
+def lab(shared_page):
+    """The module's page, put back to the default scenario ("Reset this scenario", which resets
+    every control) unless its address says it is there, and checked there: the default address
+    and the default weights drawn."""
+    page = shared_page
+    if page.search() != "":  # the address holds every setting: empty is the default lab
+        page.click_button("Reset this scenario")
+        page.server_round_trip()  # the reset's redraw has arrived
+    page.wait_until(lambda: page.search() == "", "the default lab's address")
+    page.wait_until(
+        lambda: np.allclose(page.column("weights", "weight"), DEFAULT_WEIGHTS, atol=1e-6),
+        "the default weights drawn",
+    )
+    assert all(page.data("weights")["legal"]), "a key is still masked after the reset"
+    return page
 
 
 def test_every_named_source_is_drawn(lab):
@@ -117,9 +142,6 @@ def test_swap_values_keeps_weights_and_moves_contributions(lab):
     assert not np.allclose(after["cx"], contributions["cx"]) or not np.allclose(
         after["cy"], contributions["cy"]
     )
-    # and back, so the following tests start from the scenario's values
-    lab.click_button("Swap values")
-    lab.wait_for_change("contributions", after)
 
 
 def test_rotating_the_query_changes_the_weights(lab):
@@ -199,13 +221,6 @@ def test_larger_d_k_without_scale_sharpens_the_route(lab):
     lab.wait_until(lambda: lab.model_attr("d_k_marker", "location") == 128, "d_k marker at 128")
     after = lab.wait_for_change("entropy_now", now)
     assert after["entropy"][0] < now["entropy"][0] - 0.3
-    # restore: scale on, d_k back to 2
-    lab.slider_keys("d_k", "ArrowLeft", times=6)
-    lab.toggle_checkbox("Divide logits by")
-    lab.wait_until(
-        lambda: "scale=" not in lab.search() and "d_k=" not in lab.search(),
-        "scale and d_k back at their defaults",
-    )
 
 
 def test_dragging_a_key_tip_moves_the_key_and_the_route(lab):
@@ -238,11 +253,9 @@ def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
 
 
 def test_masking_every_key_shows_a_message_and_keeps_the_drawing(lab):
-    # Mask C and B (C is already masked when the test above ran first on this shared page).
-    for i, name in ((2, "C"), (1, "B")):
-        if lab.data("weights")["legal"][i]:
-            lab.toggle_checkbox(f"{name}: takes part")
-            lab.wait_until(lambda i=i: lab.column("weights", "weight")[i] == 0.0, f"{name} masked")
+    for i, name in ((2, "C"), (1, "B")):  # mask C and B
+        lab.toggle_checkbox(f"{name}: takes part")
+        lab.wait_until(lambda i=i: lab.column("weights", "weight")[i] == 0.0, f"{name} masked")
     drawn = {name: lab.data(name) for name in ("weights", "contributions", "geometry")}
     lab.toggle_checkbox("A: takes part")
     lab.wait_until(lambda: lab.shows("That change was not applied"), "the error banner")
@@ -358,7 +371,15 @@ def test_teaching_panels_lesson_audit_and_import(open_lab, tmp_path):
     assert math.isclose(sum(float(r["weight"]) for r in rows), 1.0, abs_tol=1e-9)
 
 
-def test_no_console_errors_and_nothing_fetched_from_outside(problems, lab):
+def test_no_console_errors_and_nothing_fetched_from_outside(problems, open_lab):
+    """No page of the browser suite so far, and at least a page of its own (opened, drawn in
+    full, a control moved), logged an error or fetched anything from off the machine."""
+    page = open_lab()
+    page.show_analysis()
+    before = page.data("contributions")
+    page.click_button("Swap values")
+    page.wait_for_change("contributions", before)
+    page.server_round_trip()
     assert problems == []
 
 

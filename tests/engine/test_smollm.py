@@ -3,9 +3,13 @@ known continuations, the tokenizer, the cap, interventions and GQA, the registry
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import inspect
+import os
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,20 +100,108 @@ def _torch_logits(torch, tw, ids, cfg, dtype, ablate=None, patch=None, capture=N
     return (w["token_embd.weight"] @ h).numpy()
 
 
-@pytest.fixture(scope="module")
-def llama():
-    """(torch, the GGUF's tensors in float64) for the independent Llama above."""
+GOLDEN_CACHE = "ATTENTION_LAB_TEST_CACHE"  # env: where goldens are kept between runs
+
+
+class IndependentLlama:
+    """The independent Llama's last-position logits, each computed once per session and kept on
+    disk between sessions.
+
+    The float64 goldens (and float32 references) were recomputed for every test and every
+    sampled record: the clean text once per ablated head, the clean capture once per patched
+    head, the same text once per backend; 48 forwards of the whole model per run, 24 distinct.
+    Here each distinct one is computed once (in memory for the session), and written to
+    ~/.cache/attention-lab-tests/smollm-goldens/ (or $ATTENTION_LAB_TEST_CACHE/...) under a key
+    made of the GGUF's sha256, this module's Llama source, torch's version and the inputs, so a
+    later run on the same machine reads them instead (a fresh CI machine computes them once).
+    The GGUF is read and dequantised only when a golden is missing."""
+
+    def __init__(self, torch, cfg):
+        self.torch, self.cfg = torch, cfg
+        self._tw = None
+        self._weights = {}
+        self._memo = {}
+        self._captures = {}
+        self.computed = 0  # forwards run (not read from memory or disk), for the curious
+        path = smollm.find_gguf()
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 22), b""):
+                digest.update(block)
+        code = inspect.getsource(_torch_logits) + inspect.getsource(_torch_weights)
+        version = f"{digest.hexdigest()} {hashlib.sha256(code.encode()).hexdigest()}"
+        self._version = f"{version} torch {torch.__version__}"
+        root = os.environ.get(GOLDEN_CACHE) or Path.home() / ".cache" / "attention-lab-tests"
+        self.folder = Path(root) / "smollm-goldens"
+
+    def _w(self, dtype):
+        if self._tw is None:
+            self._tw = _torch_weights(self.torch)
+        if dtype not in self._weights:  # cast once per dtype, not on every call
+            self._weights[dtype] = {k: v.to(dtype) for k, v in self._tw.items()}
+        return self._weights[dtype]
+
+    def _capture(self, ids, dtype):
+        key = (tuple(ids), str(dtype))
+        if key not in self._captures:
+            seen = {}
+            _torch_logits(self.torch, self._w(dtype), ids, self.cfg, dtype, capture=seen)
+            self.computed += 1
+            self._captures[key] = seen
+        return self._captures[key]
+
+    def logits(self, ids, dtype, ablate=None, patch=None):
+        """`ablate` = (layer, head); `patch` = (clean ids, layer, head): that head's output from
+        the clean text put into this one."""
+        key = (
+            tuple(int(i) for i in ids),
+            str(dtype),
+            ablate and tuple(int(i) for i in ablate),
+            patch and (tuple(int(i) for i in patch[0]), int(patch[1]), int(patch[2])),
+        )
+        if key in self._memo:
+            return self._memo[key]
+        name = hashlib.sha256(repr((self._version, key)).encode()).hexdigest()[:32]
+        file = self.folder / f"{name}.npy"
+        try:
+            value = np.load(file)
+        except (OSError, ValueError):
+            if patch is None:
+                value = _torch_logits(self.torch, self._w(dtype), ids, self.cfg, dtype, ablate)
+                self.computed += 1
+            else:
+                seen = self._capture(patch[0], dtype)
+                value = _torch_logits(
+                    self.torch, self._w(dtype), ids, self.cfg, dtype, patch=(*patch[1:], seen)
+                )
+                self.computed += 1
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                partial = file.with_suffix(f".{os.getpid()}.tmp")
+                with open(partial, "wb") as f:
+                    np.save(f, value)
+                os.replace(partial, file)  # whole or not there: a reader never sees half
+            except OSError:
+                pass  # a read-only home: compute again next time
+        value.setflags(write=False)
+        self._memo[key] = value
+        return value
+
+
+@pytest.fixture(scope="module")  # the module is the only user: once per session
+def llama(model):
+    """The independent Llama above, its logits cached (IndependentLlama)."""
     torch = pytest.importorskip("torch")
-    return torch, _torch_weights(torch)
+    return IndependentLlama(torch, model.cfg)
 
 
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("torch:cpu", marks=pytest.mark.torch)])
 def test_forward_matches_an_independent_torch_llama(model, llama, backend):
-    torch, tw = llama
+    torch = llama.torch
     for text in ("The capital of France is", MEETING):
         ids = model.encode(text)
-        golden = _torch_logits(torch, tw, ids, model.cfg, torch.float64)
-        reference = _torch_logits(torch, tw, ids, model.cfg, torch.float32)
+        golden = llama.logits(ids, torch.float64)
+        reference = llama.logits(ids, torch.float32)
         run = model.run(text, backend=backend)
         assert run.backend == backend
         result = check_close(run.logits, golden, reference)
@@ -402,7 +494,7 @@ def friday_map(model):
 def test_causal_map_records_agree_with_single_ablations_and_an_independent_llama(
     model, friday_map, llama
 ):
-    torch, tw = llama
+    torch = llama.torch
     cmap, seen = friday_map
     text = MOVED.format("Friday")
     run = model.run(text)
@@ -415,8 +507,8 @@ def test_causal_map_records_agree_with_single_ablations_and_an_independent_llama
     ids = model.encode(text)
 
     def effects(dtype, ablate):  # every token's ablated log-probability less the clean answer's
-        clean = _log_softmax(_torch_logits(torch, tw, ids, model.cfg, dtype))[answer]
-        cut = _torch_logits(torch, tw, ids, model.cfg, dtype, ablate=ablate)
+        clean = _log_softmax(llama.logits(ids, dtype))[answer]
+        cut = llama.logits(ids, dtype, ablate=ablate)
         return _log_softmax(cut) - clean
 
     base = _log_softmax(run.logits)[answer]
@@ -461,7 +553,7 @@ def test_causal_map_is_cached_and_can_be_cancelled(model, friday_map):
 
 
 def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model, llama):
-    torch, tw = llama
+    torch = llama.torch
     clean, corrupted = MOVED.format("Friday"), MOVED.format("Tuesday")
     pmap = model.patching_map(clean, corrupted)
     assert (pmap.clean_answer, pmap.corrupted_answer) == (" Friday", " Tuesday")
@@ -470,11 +562,7 @@ def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model,
     ids_clean, ids_bad = model.encode(clean), model.encode(corrupted)
 
     def patched_log_probs(dtype, layer, head):
-        seen = {}
-        _torch_logits(torch, tw, ids_clean, model.cfg, dtype, capture=seen)
-        return _log_softmax(
-            _torch_logits(torch, tw, ids_bad, model.cfg, dtype, patch=(layer, head, seen))
-        )
+        return _log_softmax(llama.logits(ids_bad, dtype, patch=(ids_clean, layer, head)))
 
     def against_bad(lp):  # every token's log-probability less the corrupted answer's
         return np.asarray(lp, dtype=np.float64) - np.float64(lp[bad])
@@ -594,7 +682,7 @@ def test_torch_on_the_cpu_gives_numpys_answers_under_every_kind_of_edit(model, d
 def test_the_causal_map_on_torch_agrees_with_numpy_and_an_independent_llama(
     model, double, friday_map, llama
 ):
-    torch, tw = llama
+    torch = llama.torch
     text = MOVED.format("Friday")
     numpy_map, _ = friday_map
     torch_map = model.causal_map(text, backend="torch:cpu")
@@ -604,16 +692,13 @@ def test_the_causal_map_on_torch_agrees_with_numpy_and_an_independent_llama(
     assert check_close(torch_map.prob, golden_run.prob(" Friday"), numpy_map.prob).passed
     answer = model.encode(" Friday")[0]
     ids = model.encode(text)
-    # Cast once: _torch_logits casts every tensor to its dtype on each call otherwise.
-    weights = {torch.float64: tw, torch.float32: {k: v.float() for k, v in tw.items()}}
     clean = {
-        dtype: _log_softmax(_torch_logits(torch, w, ids, model.cfg, dtype))[answer]
-        for dtype, w in weights.items()
+        dtype: _log_softmax(llama.logits(ids, dtype))[answer]
+        for dtype in (torch.float64, torch.float32)
     }
 
     def effects(dtype, ablate):
-        cut = _torch_logits(torch, weights[dtype], ids, model.cfg, dtype, ablate=ablate)
-        return _log_softmax(cut) - clean[dtype]
+        return _log_softmax(llama.logits(ids, dtype, ablate=ablate)) - clean[dtype]
 
     sample = {(r.layer, r.head) for r in numpy_map.decisive(1) + numpy_map.heaviest(1)}
     sample.add((29, 8))
