@@ -198,6 +198,14 @@ class LabServer:
     def log(self) -> str:
         return _read(self.log_path)
 
+    def log_mark(self) -> int:
+        """Where the log ends now: `log_since(mark)` is what the server wrote after it (a
+        shared server's log also holds what every earlier test module did to it)."""
+        return len(self.log())
+
+    def log_since(self, mark: int) -> str:
+        return self.log()[mark:]
+
     def stop(self) -> None:
         stop_process(self.process)
 

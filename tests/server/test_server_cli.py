@@ -8,6 +8,7 @@ import sys
 import pytest
 from labserver import ROOT, clean_env, lab_command
 
+import app.patches
 from app.server import cli
 
 FLAGS = [
@@ -259,6 +260,9 @@ def test_serve_installs_the_no_delay_websocket(monkeypatch):
         for pattern, handler, *rest in bokeh.server.urls.per_app_patterns
     ]
     monkeypatch.setattr(bokeh.server.urls, "per_app_patterns", per_app_patterns)
+    # As in a fresh process: apply_all applies its patches once per process, and an earlier
+    # test here may already have (the route table above is Panel's own again).
+    monkeypatch.setattr(app.patches, "_applied", None)
     # serve() tunes the process (collector, environment); undo that after the test.
     monkeypatch.setattr(cli.gc, "freeze", lambda: None)
     monkeypatch.setattr(cli.gc, "set_threshold", lambda *thresholds: None)

@@ -153,6 +153,12 @@ class ImportPage:
         )
 
 
+@pytest.fixture(scope="module", autouse=True)
+def log_mark(lab) -> int:
+    """Where the shared lab's log stood before this module's fuzzing."""
+    return lab.log_mark()
+
+
 @pytest.fixture(scope="module")
 def import_page(chromium, lab):
     context = chromium.new_context(viewport={"width": 1600, "height": 1000})
@@ -236,7 +242,9 @@ def test_refused_import_keeps_the_drawing_and_a_valid_one_changes_it(import_page
     assert not np.allclose(page.weights(), before, atol=1e-3), "the valid import changed nothing"
 
 
-def test_other_sessions_still_load_and_compute_and_no_traceback(chromium, lab, import_page):
+def test_other_sessions_still_load_and_compute_and_no_traceback(
+    chromium, lab, import_page, log_mark
+):
     # Runs after the fuzz in this module (same server).
     context = chromium.new_context()
     try:
@@ -249,7 +257,8 @@ def test_other_sessions_still_load_and_compute_and_no_traceback(chromium, lab, i
         assert moved != pytest.approx(start, abs=1e-3), "the second session never recomputed"
     finally:
         context.close()
-    assert "Traceback" not in lab.log(), lab.log()[-3000:]
+    written = lab.log_since(log_mark)
+    assert "Traceback" not in written, written[-3000:]
 
 
 def test_a_file_too_big_for_the_websocket_is_refused_with_a_message(chromium, lab):
