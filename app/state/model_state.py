@@ -24,7 +24,7 @@ import param
 
 from app.patches.param_values import check_value
 from app.state import head_patterns
-from app.state.lab_state import _dimension_sweep
+from app.state.pipeline import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
