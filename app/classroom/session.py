@@ -200,7 +200,10 @@ class ClassSession(param.Parameterized):
         """Send my prediction for a step; `my_vote` shows it only once the store has it."""
         if self.role != "student" or choice is None or not step:
             return
-        self._unsent[("vote", step)] = int(choice)
+        if isinstance(choice, bool) or not isinstance(choice, int):
+            self.problem = f"That is not one of the step's answers: {choice!r}"
+            return
+        self._unsent[("vote", step)] = choice
         self._send()
 
     def report_measured(self, step: int, borne_out: bool) -> None:
