@@ -137,6 +137,14 @@ class ClassSession(param.Parameterized):
         """A teacher key this page learnt after it was built (a second device's link)."""
         self._keys[check_code(code)] = key
 
+    def release(self) -> None:
+        """The page closed: stop hearing the class, and change nothing the page would draw
+        (its models are gone). The seat stays in the store for the next page of this browser."""
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        self.deliver = lambda work: None  # a wake-up already on its way finds nobody
+
     def leave(self) -> None:
         if self._subscription is not None:
             self._subscription.close()

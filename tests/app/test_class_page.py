@@ -242,6 +242,23 @@ def test_a_link_with_a_wrong_code_says_so_and_the_page_stays_a_lab(store):
     assert page.view.problem.visible and page.state.temperature == 0.5
 
 
+def test_a_closed_page_releases_its_seat_without_touching_its_models(store, room):
+    """Issue #28: Lab.session_ended ran ClassSession.leave, whose updates redrew the closed
+    page (its ClassLink's ReactiveHTML `data` was gone: a traceback per closed tab). The page's
+    release (app/page/lab_page.py) stops hearing the class and changes nothing; the seat and its
+    vote stay in the store."""
+    code, teacher, (a, _, _) = room
+    teacher.lessons.open(2)
+    a.lessons.choices.value = 1
+    changed = []
+    a.session.param.watch(lambda e: changed.append(e.name), list(a.session.param))
+    a.session.release()
+    assert changed == []
+    teacher.lessons.next.clicks += 1  # the class goes on without the closed page
+    assert a.session.step == 2 and a.lessons.lesson == 2
+    assert store.vote_of(code, a.session.student_id, 2) == 1
+
+
 def test_vote_rows_follow_the_lessons_choices_and_captions_wrap():
     step = ALL_LESSONS[2]
     rows = vote_rows(3, None, mark_answer=True)
