@@ -1,7 +1,7 @@
 """The snapshot: everything the lab's views draw for one valid configuration.
 
 No web imports. Every source of a route builds the same frozen `LabSnapshot`: the hand-made
-scenarios (`app.state.lab_state.LabState`'s pipeline) and the trained models' heads
+scenarios (`app.state.pipeline.snapshot_for`) and the trained models' heads
 (`engine.heads.head_snapshot`). The views only ever read a snapshot, so a notebook can build one
 and inspect exactly what the page would draw.
 """

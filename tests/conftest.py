@@ -179,3 +179,19 @@ def replica_room(tmp_path_factory):
     room.start()
     yield room
     room.stop()
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_caches():
+    """Every test starts with the process-wide result caches empty (app.state.pipeline): a test
+    that patches the engine, a model or the backend table must see its patch, not a result some earlier
+    test left behind. Not imported here when the test never loaded the app."""
+    import sys
+
+    pipeline = sys.modules.get("app.state.pipeline")
+    if pipeline is not None:
+        pipeline.clear_caches()
+    runs = sys.modules.get("app.state.model_runs")
+    if runs is not None:
+        runs.clear()
+    yield

@@ -137,6 +137,14 @@ class ClassSession(param.Parameterized):
         """A teacher key this page learnt after it was built (a second device's link)."""
         self._keys[check_code(code)] = key
 
+    def release(self) -> None:
+        """The page closed: stop hearing the class, and change nothing the page would draw
+        (its models are gone). The seat stays in the store for the next page of this browser."""
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+        self.deliver = lambda work: None  # a wake-up already on its way finds nobody
+
     def leave(self) -> None:
         if self._subscription is not None:
             self._subscription.close()
@@ -200,7 +208,10 @@ class ClassSession(param.Parameterized):
         """Send my prediction for a step; `my_vote` shows it only once the store has it."""
         if self.role != "student" or choice is None or not step:
             return
-        self._unsent[("vote", step)] = int(choice)
+        if isinstance(choice, bool) or not isinstance(choice, int):
+            self.problem = f"That is not one of the step's answers: {choice!r}"
+            return
+        self._unsent[("vote", step)] = choice
         self._send()
 
     def report_measured(self, step: int, borne_out: bool) -> None:

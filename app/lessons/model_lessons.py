@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.state import model_runs
 from app.state.model_state import ModelState, Prediction, short_title
 from engine import trained
 from engine.heads import find_heads, shown_token
@@ -170,6 +171,12 @@ def _other_retriever(m: ModelState) -> tuple[int, int]:
     return layer, 1 - head if m.loaded.n_heads == 2 else head
 
 
+def _run(m: ModelState, text: str, *edits):
+    """The model's run of `text` (NumPy, the last token), from the process-wide cache: every
+    student's page measuring the same step shares one forward."""
+    return model_runs.edited_run(m.loaded.name, text, None, "numpy", edits)
+
+
 def _ablate_open_head(m: ModelState) -> None:
     _ablate((m.layer, m.head))(m)
 
@@ -177,11 +184,8 @@ def _ablate_open_head(m: ModelState) -> None:
 def _layer0_head(m: ModelState) -> tuple[int, int]:
     """The layer-0 head whose ablation costs the right answer most (measured on this program)."""
     model = m.loaded
-    right = model.run(m.text).expected
-    drop = [
-        model.run(m.text, edits=[trained.AblateHead(0, h)]).probs[right]
-        for h in range(model.n_heads)
-    ]
+    right = _run(m, m.text).expected
+    drop = [_run(m, m.text, trained.AblateHead(0, h)).probs[right] for h in range(model.n_heads)]
     return 0, int(np.argmin(drop))
 
 
@@ -191,7 +195,7 @@ def _ablate_layer0(m: ModelState) -> None:
 
 def _patch_from_changed(m: ModelState) -> None:
     changed, _ = causal.counterfactual(m.loaded, m.text)
-    donor = m.loaded.run(changed).head(m.layer, m.head).all_outputs
+    donor = _run(m, changed).head(m.layer, m.head).all_outputs
     m.try_update(extra=[trained.PatchHead(m.layer, m.head, donor)])
 
 
@@ -606,7 +610,7 @@ def _head_on(m: ModelState, text: str, token: str) -> tuple[int, int]:
     """The head with the most weight from the last token on `token` in `text` (the head
     finder's rule)."""
     model = m.loaded
-    run = model.run(text)
+    run = _run(m, text)
     position = [i for i, t in enumerate(run.tokens) if t == token][-1]
     layer, head, _ = find_heads(
         run, model.n_layers, model.n_heads, criterion="on_token", position=position, top=1

@@ -154,7 +154,7 @@ class Lab:
         )
         self.lessons.param.watch(self._lesson_opened, "lesson")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
-        add("classroom", lambda: classroom, release=lambda view: view.session.leave(), eager=True)
+        add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag

@@ -1,84 +1,50 @@
-"""The lab's state: every control as a `param` parameter, one pipeline, one snapshot.
+"""The lab's state: every control as a `param` parameter, the address and import/export.
 
 No Panel or Bokeh import: the UI drives this class and so do tests, without a server. Every
-valid change recomputes `snapshot` (a frozen bundle of NumPy arrays the views draw); an invalid
-change sets `error` and leaves the last valid `snapshot` in place, so the page never loses its
-drawing. Values from a URL or an imported file pass the caps in `app.state.settings_schema` first.
+valid change asks the pipeline (`app.state.pipeline`, pure and shared by every session of the
+process) for the snapshot of the new settings (a frozen bundle of read-only NumPy arrays the
+views draw); an invalid change sets `error` and leaves the last valid `snapshot` in place, so
+the page never loses its drawing. Values from a URL or an imported file pass the caps in
+`app.state.settings_schema` first.
 
-Pipeline for one change (the order matters and is tested):
-scenario query rotated by `angle` -> distractors appended (generated from `seed`, always legal:
-they stand for earlier context) -> optional unit-length query and keys (in the visible plane)
--> lift to `d_k` (the engine's synthetic dimension model, seeded) -> optional null candidate
-(a zero key and value with a fixed logit) -> mask (per-key toggles and, when causal, keys after
-the query's position) -> engine attention on the chosen backend -> snapshot and summary.
+Sessions with the same settings share one snapshot object: the pipeline computes it once per
+process (a bounded LRU), so a class of thirty on one lesson step costs one computation.
 
 A torch backend never holds the caller: the change is answered at once with the NumPy engine's
-result (`running` names the backend still at work), the torch call runs on a worker thread, and
-its snapshot replaces the NumPy one through `deliver` if no newer change came first. The page
-sets `deliver` to hand results to its session's thread; `settle()` waits for them in a notebook.
+result (`running` names the backend still at work), the torch call runs on a worker thread
+(`pipeline.BackgroundRunner`), and its snapshot replaces the NumPy one through `deliver` if no
+newer change came first; a torch result some session already computed is shown at once. The
+page sets `deliver` to hand results to its session's thread; `settle()` waits for them in a
+notebook.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
-import math
-import sys
-import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import param
 
 from app.patches.param_values import CheckedParameter, check_value
+from app.state import pipeline
 from app.state import settings_schema as us
-from engine import attention, dimension
-from engine import interventions as iv
-from engine.backends import backends as engine_backends
-from engine.scenarios import SCENARIOS, get_scenario
-from engine.snapshot import (
-    JACOBIAN_MAX,
-    SWEEP_TEMPERATURES,
-    TEMPERATURE_RANGE,
-    LabSnapshot,
-    TemperatureSweep,
-    build_snapshot,
-    entropy_curve,
+from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public names
+    EVERY_KEY_MASKED,
+    SWEEP_D_KS,
+    TORCH_MISSING,
+    BackendChoice,
+    Settings,
+    available_backends,
+    listed_backends,
 )
+from engine.scenarios import SCENARIOS, get_scenario
+from engine.snapshot import SWEEP_TEMPERATURES, TEMPERATURE_RANGE, LabSnapshot  # noqa: F401
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
 FIELDS = us.make_fields(tuple(SCENARIOS))
-SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
-EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
-
-# Torch calls run here so a slow or hung backend cannot block the session's thread (with
-# callbacks on the event loop, every session's).
-_TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
-
-
-@dataclass(frozen=True)
-class _TorchJob:
-    """One torch call for a published snapshot, and how to turn its result into a snapshot."""
-
-    backend: str
-    device: str
-    args: tuple
-    kw: dict
-    build: Callable[[object], LabSnapshot]
-
-
-# ------------------------------------------------------------------------------ choices
-
-
-@dataclass(frozen=True)
-class BackendChoice:
-    name: str  # "numpy", "torch-cpu", "torch-cuda"
-    available: bool
-    reason: str  # why not, when unavailable; empty otherwise
-    checked: bool = True  # False: installed, but the device is only checked when picked
 
 
 # ------------------------------------------------------------------------------ custom params
@@ -203,15 +169,9 @@ class LabState(param.Parameterized):
         # it to its session's thread (Bokeh's next-tick callback).
         self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
         self._generation = 0  # bumped at every published snapshot; a torch result must match it
-        self._job: _TorchJob | None = None  # the torch call the computed snapshot waits for
-        self._queued: tuple[int, _TorchJob] | None = None
-        self._in_flight = False
-        self._idle = threading.Condition()
+        self._shown: Settings | None = None  # the settings of the snapshot shown
+        self._runner = pipeline.BackgroundRunner(lambda: self._generation, self._deliver)
         self._applying = False
-        self._lift_cache: tuple | None = None
-        self._sweep_cache: tuple | None = None
-        self._last_inputs: dict | None = None
-        self._lock = threading.RLock()
         self.param.watch(self._on_change, list(INPUTS))
         if not self._recompute():
             raise ValueError(f"LabState: the starting configuration is invalid: {self.error}")
@@ -231,54 +191,46 @@ class LabState(param.Parameterized):
         """The current value of every setting (plain Python values)."""
         return {name: _plain(getattr(self, name)) for name in INPUTS}
 
+    def frozen_settings(self) -> Settings:
+        """The current settings as the pipeline's hashable key."""
+        return Settings.of(self.settings())
+
+    def _compute(self, s: Mapping[str, object]) -> tuple[Settings, LabSnapshot]:
+        """The pipeline's snapshot for `s` (shared with every session); ValueError if invalid."""
+        settings = Settings.of(s)
+        return settings, pipeline.snapshot_for(settings)
+
     def _recompute(self) -> bool:
         try:
-            snap = self._compute(self.settings())
+            computed = self._compute(self.settings())
         except ValueError as exc:
             self._set_error(str(exc))
             return False
         except Exception as exc:  # noqa: BLE001 - a bug must not reach the page as a traceback
             self._set_error(f"the lab could not compute this route ({type(exc).__name__}: {exc})")
             return False
-        self._publish(snap)
+        self._publish(computed)
         return True
 
-    def _publish(self, snap: LabSnapshot) -> None:
-        """Show `snap`, and start the torch call that will replace it, if it waits for one."""
-        job, self._job = self._job, None
+    def _publish(self, computed: tuple[Settings, LabSnapshot]) -> None:
+        """Show the snapshot, and start the background call that will replace it, if any."""
+        settings, snap = computed
+        backend = pipeline.background_for(settings)
+        if backend:
+            done = pipeline.finished_background(settings)  # another session's torch result
+            if done is not None:
+                snap, backend = done, ""
         self._generation += 1
+        self._shown = settings
         with param.edit_constant(self):
-            self.param.update(snapshot=snap, error="", running=job.backend if job else "")
-        if job is not None:
-            self._start(self._generation, job)
+            self.param.update(snapshot=snap, error="", running=backend)
+        if backend:
+            self._runner.start(self._generation, settings)
 
     # -------------------------------------------------------------------- torch, off the thread
 
-    def _start(self, generation: int, job: _TorchJob) -> None:
-        with self._idle:
-            if self._in_flight:  # one call at a time per lab: the newest change waits its turn
-                self._queued = (generation, job)
-                return
-            self._in_flight = True
-        _TORCH_POOL.submit(self._work, generation, job)
-
-    def _work(self, generation: int, job: _TorchJob) -> None:
-        while True:
-            if generation == self._generation:  # skipped if a newer change came meanwhile
-                try:
-                    res = _torch_attention(*job.args, job.device, job.kw)
-                    with self._lock:
-                        snap, failure = job.build(res), ""
-                except Exception as exc:  # noqa: BLE001 - any torch failure keeps numpy's result
-                    snap = None
-                    failure = f"{job.backend} failed ({type(exc).__name__}: {exc}); showing numpy"
-                self.deliver(functools.partial(self._finish, generation, snap, failure))
-            with self._idle:
-                if self._queued is None:
-                    self._in_flight = False
-                    self._idle.notify_all()
-                    return
-                (generation, job), self._queued = self._queued, None
+    def _deliver(self, generation: int, snap: LabSnapshot | None, failure: str) -> None:
+        self.deliver(functools.partial(self._finish, generation, snap, failure))
 
     def _finish(self, generation: int, snap: LabSnapshot | None, failure: str) -> None:
         if generation != self._generation:
@@ -290,24 +242,27 @@ class LabState(param.Parameterized):
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no torch call is running or waiting (a notebook's or a test's way to see
         the torch result); True if the lab is idle."""
-        with self._idle:
-            return self._idle.wait_for(lambda: not self._in_flight, timeout)
+        return self._runner.settle(timeout)
 
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):
             self.error = message
 
-    def _apply(self, settings: Mapping[str, object], snapshot: LabSnapshot | None = None):
+    def _apply(
+        self,
+        settings: Mapping[str, object],
+        computed: tuple[Settings, LabSnapshot] | None = None,
+    ):
         """Set many settings as one change: one pipeline run, one snapshot event."""
         self._applying = True
         try:
             self.param.update(**settings)
         finally:
             self._applying = False
-        if snapshot is None:
+        if computed is None:
             self._recompute()
         else:
-            self._publish(snapshot)
+            self._publish(computed)
 
     def try_update(self, **settings) -> bool:
         """Set settings as one change; a refused value sets `error` instead of raising."""
@@ -324,148 +279,6 @@ class LabState(param.Parameterized):
             settings = base | dict(settings)
         self._apply(settings)
         return not self.error
-
-    # -------------------------------------------------------------------- the pipeline
-
-    def _compute(self, s: Mapping[str, object]) -> LabSnapshot:
-        with self._lock:
-            return self._compute_locked(s)
-
-    def _compute_locked(self, s: Mapping[str, object]) -> LabSnapshot:
-        self._job = None  # set again below when the result waits for a torch call
-        n = len(s["keys"])
-        for name in ("values", "mask", "labels"):
-            if len(s[name]) != n:
-                raise ValueError(
-                    f"{name} has {len(s[name])} entries but keys has {n}: they must match"
-                )
-        legal = np.array(s["mask"], dtype=bool)
-        if s["causal"]:
-            legal &= np.arange(n) <= min(int(s["query_position"]), n - 1)
-        if not legal.any():
-            reason = " (the causal mask hides the rest)" if s["causal"] and any(s["mask"]) else ""
-            raise ValueError(EVERY_KEY_MASKED + reason)
-
-        scenario = get_scenario(s["scenario"])
-        query = iv.rotate(np.asarray(scenario.query, dtype=float), math.radians(s["angle"]))
-        keys = np.array(s["keys"], dtype=float)
-        values = np.array(s["values"], dtype=float)
-        labels = list(s["labels"])
-
-        count = int(s["distractors"])
-        if count:
-            keys, values, added = iv.insert_distractors(
-                query,
-                keys,
-                values,
-                count=count,
-                norm=float(s["distractor_norm"]),
-                similarity=float(s["distractor_similarity"]),
-                seed=int(s["seed"]),
-            )
-            labels += [str(lab) for lab in added]
-            legal = np.concatenate([legal, np.ones(count, dtype=bool)])
-        if s["normalise"]:
-            # After the distractors, so every candidate is unit length (directions, and so the
-            # distractors' similarity to the query, are unchanged).
-            query = _unit("the query", query)
-            keys = _unit("a key", keys)
-
-        d_k = int(s["d_k"])
-        total = len(keys) + (1 if s["null_route"] else 0)
-        if d_k * total > us.MAX_LIFT_ELEMENTS:
-            raise ValueError(
-                f"d_k={d_k} with {total} keys needs {d_k * total} numbers; the limit is "
-                f"{us.MAX_LIFT_ELEMENTS}: lower d_k or the number of distractors"
-            )
-        q_hi, k_hi = self._lift(query, keys, d_k, int(s["seed"]))
-
-        v_run = values
-        mask_arg: np.ndarray = legal
-        if s["null_route"]:
-            # One float mask carries both the legality (-inf) and the null candidate's logit.
-            k_hi, v_run, mask_arg = iv.null_route(
-                k_hi, values, float(s["null_threshold"]), legal=legal
-            )
-
-        temperature = float(s["temperature"])
-        backend = str(s["backend"])
-        kw = dict(mask=mask_arg, scale=bool(s["scale"]), temperature=temperature)
-        kw["fully_masked"] = "error"
-        snap_of = functools.partial(
-            self._snapshot, s=s, labels=labels, query=query, keys=keys, values=values
-        )
-        snap_of = functools.partial(snap_of, legal=legal, d_k=d_k, temperature=temperature)
-        notice = ""
-        if backend != "numpy":
-            choice = _backend_choice(backend)
-            if choice.available:
-                build = functools.partial(snap_of, backend_used=backend, notice="")
-                device = backend.split("-", 1)[1]
-                self._job = _TorchJob(backend, device, (q_hi, k_hi, v_run), kw, build)
-            else:
-                notice = f"{backend} is not available here ({choice.reason}); showing numpy"
-        res = attention(q_hi, k_hi, v_run, backend="numpy", **kw)
-        return snap_of(res, backend_used="numpy", notice=notice)
-
-    def _lift(self, query, keys, d_k, seed):
-        # Dragging temperature or toggling a mask must not redraw d_k random components.
-        tag = (query.tobytes(), keys.tobytes(), keys.shape, d_k, seed)
-        if self._lift_cache is not None and self._lift_cache[0] == tag:
-            return self._lift_cache[1]
-        lifted = dimension.lift(query, keys, d_k, seed=seed)
-        self._lift_cache = (tag, lifted)
-        return lifted
-
-    def _snapshot(
-        self, res, *, s, labels, query, keys, values, legal, d_k, temperature, backend_used, notice
-    ) -> LabSnapshot:
-        n = len(keys)
-        weights_all = np.asarray(res.weights, dtype=float)  # the null candidate last, when on
-        logits_all = np.asarray(res.logits, dtype=float)
-        contributions = np.asarray(res.contributions, dtype=float)[:n]
-        entropy = float(res.entropy)
-        # The engine's own Jacobian while it is small; past that only the drawn block is formed.
-        small = len(weights_all) <= JACOBIAN_MAX
-        snap = build_snapshot(
-            labels=tuple(labels),
-            n_pairs=len(s["keys"]),
-            query=query,
-            keys=keys,
-            values=values,
-            legal=legal,
-            scores=np.asarray(res.scores, dtype=float)[:n],
-            logits=logits_all[:n],
-            weights=weights_all[:n],
-            contributions=contributions,
-            contribution_norms=np.linalg.norm(contributions, axis=-1),
-            output=np.asarray(res.output, dtype=float),
-            entropy=entropy,
-            effective_keys=float(res.effective_keys),
-            jacobian=np.asarray(res.jacobian, dtype=float)[:n, :n] if small else None,
-            jacobian_weights=weights_all,
-            null_weight=float(weights_all[n]) if s["null_route"] else None,
-            null_logit=float(logits_all[n]) if s["null_route"] else None,
-            temperature_sweep=self._temperature_sweep(
-                logits_all * temperature, temperature, entropy
-            ),
-            dimension_sweep=_dimension_sweep(int(s["seed"]), max(2, len(s["keys"])), temperature),
-            backend_used=backend_used,
-            notice=notice,
-            d_k=d_k,
-            temperature=temperature,
-            scale_factor=1.0 / math.sqrt(d_k) if s["scale"] else 1.0,
-        )
-        self._last_inputs = dict(
-            query=query, keys=keys, values=values, legal=legal, s=dict(s), labels=labels
-        )
-        return snap
-
-    def _temperature_sweep(self, base_logits, temperature, entropy) -> TemperatureSweep:
-        tag = base_logits.tobytes()
-        if self._sweep_cache is None or self._sweep_cache[0] != tag:
-            self._sweep_cache = (tag, entropy_curve(base_logits))
-        return TemperatureSweep(SWEEP_TEMPERATURES, self._sweep_cache[1], temperature, entropy)
 
     # -------------------------------------------------------------------- edits
 
@@ -615,17 +428,17 @@ class LabState(param.Parameterized):
         """
         from engine.audit import run_audit
 
-        inp = self._last_inputs
-        s = inp["s"]
-        device_backend = s["backend"] if s["backend"] != "numpy" else "torch-cpu"
-        q_hi, k_hi = self._lift(inp["query"], inp["keys"], int(s["d_k"]), int(s["seed"]))
+        s = self._shown
+        inp = pipeline.inputs_for(s)
+        device_backend = s.backend if s.backend != "numpy" else "torch-cpu"
+        q_hi, k_hi = pipeline.lift(inp.query, inp.keys, s.d_k, s.seed)
         return run_audit(
-            q_hi,
-            k_hi,
-            inp["values"],
-            mask=inp["legal"],
-            temperature=float(s["temperature"]),
-            scale=bool(s["scale"]),
+            np.array(q_hi),  # writable copies of the shared, read-only lift (torch wraps them)
+            np.array(k_hi),
+            inp.values,
+            mask=inp.legal,
+            temperature=s.temperature,
+            scale=s.scale,
             torch_check=True,  # when torch is missing the audit says why, rather than "not requested"
             torch_device=device_backend.split("-", 1)[1],
         )
@@ -634,18 +447,18 @@ class LabState(param.Parameterized):
         """The engine's four-cause diagnosis of the current route (the last valid one)."""
         from engine.diagnosis import diagnose
 
-        inp = self._last_inputs
-        s = inp["s"]
+        s = self._shown
+        inp = pipeline.inputs_for(s)
         return diagnose(
-            inp["query"],
-            inp["keys"],
-            inp["values"],
-            mask=inp["legal"],
-            temperature=float(s["temperature"]),
-            scale=bool(s["scale"]),
-            d_k=int(s["d_k"]),
-            seed=int(s["seed"]),
-            labels=inp["labels"],
+            inp.query,
+            inp.keys,
+            inp.values,
+            mask=inp.legal,
+            temperature=s.temperature,
+            scale=s.scale,
+            d_k=s.d_k,
+            seed=s.seed,
+            labels=inp.labels,
         )
 
     # -------------------------------------------------------------------- export / import
@@ -667,10 +480,10 @@ class LabState(param.Parameterized):
         given = us.check_config(data, FIELDS)
         target = self._target(given)
         try:
-            snap = self._compute(target)
+            computed = self._compute(target)
         except ValueError as exc:
             raise ValueError(f"import refused: {exc}") from None
-        self._apply(target, snap)
+        self._apply(target, computed)
 
     def from_json(self, text: str | bytes) -> None:
         self.from_dict(us.load_json(text))
@@ -705,12 +518,12 @@ class LabState(param.Parameterized):
         base = self._target({"scenario": target["scenario"]})
         self._reconcile(target, base, given, warnings)
         try:
-            snap = self._compute(target)
+            computed = self._compute(target)
         except ValueError as exc:
             warnings.append(f"{exc}; loading the {target['scenario']!r} scenario as it comes")
             target = base
-            snap = None
-        self._apply(target, snap)
+            computed = None
+        self._apply(target, computed)
         return warnings
 
     @staticmethod
@@ -756,79 +569,3 @@ class LabState(param.Parameterized):
             target["distractors"] = base["distractors"]
             if target["d_k"] * (n + target["distractors"] + 1) > us.MAX_LIFT_ELEMENTS:
                 target["d_k"] = base["d_k"]
-
-
-# ------------------------------------------------------------------------------ helpers
-
-
-def _unit(what: str, x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=-1)
-    if np.any(norms == 0):
-        which = "" if x.ndim == 1 else f" (key {int(np.argmin(norms)) + 1})"
-        raise ValueError(f"normalise: {what}{which} has zero length and has no direction")
-    return iv.normalise(x)
-
-
-def _torch_attention(q, k, v, device, kw):
-    # Every field the snapshot reads is materialised here, on the worker thread.
-    res = attention(q, k, v, backend="torch", device=device, **kw).to_numpy()
-    for name in ("output", "weights", "logits", "scores", "contributions", "entropy"):
-        getattr(res, name)
-    res.effective_keys  # noqa: B018 - computed now, on the worker
-    return res
-
-
-@functools.lru_cache(maxsize=1)
-def _backend_table() -> tuple:
-    return tuple(engine_backends())
-
-
-def _backend_choice(name: str) -> BackendChoice:
-    if name == "numpy":
-        return BackendChoice("numpy", True, "")
-    device = name.split("-", 1)[1]
-    for info in _backend_table():
-        if info.name == "torch" and info.device == device:
-            return BackendChoice(name, bool(info.available), "" if info.available else info.reason)
-    return BackendChoice(name, False, f"the engine reports no torch backend for {device}")
-
-
-def available_backends() -> list[BackendChoice]:
-    """Every backend the picker offers, with whether it works here and why not."""
-    return [_backend_choice(name) for name in us.BACKENDS]
-
-
-TORCH_MISSING = "torch is not installed; pip install 'attention-lab[torch]'"
-
-
-def listed_backends() -> list[BackendChoice]:
-    """The picker's list without importing torch (about 180 MB of server memory).
-
-    Until some session picks a torch backend (or the audit checks torch), an installed torch is
-    listed as "checked when picked": a device that turns out to be missing then gives the
-    numpy fallback with its notice, as any unavailable backend does. Once torch is imported,
-    the full answer costs nothing and is given.
-    """
-    if "torch" in sys.modules:
-        return available_backends()
-    try:
-        installed = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        installed = False
-    choices = [BackendChoice("numpy", True, "")]
-    for name in us.BACKENDS:
-        if name == "numpy":
-            continue
-        if not installed:
-            choices.append(BackendChoice(name, False, TORCH_MISSING))
-        else:
-            choices.append(BackendChoice(name, True, "", checked=name == "torch-cpu"))
-    return choices
-
-
-@functools.lru_cache(maxsize=64)
-def _dimension_sweep(seed: int, n_keys: int, temperature: float):
-    # Shared by sessions (its arrays are read-only). It depends on the seed, the number of
-    # pairs and the temperature only: moving d_k, a key or a mask never recomputes it, and the
-    # engine caches the random logits, so a new temperature only redoes the entropies.
-    return dimension.sweep(SWEEP_D_KS, n_keys=n_keys, seed=seed, temperature=temperature)

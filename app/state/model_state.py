@@ -23,8 +23,8 @@ import numpy as np
 import param
 
 from app.patches.param_values import check_value
-from app.state import head_patterns
-from app.state.lab_state import _dimension_sweep
+from app.state import head_patterns, model_runs
+from app.state.pipeline import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
@@ -318,14 +318,17 @@ class ModelState(param.Parameterized):
         model = self._check()
         n = len(model.check(self.text))
         query = head_patterns.query_position(self.query, n)
+        # One run per (model, text, query, backend, edits) per process, shared by every
+        # session (app/state/model_runs.py).
+        where = (model.name, self.text, query, ENGINE_BACKENDS[self.backend])
         try:
-            plain = model.run(self.text, query=query, backend=ENGINE_BACKENDS[self.backend])
+            plain = model_runs.plain_run(*where)
         except RuntimeError as exc:  # EngineUnavailable (no torch, no CUDA) or torch's own
             raise ValueError(f"backend: {exc}") from exc
         bad = [p for p in self.masked if not 0 <= p < n]
         if bad:
             raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
-        edited = plain.intervene(*self.edits()) if self.edits() else plain
+        edited = model_runs.edited_run(*where, tuple(self.edits()))
         # The planes draw the query row's own keys: those after it are in its future.
         seen = head_patterns.up_to_query(edited)
         # The dimension view keeps its synthetic sweep, at this head's number of candidates.

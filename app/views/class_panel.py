@@ -255,7 +255,7 @@ class ClassView(pn.viewable.Viewer):
         )
         lessons.param.watch(self._lesson_moved, "lesson")
         lessons.param.watch(self._measured, "outcome")
-        lessons.choices.param.watch(self._predicted, "value")
+        lessons.param.watch(self._predicted, "prediction")
         self._layout = pn.Column(
             self.join_box,
             self.status,
@@ -419,8 +419,8 @@ class ClassView(pn.viewable.Viewer):
             if student and (not names or names & {"step", "locked", "role"}):
                 self._go_to_class_step()
             if student and s.my_vote is not None and self.lessons.lesson == s.shown_step:
-                if self.lessons.choices.value is None:
-                    self.lessons.choices.value = s.my_vote  # a rejoin shows the vote kept
+                if self.lessons.prediction is None:
+                    self.lessons.predict(s.my_vote)  # a rejoin shows the vote kept
 
     def _status_html(self) -> str:
         s = self.session

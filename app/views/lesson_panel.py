@@ -47,6 +47,11 @@ class LessonsView(pn.viewable.Viewer):
     outcome = param.Parameter(
         default=None, doc="the last Measure: (step, choice or None, prediction right, confirmed)"
     )
+    prediction = param.Integer(
+        default=None,
+        allow_None=True,
+        doc="the answer the radio shows as chosen (its index in the step's choices), or None",
+    )
 
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab the steps set")
     # The source switch lets the trained-head steps open the model; without it only the
@@ -71,6 +76,13 @@ class LessonsView(pn.viewable.Viewer):
         self.choices = pn.widgets.RadioBoxGroup(
             options=[], value=None, inline=False, label="Your prediction"
         )
+        # The radio's value is the answer's index as built here, but the answer's text once
+        # Panel 1.9.4 has taken its own update of the labels for one from the browser (a step
+        # opened inside `pn.io.hold` in the page's onload, as a late class join does): so the
+        # prediction is read through `prediction`, whatever form the value has, and the
+        # options are put back.
+        self.choices.param.watch(self._choice_moved, "value")
+        self.choices.param.watch(self._options_moved, "options")
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.do_it = pn.widgets.Button(label="Do it for me", width=140)
         self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
@@ -150,11 +162,58 @@ class LessonsView(pn.viewable.Viewer):
             f"### {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
             f"**Predict:** {_text(step.question)}"
         )
-        self.choices.options = {text: i for i, text in enumerate(step.choices)}
+        self.choices.options = self._options()
         self.choices.value = None
         self.action.object = f"**Then act:** {_text(step.action)}"
         self.result.object = "Load the step, make your prediction, act, then press Measure."
         self._set_ready(False)
+
+    def _options(self) -> dict[str, int]:
+        return {text: i for i, text in enumerate(self.step.choices)}
+
+    def choice_index(self, value) -> int | None:
+        """The answer a radio value names: its index (as the options are built) or its text
+        (as a browser's echo leaves them); None for no answer or one not in this step."""
+        choices = self.step.choices
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value if 0 <= value < len(choices) else None
+        if isinstance(value, str) and value in choices:
+            return choices.index(value)
+        return None
+
+    def predict(self, index: int | None) -> None:
+        """Show `index` as the chosen answer (a class seat restored), in the radio's own form."""
+        if index is not None and self.choice_index(index) is None:
+            return
+        options = self.choices.options
+        if index is not None and not isinstance(options, dict):
+            index = self.step.choices[index]
+        self.choices.value = index
+
+    def _choice_moved(self, event) -> None:
+        if event.new is None and self.choices.options != self._options():
+            return  # Panel cleared the choice for the echoed labels: _options_moved restores it
+        self.prediction = self.choice_index(event.new)
+
+    def _options_moved(self, event) -> None:
+        if event.new == self._options():
+            return
+        # The labels, echoed: the answers' indices (and the choice Panel cleared for them) go
+        # back in, once Panel has finished with the echo: a change made while it syncs the
+        # options from the browser is not sent back to the browser.
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            pn.state.execute(self._put_options_back, schedule=True)
+        else:
+            self._put_options_back()
+
+    def _put_options_back(self) -> None:
+        wanted = self._options()
+        if self.choices.options != wanted:
+            shown = self.choice_index(self.choices.value)
+            self.choices.param.update(
+                options=wanted, value=self.prediction if shown is None else shown
+            )
 
     @param.depends("pinned", watch=True)
     def _set_nav(self) -> None:
@@ -241,7 +300,7 @@ class LessonsView(pn.viewable.Viewer):
         # head's payload plane turns with its output, so an old output has no place in it.
         if not is_model_step(step):
             self._ghost((float(self._before.output[0]), float(self._before.output[1])))
-        choice = self.choices.value
+        choice = self.prediction
         self.outcome = (
             self._index + 1,
             choice,

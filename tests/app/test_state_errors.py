@@ -5,7 +5,7 @@ import threading
 import numpy as np
 import pytest
 
-import app.state.lab_state as state_mod
+import app.state.pipeline as state_mod
 from app.state import settings_schema as us
 from app.state.lab_state import LabState, available_backends
 from engine.snapshot import JACOBIAN_MAX

@@ -9,7 +9,7 @@ import pytest
 
 from app.views.lesson_panel import ALL_LESSONS
 
-from .labpage import LOADED, READ_SOURCE
+from .labpage import LOADED, READ_SOURCE, LabPage
 
 pytestmark = pytest.mark.browser
 
@@ -114,3 +114,65 @@ def test_a_wrong_code_in_a_link_is_named_and_the_lab_still_works(open_lab):
     lab = open_lab("?class=AAAAAA&temperature=0.5", more_settings=False)
     lab.wait_until(lambda: lab.shows("there is no class AAAAAA"), "the refusal", 30)
     assert "class=" not in lab.search() and "temperature=0.5" in lab.search()
+
+
+def test_a_late_student_votes_on_the_step_they_land_on_and_it_counts(open_lab):
+    """Issue #28's lost vote: the teacher is on step 2 before the student opens the link."""
+    teacher, code = start_class(open_lab)
+    teacher.page.get_by_role("button", name="Load this step").click()
+    teacher.page.get_by_role("button", name="Next ▶").click()
+    wait_for_step(teacher, 2)
+    late = open_lab(f"?class={code}", more_settings=False)
+    wait_for_step(late, 2)
+    step = ALL_LESSONS[1]
+    late.page.get_by_text(step.choices[step.answer], exact=True).click()
+    teacher.wait_until(lambda: sum(votes(teacher).values()) == 1, "the late vote on the chart", 30)
+    late.wait_until(lambda: late.shows("your prediction is counted"), "counted", 30)
+
+
+class _SameBrowser:
+    """The same browser again (a phone that reopens the link): a context with the first tab's
+    cookies, its student id among them."""
+
+    def __init__(self, chromium, page):
+        self.context = chromium.new_context(viewport={"width": 1600, "height": 1000})
+        self.context.add_cookies(page.context.cookies())
+
+    def new_page(self, **_options):
+        return self.context.new_page()
+
+
+def test_a_student_who_opens_the_link_again_sees_their_vote_and_a_change_counts_once(
+    open_lab, lab_server, problems, chromium
+):
+    """Issue #28: a student whose replica died opens the class link again and changes the
+    vote; here the same browser opens the link in a new tab, after the teacher moved on."""
+    teacher, code = start_class(open_lab)
+    teacher.page.get_by_role("button", name="Load this step").click()
+    student = open_lab(f"?class={code}", more_settings=False)
+    wait_for_step(student, 1)
+    teacher.page.get_by_role("button", name="Next ▶").click()
+    wait_for_step(student, 2)
+    step = ALL_LESSONS[1]
+    first, second = step.choices[0], step.choices[1]
+    student.page.get_by_text(first, exact=True).click()
+    teacher.wait_until(lambda: votes(teacher).get(first) == 1, "the first vote", 30)
+    browser = _SameBrowser(chromium, student.page)
+    again = LabPage(
+        browser,
+        f"{lab_server.url}?class={code}",
+        problems,
+        more_settings=False,
+    )
+    try:
+        wait_for_step(again, 2)
+        radio = again.page.get_by_role("radio", name=first)
+        again.wait_until(radio.is_checked, "the kept vote shown as made", 30)
+        again.wait_until(lambda: again.shows("your prediction is counted"), "counted", 30)
+        again.page.get_by_text(second, exact=True).click()
+        teacher.wait_until(
+            lambda: votes(teacher).get(second) == 1, "the changed vote on the chart", 30
+        )
+        assert sum(votes(teacher).values()) == 1
+    finally:
+        browser.context.close()

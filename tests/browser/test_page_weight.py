@@ -17,7 +17,7 @@ from panel.io.state import set_curdoc
 import app.page.lab_page as main
 from app.lessons.lab_lessons import LESSONS, control_names
 from app.page.lab_page import create_app
-from app.state import lab_state as state_mod
+from app.state import pipeline as state_mod
 from app.state.lab_state import LabState, listed_backends
 from app.state.settings_schema import BACKENDS
 from app.views import style

@@ -185,6 +185,7 @@ def independent():
 KINDS = ("plain", "rebound", "undefined")
 
 
+@pytest.mark.torch
 def test_card_accuracies_are_an_independent_forwards_counts(card, independent):
     fig = card["figures"]
     kinds = independent["kinds"]
@@ -208,6 +209,7 @@ def test_card_accuracies_are_an_independent_forwards_counts(card, independent):
             assert entry["ablated_by_kind"][k] == pytest.approx(got[k] / n[k]), (layer, k)
 
 
+@pytest.mark.torch
 def test_card_head_hits_and_refusal_profile_are_an_independent_forwards(card, independent):
     fig = card["figures"]
     programs, rows = independent["programs"], independent["rows"]

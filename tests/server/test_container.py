@@ -10,7 +10,10 @@ deploy/compose.yaml starts three replicas, Redis and HAProxy (local images of De
 podman-compose, and a page opens through the balancer.
 
 .ci/run installs podman, runc, mmdebstrap, iptables and podman-compose. The caches live in
-~/.cache/attention-lab/ (ATTENTION_LAB_CACHE elsewhere) and in podman's own image store.
+~/.cache/attention-lab/ (ATTENTION_LAB_CACHE elsewhere) and in podman's own image store, each
+named by a digest of what made it: the base by mmdebstrap's command, the wheelhouse by the locks,
+the lab's image by its whole build context (localhost/attention-lab:ctx-DIGEST, built only when
+no image has that tag), HAProxy's and Redis's by their Containerfile and the base.
 """
 
 from __future__ import annotations
@@ -176,11 +179,34 @@ def _build_context(tmp: Path, wheels: Path) -> Path:
     return context
 
 
+def _context_digest(context: Path, *extra: str) -> str:
+    """A digest of everything the build sees: each file's path, mode and bytes in the context
+    (the Dockerfile, what it copies, the wheelhouse), and `extra` (the base image's tag)."""
+    sha = hashlib.sha256()
+    for part in extra:
+        sha.update(part.encode() + b"\0")
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        sha.update(
+            f"{path.relative_to(context).as_posix()}\0{path.stat().st_mode & 0o111}\0".encode()
+        )
+        sha.update(hashlib.sha256(path.read_bytes()).digest())
+    return sha.hexdigest()[:16]
+
+
+IMAGE_REPOSITORY = "localhost/attention-lab"
+
+
 @pytest.fixture(scope="module")
 def image(podman, base_image, wheelhouse, tmp_path_factory) -> str:
-    """The project's Dockerfile built from the local base and the wheelhouse, offline."""
+    """The project's Dockerfile built from the local base and the wheelhouse, offline; tagged by
+    a digest of its build context, so an unchanged checkout reuses the image it built before
+    (CI, a fresh machine, builds it once)."""
     context = _build_context(tmp_path_factory.mktemp("image"), wheelhouse)
-    tag = f"localhost/attention-lab:test-{RUN_ID}"
+    tag = f"{IMAGE_REPOSITORY}:ctx-{_context_digest(context, base_image)}"
+    if podman.exists(tag):
+        print(f"image {tag} exists: not built again")
+        yield tag
+        return
     started = time.monotonic()
     podman(
         "build",
@@ -197,11 +223,15 @@ def image(podman, base_image, wheelhouse, tmp_path_factory) -> str:
         timeout=900,
     )
     print(f"image built in {time.monotonic() - started:.1f} s")
-    yield tag
-    podman("rmi", "--force", tag, check=False)
-    # The build's cached layers stay for the next run; those of builds over a day old go, or
-    # every change to the lab's code would leave 0.5 GB of layers behind on a developer's disk.
+    # One image of the lab is kept: those built from other contexts go, or every change to the
+    # lab's code would leave 0.4 GB behind on a developer's disk; dangling layers of builds
+    # over a day old go too (the build's cache for the next change stays).
+    listed = podman("images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_REPOSITORY).stdout
+    older = [t for t in listed.split() if t.startswith(f"{IMAGE_REPOSITORY}:") and t != tag]
+    if older:
+        podman("rmi", "--force", *older, check=False)
     podman("image", "prune", "--force", "--filter", "until=24h", check=False)
+    yield tag
 
 
 def _run_lab(podman, image: str, name: str) -> int:

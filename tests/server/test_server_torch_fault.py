@@ -57,7 +57,7 @@ LAUNCHER = textwrap.dedent(
     if FAULT == "missing":
         sys.meta_path.insert(0, NoTorch())
 
-    import app.state.lab_state
+    import app.state.pipeline
 
     if FAULT == "slow":
         # Held for minutes; released when the server shuts down (threading
@@ -70,13 +70,13 @@ LAUNCHER = textwrap.dedent(
             release.wait(600)
             raise RuntimeError("released at shutdown")
 
-        app.state.lab_state._torch_attention = slow_torch
+        app.state.pipeline._torch_attention = slow_torch
     elif FAULT == "failing":
 
         def failing_torch(*args, **kwargs):
             raise RuntimeError({INJECTED!r})
 
-        app.state.lab_state._torch_attention = failing_torch
+        app.state.pipeline._torch_attention = failing_torch
     elif FAULT != "missing":
         raise SystemExit(f"unknown fault {{FAULT!r}}")
 

@@ -1,0 +1,94 @@
+"""The trained models' runs, once per process: one forward per (model, text, edits, query
+position, backend), shared by every session. Panel-free.
+
+A run (`engine.trained.Run`) holds the residual stream and every head's record; its arrays are
+read-only, so sessions can share one. A class on a SmolLM2 step then costs one forward per
+replica, not one per student. The cache is an LRU with a byte budget (`RUNS`): a run of the
+binding model weighs tens of KB, one of SmolLM2 on a long text hundreds of MB (a run larger
+than the whole budget is returned but not kept).
+
+An edited run is keyed by its edits' values (`edit_key`), so two sessions that make the same
+edit (the same lesson step) share it; it is made from the cached plain run (`Run.intervene`
+reuses the layers below the first edit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+from app.state.pipeline import BoundedCache, MiB
+from engine import trained
+
+# The whole budget for runs, in MiB (ATTENTION_LAB_RUN_CACHE_MB overrides it).
+RUN_CACHE_MB = int(os.environ.get("ATTENTION_LAB_RUN_CACHE_MB", "256"))
+
+
+def edit_key(edit) -> tuple:
+    """A hashable value for an edit: its kind and its fields (an array by its bytes)."""
+    parts = []
+    for f in dataclasses.fields(edit):
+        v = getattr(edit, f.name)
+        if isinstance(v, np.ndarray):
+            v = (v.dtype.str, v.shape, v.tobytes())
+        parts.append(v)
+    return (type(edit).__name__, tuple(parts))
+
+
+def run_nbytes(run) -> int:
+    """The arrays a run holds (each counted once: an edited run shares its lower layers)."""
+    seen: set[int] = set()
+    total = 4096
+
+    def add(a):
+        nonlocal total
+        if isinstance(a, np.ndarray) and id(a) not in seen:
+            seen.add(id(a))
+            total += a.nbytes
+
+    ps = run._pass
+    for a in ps.resid:
+        add(a)
+    for rec in ps.heads.values():
+        for f in dataclasses.fields(rec):
+            add(getattr(rec, f.name))
+    for a in (ps.logits, run.logits, run._p):
+        add(a)
+    return total
+
+
+RUNS = BoundedCache("model runs", max_entries=256, max_bytes=RUN_CACHE_MB * MiB, size=run_nbytes)
+
+
+def _frozen(run):
+    # A shared run's own arrays are read-only like its records (`runs.read_only`).
+    for a in (run.logits, run._p):
+        a.setflags(write=False)
+    return run
+
+
+def plain_run(model: str, text: str, query: int | None, backend: str):
+    """The model's run of `text` with no edits, the records at `query` (None: the last token)
+    on the engine's `backend` ("numpy", "torch:cpu", "torch:cuda"). Raises what the model
+    raises (ValueError for a refused text, RuntimeError for a missing backend)."""
+    key = (model, text, query, backend, ())
+
+    def compute():
+        return _frozen(trained.load(model).run(text, query=query, backend=backend))
+
+    return RUNS.get_or_compute(key, compute)
+
+
+def edited_run(model: str, text: str, query: int | None, backend: str, edits: tuple):
+    """`plain_run(...)` with `edits` applied (the plain run itself when there are none)."""
+    plain = plain_run(model, text, query, backend)
+    if not edits:
+        return plain
+    key = (model, text, query, backend, tuple(edit_key(e) for e in edits))
+    return RUNS.get_or_compute(key, lambda: _frozen(plain.intervene(*edits)))
+
+
+def clear() -> None:
+    RUNS.clear()
