@@ -16,7 +16,6 @@ teacher's page has been delivered its events, its tally equals the students' las
 from __future__ import annotations
 
 import itertools
-import queue
 from collections import Counter
 
 import pytest
@@ -30,6 +29,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from session_queue import Thread
 from waiting import wait_until
 
 from app.classroom import codes
@@ -39,20 +39,6 @@ STUDENTS = 3
 STEPS = 4
 CHOICES = 3
 _examples = itertools.count()
-
-
-class Thread:
-    """A page's session thread: the store's wake-ups wait here until a rule delivers them."""
-
-    def __init__(self):
-        self.work = queue.Queue()
-
-    def deliver(self, job):
-        self.work.put(job)
-
-    def run(self):
-        while not self.work.empty():
-            self.work.get()()
 
 
 class StudentPage:

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import queue
-
+from session_queue import Thread
 from waiting import wait_until
 
 from app.classroom import codes
 from app.classroom.redis_store import RedisStore
 from app.classroom.session import ClassSession, teacher_keys
 from tools.harness import RedisServer
-
-
-class Thread:
-    """A session's own thread, as a queue its test drains (the page's next-tick callbacks)."""
-
-    def __init__(self):
-        self.work = queue.Queue()
-
-    def deliver(self, job):
-        self.work.put(job)
-
-    def run(self):
-        while not self.work.empty():
-            self.work.get()()
 
 
 def page(store, keys=None):
