@@ -181,6 +181,20 @@ def replica_room(tmp_path_factory):
     room.stop()
 
 
+# The folders whose tests build pages in this process, without a server: they get the
+# process-wide patches a server applies when it starts (app.patches.apply_all). Other tests do
+# not import Panel for them.
+IN_PROCESS_PAGES = ("app", "browser")
+
+
+@pytest.fixture(autouse=True)
+def process_wide_patches(request):
+    if request.path.parent.name in IN_PROCESS_PAGES:
+        from app.patches import apply_all
+
+        apply_all()  # once per process; later calls only report
+
+
 @pytest.fixture(autouse=True)
 def fresh_process_caches():
     """Every test starts with the process-wide result caches empty (app.state.pipeline): a test

@@ -9,15 +9,6 @@ import pytest
 from .labpage import LabPage
 
 
-@pytest.fixture(scope="session", autouse=True)
-def process_wide_patches():
-    """Pages built in-process (test_views_inprocess.py) get the patches a server applies at
-    start (app.patches.apply_all); the served pages have them from their server."""
-    from app.patches import apply_all
-
-    return apply_all()
-
-
 @pytest.fixture(scope="session")
 def problems():
     """Console errors, page errors and off-machine requests seen by any page."""
