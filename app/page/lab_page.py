@@ -40,6 +40,7 @@ from app.views.jacobian import JacobianView
 from app.views.lesson_panel import LessonsView, first_step_of, is_model_step
 from app.views.logits import LogitsView
 from app.views.notify import notify
+from app.views.pair_rows import PairRows
 from app.views.pairs import PairsEditor
 from app.views.preview import attach_preview
 from app.views.status import StatusView
@@ -56,6 +57,7 @@ PROJECTION_CAPTIONS = {
     "payload": ("along the head's output", "towards the largest w·v"),
 }
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
+PAIR_ROWS = "Each pair's key, value and mask"
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
 CANDIDATE_SETTINGS = (
@@ -138,6 +140,13 @@ class Lab:
         add("candidates", partial(later.candidates, state), release=CandidateControls.release)
         add("pairs", lambda: PairsEditor(state))
         self.more_settings = Disclosure(partial(later.more_settings, self), label=MORE_SETTINGS)
+        # Each pair's inputs (five widgets a pair) inside it, behind their own button: no lesson
+        # step names them, so a class following its teacher never builds them.
+        add("pair_rows", lambda: PairRows(state))
+        add(
+            "pair_rows_section",
+            lambda: Disclosure(partial(self.parts.get, "pair_rows"), label=PAIR_ROWS),
+        )
         for name in CANDIDATE_SETTINGS:
             state.param.watch(self._setting_moved, name)
         self.tools = PageTools(margin=(0, 10))
@@ -211,6 +220,11 @@ class Lab:
     def show_more_settings(self) -> None:
         """Open the sidebar's "More settings" (building its controls the first time)."""
         self.more_settings.show()
+
+    def show_pair_rows(self) -> None:
+        """Open "More settings" and, inside it, each pair's inputs (built the first time)."""
+        self.show_more_settings()
+        self.parts.get("pair_rows_section").show()
 
     def show_head_grid(self) -> None:
         """Build every head's grid now (the page does it when it is first scrolled to)."""

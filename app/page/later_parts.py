@@ -49,9 +49,11 @@ def candidates(state) -> CandidateControls:
 
 
 def more_settings(lab):
-    """What "More settings" opens: the candidates and engine, then the key/value pairs."""
+    """What "More settings" opens: the candidates and engine, then the key/value pairs (the
+    swap and reverse the lessons name, and each pair's inputs behind their own button)."""
     title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
-    parts = (lab.parts.get("candidates"), title, lab.parts.get("pairs"))
+    built = [lab.parts.get(name) for name in ("candidates", "pairs", "pair_rows_section")]
+    parts = (built[0], title, *built[1:])
     return pn.Column(*parts, sizing_mode="stretch_width", margin=0)
 
 

@@ -12,6 +12,7 @@ import shutil
 
 import numpy as np
 
+from app.page.lab_page import PAIR_ROWS
 from tools.harness import wait_until
 
 CHROMIUM_ARGS = [
@@ -207,6 +208,15 @@ def open_more_settings(page) -> None:
     page.get_by_text("Reverse the pairs").first.wait_for(state="visible", timeout=30000)
 
 
+def open_pair_rows(page) -> None:
+    """Open "More settings" and, inside it, each pair's inputs, and wait for them."""
+    open_more_settings(page)
+    rows = page.locator("button.lab-disclosure", has_text=PAIR_ROWS)
+    if rows.get_attribute("aria-expanded") != "true":
+        rows.click()
+    page.locator(".lab-pair").first.wait_for(state="visible", timeout=30000)
+
+
 def show_analysis(page, *, by_scrolling: bool = False) -> None:
     """Have the page build its analysis plots (app/page/deferred.py) and wait for their data:
     by pressing the placeholder's button, or as a student does, by scrolling to it."""
@@ -250,6 +260,9 @@ class LabPage:
 
     def show_analysis(self, *, by_scrolling: bool = False) -> None:
         show_analysis(self.page, by_scrolling=by_scrolling)
+
+    def show_pair_rows(self) -> None:
+        open_pair_rows(self.page)
 
     # -- reading ------------------------------------------------------------------------------
     def data(self, name: str) -> dict[str, list]:

@@ -106,6 +106,7 @@ SCRIPT_NAMED = (
 
 
 def test_every_control_is_reachable_by_keyboard(lab):
+    lab.show_pair_rows()  # each pair's inputs, behind their own button
     lab.wait_until(lambda: lab.shows("Divide logits by √d_k"), "the sidebar")
     wait_for_names(lab.page, SCRIPT_NAMED)
     reached = set(lab.tab_through(120))
@@ -121,6 +122,7 @@ def test_every_control_is_reachable_by_keyboard(lab):
 
 
 def test_number_boxes_name_their_spin_buttons(lab):
+    lab.show_pair_rows()  # each pair's inputs, behind their own button
     lab.wait_until(lambda: lab.shows("Distractor norm"), "the sidebar")
     # The a11y script names every box's two buttons in one pass: wait for a pass after the
     # boxes were drawn (the pair boxes are the last), then read them all.
@@ -180,7 +182,7 @@ def test_more_settings_open_from_the_keyboard_and_when_a_lesson_needs_them(open_
     from .labpage import FOCUSED
 
     page = open_lab(more_settings=False)
-    button = page.page.locator("button.lab-disclosure")
+    button = page.page.locator("button.lab-disclosure").first  # "More settings"; pairs inside
     assert button.get_attribute("aria-expanded") == "false"
     assert not page.shows("Distractor keys")
     button.focus()
@@ -241,6 +243,7 @@ def test_dragging_a_key_tip_moves_the_key_and_the_route(lab):
 
 
 def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
+    lab.show_pair_rows()  # each pair's inputs, behind their own button
     before = lab.data("weights")
     lab.toggle_checkbox("C: takes part")
     after = lab.wait_for_change("weights", before)
@@ -253,6 +256,7 @@ def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
 
 
 def test_masking_every_key_shows_a_message_and_keeps_the_drawing(lab):
+    lab.show_pair_rows()  # each pair's inputs, behind their own button
     for i, name in ((2, "C"), (1, "B")):  # mask C and B
         lab.toggle_checkbox(f"{name}: takes part")
         lab.wait_until(lambda i=i: lab.column("weights", "weight")[i] == 0.0, f"{name} masked")

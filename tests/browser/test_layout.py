@@ -12,7 +12,7 @@ from .labpage import (
     FOCUSED,
     LOADED,
     next_frames,
-    open_more_settings,
+    open_pair_rows,
     show_analysis,
     wait_for_names,
     wait_until_settled,
@@ -163,7 +163,7 @@ def _px(text: str) -> float:
 
 def test_text_is_at_least_16px_inside_the_components(sized):
     page = sized(1920, 1080)
-    open_more_settings(page)
+    open_pair_rows(page)  # the pairs' own inputs too
     sizes = page.evaluate(TEXT_SIZES)
     assert len(sizes["lesson"]) >= 5 and len(sizes["controls"]) >= 15, sizes
     small = [s for s in sizes["lesson"] + sizes["controls"] if s[0] < 16]
@@ -273,7 +273,7 @@ def test_keyboard_focus_is_drawn_on_buttons_and_slider_handles(sized):
 
 def test_every_pair_field_and_slider_handle_names_what_it_moves(sized):
     page = sized(1920, 1080)
-    open_more_settings(page)
+    open_pair_rows(page)
     # The a11y script names them all in one pass: wait for one after the pairs were drawn.
     wait_for_names(page, [f"{pair} {field}" for pair in "ABC" for field in ("key x", "value y")])
     names = page.evaluate(

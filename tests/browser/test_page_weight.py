@@ -185,13 +185,33 @@ def test_more_settings_wait_behind_their_button_until_opened():
     before = len(doc.models)
     with set_curdoc(doc):
         lab.more_settings.button.open = True  # what the browser sends when it is pressed
-    assert lab.candidates is not None and len(doc.models) > before + 50
+    assert lab.candidates is not None and len(doc.models) > before + 40
     # Its labels are the ones the lab opens it for (a lesson naming one of them opens it).
     assert main.MORE_SETTINGS_NAMES <= _labels(lab.more_settings.__panel__())
     with set_curdoc(doc):
         lab.more_settings.button.open = False  # closed again: hidden, not rebuilt
         lab.more_settings.button.open = True
     assert lab.more_settings._content.visible
+    # Each pair's inputs (five widgets a pair) wait behind their own button inside it.
+    assert lab.pair_rows is None
+    before = len(doc.models)
+    with set_curdoc(doc):
+        lab.pair_rows_section.button.open = True
+    assert len(lab.pair_rows._rows) == len(lab.state.keys)
+    assert len(doc.models) >= before + 5 * len(lab.state.keys)
+
+
+def test_following_every_lab_step_builds_no_pair_inputs():
+    """No step names a pair's own inputs, so a class moving through the lab's steps never builds
+    them (they were most of the CPU of the step that first opened "More settings")."""
+    lab = create_app().lab
+    for number in range(1, len(LESSONS) + 1):
+        lab.lessons.open(number)
+    assert lab.candidates is not None  # the steps that name its controls opened it
+    assert lab.pair_rows is None
+    lab.state.load_scenario("bank")  # five pairs: the section still builds them when opened
+    lab.show_pair_rows()
+    assert len(lab.pair_rows._rows) == 5
 
 
 def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_settings():

@@ -167,8 +167,8 @@ def _lab_widgets(page) -> list:
     from app.patches.panel_events import widgets_of
 
     lab = page.lab
-    lab.show_more_settings()
-    rows = [w for row in lab.pairs._rows for w in (row.kx, row.ky, row.vx, row.vy, row.legal)]
+    lab.show_pair_rows()
+    rows = [w for row in lab.pair_rows._rows for w in (row.kx, row.ky, row.vx, row.vy, row.legal)]
     return [*widgets_of(lab.controls), *widgets_of(lab.candidates), *rows]
 
 

@@ -1,0 +1,106 @@
+"""Exact editing of each key/value pair: four numeric inputs and a mask toggle per pair.
+
+Dragging in the geometry plot is quick; these inputs are precise and reachable by keyboard.
+They are the page's costliest widgets (five per pair), so the page builds them only when a
+student opens their section (app/page/later_parts.py): no lesson step names them, and a class
+following its teacher never pays for them (docs/performance.md, "A class").
+Rows are made only when a scenario or an import has more pairs than any before it, and kept:
+a lesson that moves between three and eight pairs hides or shows rows it already has rather
+than building every widget again.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from app.patches.panel_events import respond_at_once
+from app.state.lab_state import LabState
+
+from .pairs import pair_labels
+
+INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
+
+
+class PairRow:
+    def __init__(self, editor, index: int):
+        self.index = index
+        self.kx = pn.widgets.FloatInput(label="key x", **INPUT)
+        self.ky = pn.widgets.FloatInput(label="key y", **INPUT)
+        self.vx = pn.widgets.FloatInput(label="value x", **INPUT)
+        self.vy = pn.widgets.FloatInput(label="value y", **INPUT)
+        # The checkbox carries the pair's label: "[x] A" reads as "key A takes part".
+        self.legal = pn.widgets.Checkbox(
+            label="", value=True, margin=(8, 4, 2, 6), css_classes=["lab-pair-label"]
+        )
+        for w in (self.kx, self.ky):
+            w.param.watch(lambda e: editor.edit_key(self.index, self), "value")
+        for w in (self.vx, self.vy):
+            w.param.watch(lambda e: editor.edit_value(self.index, self), "value")
+        self.legal.param.watch(lambda e: editor.edit_mask(self.index, e.new), "value")
+        respond_at_once(self.kx, self.ky, self.vx, self.vy, self.legal)
+        self.layout = pn.Column(
+            self.legal,
+            pn.Row(self.kx, self.ky, self.vx, self.vy, margin=0),
+            margin=(0, 0, 6, 0),
+            # app/page/a11y.py names each box after this row's pair ("A key x").
+            css_classes=["lab-pair"],
+        )
+
+
+class PairRows(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=LabState, constant=True, doc="the lab whose pairs it edits")
+
+    def __init__(self, state, **params):
+        super().__init__(state=state, **params)
+        self._busy = False
+        self._made: list[PairRow] = []  # every row made so far; the first len(keys) are shown
+        self._rows: list[PairRow] = []
+        self._column = pn.Column(sizing_mode="stretch_width", margin=0, css_classes=["lab-pairs"])
+        self.refresh()
+
+    # -- state -> widgets ---------------------------------------------------------------------
+    @param.depends("state.keys", "state.values", "state.mask", "state.labels", watch=True)
+    def refresh(self):
+        state = self.state
+        keys, values, mask = list(state.keys), list(state.values), list(state.mask)
+        n = len(keys)
+        if len(self._made) < n:
+            self._made += [PairRow(self, i) for i in range(len(self._made), n)]
+            self._column.objects = [row.layout for row in self._made]
+        if len(self._rows) != n:
+            self._rows = self._made[:n]
+            for i, row in enumerate(self._made):
+                row.layout.visible = i < n
+        labels = pair_labels(state)
+        self._busy = True
+        try:
+            for i, row in enumerate(self._rows):
+                legal = bool(mask[i]) if i < len(mask) else True
+                text = f"{labels[i]}: takes part" if legal else f"{labels[i]}: masked"
+                if row.legal.label != text:
+                    row.legal.label = text
+                row.kx.value, row.ky.value = float(keys[i][0]), float(keys[i][1])
+                row.vx.value, row.vy.value = float(values[i][0]), float(values[i][1])
+                row.legal.value = legal
+        finally:
+            self._busy = False
+
+    # -- widgets -> state ---------------------------------------------------------------------
+    def edit_key(self, i, row):
+        if not self._busy and None not in (row.kx.value, row.ky.value):
+            self.state.set_key(i, float(row.kx.value), float(row.ky.value))
+
+    def edit_value(self, i, row):
+        if not self._busy and None not in (row.vx.value, row.vy.value):
+            self.state.set_value(i, float(row.vx.value), float(row.vy.value))
+
+    def edit_mask(self, i, legal):
+        if self._busy:
+            return
+        mask = list(self.state.mask)
+        if i < len(mask) and bool(mask[i]) != bool(legal):
+            self.state.toggle_mask(i)
+
+    def __panel__(self):
+        return self._column
