@@ -6,10 +6,12 @@ Process-wide patches (they change a class or a table every session shares):
 
 - `bokeh_speedups`: five of Bokeh's property functions, shortened process-wide.
 - `panel_resources`: MathJax only for a page that shows TeX (Panel's bundle check, replaced).
+- `panel_design`: a component's design modifiers worked out once per kind of component, not
+  on every change it sends.
 - `server_routes.send_updates_without_delay`: a websocket handler with TCP_NODELAY, swapped
   into Bokeh's route table.
 
-All three are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All four are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -37,7 +39,12 @@ from app.patches.pins import CHECKED_AGAINST, installed_version
 __all__ = ["CHECKED_AGAINST", "PROCESS_WIDE", "apply_all", "installed_version"]
 
 # The process-wide patches, in the order apply_all applies them.
-PROCESS_WIDE = ("bokeh_speedups", "mathjax_only_for_tex", "websocket_nodelay")
+PROCESS_WIDE = (
+    "bokeh_speedups",
+    "mathjax_only_for_tex",
+    "design_modifiers_once",
+    "websocket_nodelay",
+)
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
 
@@ -50,13 +57,15 @@ def apply_all() -> dict[str, bool]:
     global _applied
     with _lock:
         if _applied is None:
-            from app.patches import bokeh_speedups, panel_resources, server_routes
+            from app.patches import bokeh_speedups, panel_design, panel_resources, server_routes
 
             _applied = {
                 # A fifth of every page build went to Bokeh recomputing defaults it discards.
                 "bokeh_speedups": bokeh_speedups.apply(),
                 # The lab shows no TeX: 1.8 MB less JavaScript to load per page.
                 "mathjax_only_for_tex": panel_resources.load_mathjax_only_for_tex(),
+                # Every change a page sends re-read the theme's stylesheet paths from disk.
+                "design_modifiers_once": panel_design.cache_design_modifiers(),
                 # Raises if Panel's websocket route is gone: the server must not start without.
                 "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
             }

@@ -95,3 +95,65 @@ def test_a_checked_parameter_adds_its_rule_to_params_own():
         check_value(settings, "even", 5)
     settings.even = 4
     assert settings.even == 4
+
+
+def _every_component_kind() -> list:
+    """One of each kind of component a lab page holds (and a few it does not)."""
+    from app.page.lab_page import create_app
+
+    page = create_app()
+    page.lab.show_pair_rows()
+    kinds = {type(v): v for v in page.lab.layout.sidebar[0].select()}
+    for root in (*page.lab.sidebar(), *page.lab.main_area()):
+        for v in pn.panel(root).select():
+            kinds.setdefault(type(v), v)
+    for extra in (pn.pane.HTML("x"), pn.widgets.TextInput(), pn.Tabs(), pn.Card()):
+        kinds.setdefault(type(extra), extra)
+    return list(kinds.values())
+
+
+def test_design_modifiers_from_the_table_are_panels_own_and_fresh_each_call():
+    from panel.theme import Bootstrap, Material
+    from panel.theme.base import Design
+
+    from app.patches import apply_all
+    from app.views.style import LabDesign
+
+    apply_all()
+    cached = Design._get_modifiers.__func__
+    original = cached.original
+    components = _every_component_kind()
+    assert len(components) > 20
+    for design in (LabDesign(), Bootstrap(), Material(), Bootstrap(theme="dark")):
+        cls = type(design)
+        for viewable in components:
+            for isolated in (True, False):
+                want = original(cls, viewable, design.theme, isolated)
+                first = cached(cls, viewable, design.theme, isolated)
+                again = cached(cls, viewable, design.theme, isolated)
+                assert first == again == want, (cls, type(viewable))
+                if "stylesheets" in first:
+                    # A caller may extend what it gets: the table's copy stays as it was.
+                    assert first["stylesheets"] is not again["stylesheets"]
+                    first["stylesheets"].append("changed")
+                    assert cached(cls, viewable, design.theme, isolated) == want
+                assert first is not again
+
+
+def test_a_theme_with_its_own_stylesheet_goes_to_panel_every_time(tmp_path, monkeypatch):
+    from panel.io.state import state
+    from panel.theme import Bootstrap
+
+    from app.patches import apply_all
+
+    apply_all()
+    css = tmp_path / "mine.css"
+    css.write_text(".mine {}")
+    theme = Bootstrap().theme
+    theme.css = str(css)  # the app's own file: its URL depends on the page's request
+    widget = pn.widgets.TextInput()
+    first, _ = Bootstrap._get_modifiers(widget, theme, True)
+    monkeypatch.setattr(type(state), "rel_path", property(lambda self: "../.."))
+    second, _ = Bootstrap._get_modifiers(widget, theme, True)
+    mine = [s for s in second["stylesheets"] if s.endswith("mine.css")]
+    assert mine and mine[0].startswith("../../") and mine[0] not in first["stylesheets"]

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 
 import app.patches
-from app.patches import PROCESS_WIDE, apply_all, bokeh_speedups, panel_resources, server_routes
+from app.patches import (
+    PROCESS_WIDE,
+    apply_all,
+    bokeh_speedups,
+    panel_design,
+    panel_resources,
+    server_routes,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +27,11 @@ import json
 from bokeh.core.has_props import HasProps
 from bokeh.server.urls import per_app_patterns
 from panel.io import resources
+from panel.theme.base import Design
 print(json.dumps({
     "bokeh_speedups": HasProps.query_properties_with_values.__module__ != "bokeh.core.has_props",
     "mathjax_only_for_tex": resources._panel_use_mathjax.__module__ != "panel.io.resources",
+    "design_modifiers_once": getattr(Design._get_modifiers, "lab_cached", False),
     "websocket_nodelay": any(getattr(h, "sets_nodelay", False) for _, h, *_ in per_app_patterns),
 }))
 """
@@ -73,9 +82,15 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
 
     counted(bokeh_speedups, "apply")
     counted(panel_resources, "load_mathjax_only_for_tex")
+    counted(panel_design, "cache_design_modifiers")
     counted(server_routes, "send_updates_without_delay")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
-        ["apply", "load_mathjax_only_for_tex", "send_updates_without_delay"]
+        [
+            "apply",
+            "load_mathjax_only_for_tex",
+            "cache_design_modifiers",
+            "send_updates_without_delay",
+        ]
     )

@@ -1,0 +1,83 @@
+"""A component's design modifiers worked out once per kind of component, not on every change.
+
+Panel 1.9 asks the page's design for a component's modifiers (`Design._get_modifiers`) on every
+property change it sends to the browser, for every widget and pane of the page (they all carry
+the lab's design, `LabDesign`). Panel caches the walk over the classes, but not the theme's two
+stylesheets: `Theme.base_css` and `Theme.css` are `param.Filename`s, and every read resolves
+the path on disk again (a `ParamOverrides` object, `os.getcwd`, `stat`). That was about a
+millisecond per change on the development machine, a third of what a class follower's page
+paid to follow a lesson step (docs/performance.md, "A class").
+
+What the function returns follows from the design class, the component's class, the theme's
+class, the two paths as set (before Param resolves them), `isolated`, and whether the document
+is a served one. `cache_design_modifiers()` keys a table on those and hands back, for every
+later call, a copy of what Panel's own function returned the first time (a new dict and a new
+stylesheet list, as Panel builds them per call; the other values are the ones Panel itself
+shares between calls). Only a theme whose stylesheets are Panel's own files (`THEME_CSS`, which
+Panel turns into a fixed URL) is looked up in the table; any other theme, or none, goes to
+Panel's function every time, since its stylesheets may depend on the request or the disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+
+import param
+
+_log = logging.getLogger(__name__)
+_STYLESHEETS = ("base_css", "css")
+
+
+def _set_path(theme, name: str):
+    """A Filename parameter's value as set, without Param resolving it on disk."""
+    return param.Parameter.__get__(type(theme).param[name], theme, type(theme))
+
+
+def _panels_own(path, theme_css: pathlib.Path) -> bool:
+    if path is None:
+        return True
+    try:
+        return pathlib.Path(path).resolve().is_relative_to(theme_css.resolve())
+    except (OSError, TypeError):
+        return False
+
+
+def cache_design_modifiers() -> bool:
+    """Put the table in front of Panel's `Design._get_modifiers`, once per process; False if
+    this Panel has no such function (then nothing is changed)."""
+    from panel.io.state import state
+    from panel.theme.base import THEME_CSS, Design, Theme
+
+    original = getattr(Design.__dict__.get("_get_modifiers"), "__func__", None)
+    if original is None or getattr(original, "lab_cached", False):
+        _log.info("Panel's Design has no _get_modifiers to cache; left alone")
+        return original is not None
+    table: dict = {}
+    own: dict = {}  # path as set -> whether it is one of Panel's theme files
+
+    def _get_modifiers(cls, viewable, theme=None, isolated=True):
+        if not isinstance(theme, Theme):
+            return original(cls, viewable, theme, isolated)
+        paths = tuple(_set_path(theme, name) for name in _STYLESHEETS)
+        for path in paths:
+            if path not in own:
+                own[path] = _panels_own(path, THEME_CSS)
+            if not own[path]:
+                return original(cls, viewable, theme, isolated)
+        doc = state.curdoc
+        served = bool(doc.session_context) if not state._is_pyodide and doc else False
+        key = (cls, type(viewable), type(theme), paths, isolated, served)
+        found = table.get(key)
+        if found is None:
+            found = table[key] = original(cls, viewable, theme, isolated)
+        modifiers, child_modifiers = found
+        modifiers = dict(modifiers)
+        if "stylesheets" in modifiers:
+            modifiers["stylesheets"] = list(modifiers["stylesheets"])
+        return modifiers, child_modifiers
+
+    _get_modifiers.lab_cached = True
+    _get_modifiers.original = original
+    Design._get_modifiers = classmethod(_get_modifiers)
+    return True
