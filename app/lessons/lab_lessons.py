@@ -55,9 +55,8 @@ class LessonStep:
 
     def start(self, state: LabState) -> LabSnapshot:
         """Put the lab in this step's starting position; returns the 'before' snapshot."""
-        state.load_scenario(self.scenario)
-        if self.settings:
-            state.try_update(**dict(self.settings))
+        # One change, not two: a follower's page redraws once per step.
+        state.load_scenario(self.scenario, **dict(self.settings))
         if state.error:
             raise RuntimeError(f"lesson step {self.title!r} could not start: {state.error}")
         return state.snapshot

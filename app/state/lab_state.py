@@ -264,8 +264,8 @@ class LabState(param.Parameterized):
         else:
             self._publish(computed)
 
-    def try_update(self, **settings) -> bool:
-        """Set settings as one change; a refused value sets `error` instead of raising."""
+    def _refused(self, settings: Mapping[str, object]) -> bool:
+        """Check every setting before any is set; a refused one sets `error`."""
         try:
             for name, value in settings.items():
                 if name not in FIELDS:
@@ -273,6 +273,12 @@ class LabState(param.Parameterized):
                 check_value(self, name, value)
         except ValueError as exc:
             self._set_error(str(exc))
+            return True
+        return False
+
+    def try_update(self, **settings) -> bool:
+        """Set settings as one change; a refused value sets `error` instead of raising."""
+        if self._refused(settings):
             return False
         if "scenario" in settings and settings["scenario"] != self.scenario:
             base = _scenario_settings(settings["scenario"]) | {"backend": self.backend}
@@ -411,12 +417,16 @@ class LabState(param.Parameterized):
             }
         )
 
-    def load_scenario(self, name: str) -> None:
-        """Reset every control to scenario `name` (the backend choice is kept)."""
+    def load_scenario(self, name: str, **settings) -> None:
+        """Reset every control to scenario `name` (the backend choice is kept), then to
+        `settings`, as one change: one pipeline run and one redraw (a lesson step's set-up).
+        A refused setting sets `error` and changes nothing."""
         if name not in SCENARIOS:
             self._refuse(f"scenario: {str(name)[:40]!r} is not one of {', '.join(SCENARIOS)}")
             return
-        self._apply(_scenario_settings(name) | {"backend": self.backend})
+        if self._refused(settings):
+            return
+        self._apply(_scenario_settings(name) | {"backend": self.backend} | settings)
 
     # -------------------------------------------------------------------- analyses
 

@@ -198,3 +198,27 @@ def test_more_quoted_numbers_match_the_lab():
     unscaled = LESSONS_BY_SLUG["dimension-unscaled"]
     unscaled.start(lab)
     assert f"**d_k** is {lab.d_k}." in unscaled.setup and not lab.scale
+
+
+@pytest.mark.parametrize("step", LESSONS, ids=lambda s: s.slug)
+def test_a_step_sets_up_as_one_change(step: LessonStep):
+    """A class follower's page redraws once per step: the scenario and the step's own settings
+    arrive as one snapshot, the same one two separate changes end on."""
+    state = LabState(temperature=0.3, distractors=8)  # somewhere else first
+    snapshots = []
+    state.param.watch(lambda event: snapshots.append(event.new), "snapshot")
+    step.start(state)
+    assert len(snapshots) == 1
+    apart = LabState()
+    apart.load_scenario(step.scenario)
+    apart.try_update(**dict(step.settings))
+    assert state.to_dict() == apart.to_dict()
+    np.testing.assert_array_equal(state.snapshot.weights, apart.snapshot.weights)
+
+
+def test_a_scenario_with_a_refused_setting_changes_nothing():
+    state = LabState(temperature=0.3)
+    before = state.snapshot
+    state.load_scenario("bank", temperature=-1.0)
+    assert state.error and state.temperature == 0.3 and state.snapshot is before
+    assert state.scenario != "bank"
