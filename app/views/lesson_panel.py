@@ -135,7 +135,9 @@ class LessonsView(pn.viewable.Viewer):
         self._ghost(None)
         with pn.io.hold():  # the new address and the new set-up leave as one message
             self.lesson = self._index + 1
-            self._show()
+            # The result line and the buttons are set once, by the set-up below: a follower's
+            # page then sends them only if they differ from the last step's.
+            self._show(idle=False)
             if load:
                 self._load()
             else:
@@ -152,7 +154,9 @@ class LessonsView(pn.viewable.Viewer):
         if self._show_ghost is not None:
             self._show_ghost(point)
 
-    def _show(self) -> None:
+    def _show(self, *, idle: bool = True) -> None:
+        """The step's texts and choices; with `idle`, the result line and buttons of a step not
+        yet loaded too (a step that loads now sets those itself)."""
         step = self.step
         self.position.object = (
             f"**Step {self._index + 1} of {len(self._steps)}** · {html.escape(step.part)}"
@@ -165,7 +169,11 @@ class LessonsView(pn.viewable.Viewer):
         self.choices.options = self._options()
         self.choices.value = None
         self.action.object = f"**Then act:** {_text(step.action)}"
-        self.result.object = "Load the step, make your prediction, act, then press Measure."
+        if idle:
+            self._not_ready("Load the step, make your prediction, act, then press Measure.")
+
+    def _not_ready(self, result: str) -> None:
+        self.result.object = result
         self._set_ready(False)
 
     def _options(self) -> dict[str, int]:
@@ -231,7 +239,7 @@ class LessonsView(pn.viewable.Viewer):
             self._wait_for_model("load", exc)
             return
         except Exception as exc:  # noqa: BLE001 - a message in the page, never a traceback
-            self.result.object = html.escape(f"This step could not start: {exc}")
+            self._not_ready(html.escape(f"This step could not start: {exc}"))
             return
         self.result.object = "Loaded. Predict, act, then press Measure."
         self._set_ready(True)
@@ -244,7 +252,7 @@ class LessonsView(pn.viewable.Viewer):
             self._wait_for_model("restore", exc)
             return
         except Exception as exc:  # noqa: BLE001
-            self.result.object = html.escape(f"This step could not start: {exc}")
+            self._not_ready(html.escape(f"This step could not start: {exc}"))
             return
         self.result.object = (
             "Restored from the link with its settings. Predict, act, then press Measure "
@@ -259,9 +267,11 @@ class LessonsView(pn.viewable.Viewer):
         if not self._watching_loads:
             self.sources.model.param.watch(self._model_loaded, "loading")
             self._watching_loads = True
-        self.result.object = html.escape(
-            f"{exc}: this step starts by itself once it is ready (the bar above the plots "
-            "shows how far it is)."
+        self._not_ready(
+            html.escape(
+                f"{exc}: this step starts by itself once it is ready (the bar above the plots "
+                "shows how far it is)."
+            )
         )
 
     def _stop_waiting(self) -> None:

@@ -187,3 +187,62 @@ def test_link_warnings_outside_a_server_are_shown_at_once(monkeypatch):
     monkeypatch.setattr(urlsync, "notify", lambda kind, text: shown.append((kind, text)))
     UrlSync(LabState(), FakeLocation(search="?lesson=x"), INPUTS, lessons=LessonsView(LabState()))
     assert len(shown) == 1 and shown[0][0] == "warning" and "lesson" in shown[0][1]
+
+
+def _served_lab():
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app.page.lab_page import create_app
+
+    doc = Document()
+    with set_curdoc(doc):
+        page = create_app(LabState())
+        page.server_doc(doc)
+    return doc, page.lab
+
+
+def _follow(doc, lab, number: int) -> list:
+    """What a class follower's page sends for one step: the Bokeh property changes of
+    `lessons.open`, combined per property as Panel's hold combines them."""
+    from bokeh.document.events import DocumentPatchedEvent
+    from panel.io.state import set_curdoc
+
+    doc.hold("combine")
+    with set_curdoc(doc):
+        lab.lessons.open(number)
+    events = list(doc.callbacks._held_events)
+    doc.callbacks._held_events = []
+    doc.unhold()
+    return [e for e in events if isinstance(e, DocumentPatchedEvent)]
+
+
+def _lesson_models(lab) -> set[str]:
+    view = lab.lessons
+    parts = (view.position, view.text, view.choices, view.action, view.result)
+    parts += (view.do_it, view.measure, view.previous, view.next, view.load)
+    return {model.id for part in parts for model, _ in part._models.values()}
+
+
+def test_a_step_opened_again_sends_almost_nothing():
+    """Only what changed goes to the page: the same step again changes no setting, no text and
+    no button, so its message is (nearly) empty."""
+    doc, lab = _served_lab()
+    _follow(doc, lab, 3)
+    again = _follow(doc, lab, 3)
+    assert len(again) <= 2, [(type(e.model).__name__, getattr(e, "attr", "")) for e in again]
+    assert not {e.model.id for e in again} & _lesson_models(lab)
+
+
+def test_following_a_step_sends_each_lesson_property_at_most_once_and_the_buttons_not_at_all():
+    doc, lab = _served_lab()
+    _follow(doc, lab, 2)
+    events = _follow(doc, lab, 3)
+    keys = [(e.model.id, getattr(e, "attr", None)) for e in events]
+    assert len(keys) == len(set(keys))  # one event per model and property
+    view = lab.lessons
+    buttons = {m.id for w in (view.do_it, view.measure) for m, _ in w._models.values()}
+    assert not {e.model.id for e in events} & buttons  # loaded before, loaded now: unchanged
+    result = {m.id for m, _ in view.result._models.values()}
+    assert not {e.model.id for e in events} & result  # "Loaded..." again: not re-sent
+    assert view.ready and not view.do_it.disabled and not view.measure.disabled
