@@ -391,6 +391,26 @@ class Maps:
         run = self.run
         return patching_map(run(clean, backend=backend), run(corrupted, backend=backend), **options)
 
+    def attribution_map(
+        self,
+        text: str,
+        answer=None,
+        corrupted: str | None = None,
+        *,
+        query=None,
+        verify: int = 10,
+        backend="numpy",
+        **options,
+    ):
+        """`attribution.attribution_map` of ``text`` (and of the same-length ``corrupted`` text
+        when given), run with no edits: every head's causal effect, or patching share,
+        estimated from one backward pass, the ``verify`` largest measured exactly."""
+        from .attribution import attribution_map  # it builds on this module
+
+        clean = self.run(text, query=query, backend=backend)
+        bad = None if corrupted is None else self.run(corrupted, query=query, backend=backend)
+        return attribution_map(clean, answer, bad, verify=verify, **options)
+
     def patch(self, clean: str, corrupted: str, layer: int, head: int):
         """The corrupted text's run with head (layer, head)'s output taken from the clean run."""
         source = self.run(clean)
