@@ -144,12 +144,16 @@ def receipt(estimates, exacts, k: int = 10) -> Receipt:
 @dataclass(frozen=True)
 class _Linearisation:
     """What the estimate is taken around: the run, the metric's gradient seed, each head's step
-    (a function of layer and head, (n, d_head)) and the factor that turns metric into map value."""
+    (a function of layer and head, (n, d_head)), the factor that turns the metric into the map's
+    value, P(answer) in the run when the metric is log P (None: a logit difference), and the
+    exact measurement of chosen heads."""
 
     run: object
     seed: np.ndarray
     step: Callable[[int, int], np.ndarray]
     factor: float
+    saturation: float | None
+    exact: Callable
 
 
 def attribution_map(
@@ -170,35 +174,37 @@ def attribution_map(
     model = run.model
     if corrupted is None:
         index, answer = answer_id(run, answer)
-        at, other, measure_exact = _ablation(run, index), None, _exact_ablation(run, index)
+        at, other = _ablation(run, index), None
     else:
         if answer is not None:
             raise ValueError("with a corrupted text the map compares the two runs' own answers")
         frame = PatchFrame.of(run, corrupted)
-        at, measure_exact = _patching(run, corrupted, frame), _exact_patching(run, corrupted, frame)
-        answer, other = frame.good_text, frame.bad_text
-    gradients = model.head_gradients(at.run, at.seed)
-    heads = [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)]
-    terms = {lh: _terms(at.step(*lh), gradients[lh]) for lh in heads}
-    estimates = {lh: float(terms[lh].sum() * at.factor) for lh in heads}
-    chosen = sorted(heads, key=lambda lh: -abs(estimates[lh]))[:verify]
-    exact = measure_exact(chosen, progress, cancel) if chosen else {}
-    probability = _probability(at.run, answer_id(at.run, answer)[0])
-    saturation = probability if corrupted is None else None  # the patching metric has none
+        at, answer, other = _patching(run, corrupted, frame), frame.good_text, frame.bad_text
+    steps, terms = _head_terms(model, at)
+    estimates = {lh: float(t.sum() * at.factor) for lh, t in terms.items()}
+    chosen = sorted(estimates, key=lambda lh: -abs(estimates[lh]))[:verify]
+    exact = at.exact(chosen, progress, cancel) if chosen else {}
     scale = sorted((abs(e) for e in estimates.values()), reverse=True)[:TOP][-1]
     records = tuple(
         HeadAttribution(
-            layer=lh[0],
-            head=lh[1],
+            *lh,
             estimate=estimates[lh],
             exact=exact.get(lh),
-            note=notes(model, at.run, lh, at.step(*lh), terms[lh], saturation, scale),
+            note=notes(model, at.run, lh, steps[lh], terms[lh], at.saturation, scale),
         )
-        for lh in heads
+        for lh in estimates
     )
-    clean_text = run.text
+    probability = _probability(at.run, answer_id(at.run, answer)[0])
     bad_text = None if corrupted is None else corrupted.text
-    return AttributionMap(clean_text, bad_text, answer, other, probability, records)
+    return AttributionMap(run.text, bad_text, answer, other, probability, records)
+
+
+def _head_terms(model, at: _Linearisation) -> tuple[dict, dict]:
+    """Every head's step and its first-order terms, one per position, from one backward."""
+    gradients = model.head_gradients(at.run, at.seed)
+    heads = [(layer, head) for layer in range(model.n_layers) for head in range(model.n_heads)]
+    steps = {lh: at.step(*lh) for lh in heads}
+    return steps, {lh: _terms(steps[lh], gradients[lh]) for lh in heads}
 
 
 def _terms(step: np.ndarray, gradient: np.ndarray) -> np.ndarray:
@@ -212,21 +218,33 @@ def _probability(run, index: int) -> float:
 
 def _ablation(run, index: int) -> _Linearisation:
     """log P(answer) around the clean run; each head steps from its output to zero."""
-    seed = backward.log_prob_seed(run.logits, index)
-    return _Linearisation(run, seed, lambda layer, head: -run.head(layer, head).all_outputs, 1.0)
+    return _Linearisation(
+        run=run,
+        seed=backward.log_prob_seed(run.logits, index),
+        step=lambda layer, head: -run.head(layer, head).all_outputs,
+        factor=1.0,
+        saturation=_probability(run, index),
+        exact=_exact_ablation(run, index),
+    )
 
 
 def _patching(clean, corrupted, frame: PatchFrame) -> _Linearisation:
     """The logit difference around the corrupted run; each head steps to the clean output,
     exactly as PatchHead patches it (in float32), over the clean-vs-corrupted span."""
-    seed = backward.difference_seed(len(corrupted.logits), frame.good, frame.bad)
 
     def step(layer: int, head: int) -> np.ndarray:
         patched = PatchHead(layer, head, clean.head(layer, head).all_outputs).output
         return patched.astype(np.float64) - corrupted.head(layer, head).all_outputs
 
     span = frame.d_clean - frame.d_bad
-    return _Linearisation(corrupted, seed, step, 1.0 / span if span else 0.0)
+    return _Linearisation(
+        run=corrupted,
+        seed=backward.difference_seed(len(corrupted.logits), frame.good, frame.bad),
+        step=step,
+        factor=1.0 / span if span else 0.0,
+        saturation=None,  # a difference of two logits is linear in them: nothing saturates
+        exact=_exact_patching(clean, corrupted, frame),
+    )
 
 
 def _exact_ablation(run, index: int):
