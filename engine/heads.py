@@ -85,6 +85,11 @@ class HeadModel(Protocol):
         """The listed next tokens with their probabilities, and the likeliest."""
         ...
 
+    def head_gradients(self, run: HeadRun, seed: np.ndarray) -> np.ndarray:
+        """d (seed . next-token logits) / d every head's output before W_O in an unedited run,
+        (layers, heads, n, d_head): what the attribution map needs (`trained.backward`)."""
+        ...
+
 
 def token_probability(run: HeadRun, token: str) -> float:
     """P(token) for the next position: from the run's listed answers, else asked of the run

@@ -295,6 +295,13 @@ class BindingModel(Maps):
             query=ps.query,
         )
 
+    def head_gradients(self, run: Run, seed: np.ndarray) -> np.ndarray:
+        """d (seed . the answer logits) / d every head's output in an unedited run, (layers,
+        heads, n, d_head), on the run's backend (`backward.binding_head_gradients`)."""
+        from .backward import binding_head_gradients  # backward reads this module's pieces
+
+        return binding_head_gradients(self, run, seed)
+
     def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
         """Every answer the model can give, with its probability, and the likeliest."""
         probs = {t: float(x) for t, x in zip(self.answers, p, strict=True)}

@@ -179,6 +179,14 @@ def every_head_logits(run, values, progress=None, cancel=None) -> np.ndarray:
         for layer in range(model.n_layers)
         for head in range(model.n_heads)
     ]
+    return replaced_logits(run, requests, progress, cancel)
+
+
+def replaced_logits(run, requests, progress=None, cancel=None) -> np.ndarray:
+    """Next-token logits (len(requests), vocab), one row per (layer, head, value) request: the
+    run with that head's output replaced by ``value`` (None: zeroed), batched where the model
+    can (the maps measure every head; attribution verifies a few)."""
+    model = run.model
     batched = getattr(model, "_batched_replacements", None)
     if batched is not None:
         return batched(run, requests, progress=progress, cancel=cancel)
@@ -302,51 +310,71 @@ def patching_map(
     """Every head's output from the ``clean`` run patched, one at a time, into the ``corrupted``
     run (same model, same length). Each record says how much of the logit difference between
     the clean and the corrupted answer the patch restores (1: all of it, 0: none)."""
-    if clean.model is not corrupted.model:
-        raise ValueError("patch between two runs of the same model")
-    if len(clean.ids) != len(corrupted.ids):
-        raise ValueError(
-            f"the clean text is {len(clean.ids)} tokens and the corrupted {len(corrupted.ids)}: "
-            "activation patching needs texts of the same length"
-        )
-    model = clean.model
-    good, good_text = answer_id(clean, None)
-    bad, bad_text = answer_id(corrupted, None)
-    if good == bad:
-        raise ValueError(
-            f"both texts are answered {good_text!r}: choose a corrupted text that changes the answer"
-        )
-
-    def difference(logits):
-        lp = _log_probs(logits)
-        return float(lp[good] - lp[bad]), float(lp[good])
-
-    d_clean, _ = difference(clean.logits)
-    d_bad, lp_bad = difference(corrupted.logits)
-    span = d_clean - d_bad
+    frame = PatchFrame.of(clean, corrupted)
     logits = every_head_logits(
         corrupted, lambda layer, head: clean.head(layer, head).all_outputs, progress, cancel
     )
     records = []
-    for row, (layer, head) in enumerate(_heads(model)):
-        d, lp = difference(logits[row])
+    for row, (layer, head) in enumerate(_heads(clean.model)):
+        d, lp = frame.difference(logits[row])
         records.append(
-            PatchEffect(
-                layer=layer,
-                head=head,
-                effect=lp - lp_bad,
-                recovered=(d - d_bad) / span if span else 0.0,
-            )
+            PatchEffect(layer=layer, head=head, effect=lp - frame.lp_bad, recovered=frame.share(d))
         )
     return PatchingMap(
         clean=clean.text,
         corrupted=corrupted.text,
-        clean_answer=good_text,
-        corrupted_answer=bad_text,
-        difference_clean=d_clean,
-        difference_corrupted=d_bad,
+        clean_answer=frame.good_text,
+        corrupted_answer=frame.bad_text,
+        difference_clean=frame.d_clean,
+        difference_corrupted=frame.d_bad,
         records=tuple(records),
     )
+
+
+@dataclass(frozen=True)
+class PatchFrame:
+    """What a patch is measured against: the clean and the corrupted answer (their indices and
+    texts), log P(clean) - log P(corrupted) in both runs, and log P(clean) in the corrupted run."""
+
+    good: int
+    bad: int
+    good_text: str
+    bad_text: str
+    d_clean: float
+    d_bad: float
+    lp_bad: float
+
+    @classmethod
+    def of(cls, clean, corrupted) -> PatchFrame:
+        """The frame of two runs, or ValueError if no patch can go between them."""
+        if clean.model is not corrupted.model:
+            raise ValueError("patch between two runs of the same model")
+        if len(clean.ids) != len(corrupted.ids):
+            raise ValueError(
+                f"the clean text is {len(clean.ids)} tokens and the corrupted "
+                f"{len(corrupted.ids)}: activation patching needs texts of the same length"
+            )
+        good, good_text = answer_id(clean, None)
+        bad, bad_text = answer_id(corrupted, None)
+        if good == bad:
+            raise ValueError(
+                f"both texts are answered {good_text!r}: choose a corrupted text that changes "
+                "the answer"
+            )
+        lp_clean, lp_corrupted = _log_probs(clean.logits), _log_probs(corrupted.logits)
+        d_clean = float(lp_clean[good] - lp_clean[bad])
+        d_bad = float(lp_corrupted[good] - lp_corrupted[bad])
+        return cls(good, bad, good_text, bad_text, d_clean, d_bad, float(lp_corrupted[good]))
+
+    def difference(self, logits) -> tuple[float, float]:
+        """(log P(clean) - log P(corrupted), log P(clean)) for one row of next-token logits."""
+        lp = _log_probs(logits)
+        return float(lp[self.good] - lp[self.bad]), float(lp[self.good])
+
+    def share(self, difference: float) -> float:
+        """The share of the clean-vs-corrupted difference that ``difference`` brings back."""
+        span = self.d_clean - self.d_bad
+        return (difference - self.d_bad) / span if span else 0.0
 
 
 class Maps:
@@ -362,6 +390,26 @@ class Maps:
         """`patching_map` of two texts of the same length."""
         run = self.run
         return patching_map(run(clean, backend=backend), run(corrupted, backend=backend), **options)
+
+    def attribution_map(
+        self,
+        text: str,
+        answer=None,
+        corrupted: str | None = None,
+        *,
+        query=None,
+        verify: int = 10,
+        backend="numpy",
+        **options,
+    ):
+        """`attribution.attribution_map` of ``text`` (and of the same-length ``corrupted`` text
+        when given), run with no edits: every head's causal effect, or patching share,
+        estimated from one backward pass, the ``verify`` largest measured exactly."""
+        from .attribution import attribution_map  # it builds on this module
+
+        clean = self.run(text, query=query, backend=backend)
+        bad = None if corrupted is None else self.run(corrupted, query=query, backend=backend)
+        return attribution_map(clean, answer, bad, verify=verify, **options)
 
     def patch(self, clean: str, corrupted: str, layer: int, head: int):
         """The corrupted text's run with head (layer, head)'s output taken from the clean run."""

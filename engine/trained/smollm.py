@@ -397,6 +397,13 @@ class SmolLM(Maps):
         """The edits as a tuple, or ValueError naming one that does not fit n tokens."""
         return checked_edits(edits, self.n_layers, self.n_heads, n)
 
+    def head_gradients(self, run: Run, seed: np.ndarray) -> np.ndarray:
+        """d (seed . next-token logits) / d every head's output in an unedited run, (layers,
+        heads, n, d_head), on the run's backend (`backward.llama_head_gradients`)."""
+        from .backward import llama_head_gradients
+
+        return llama_head_gradients(self, run, seed)
+
     def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
         """The TOP likeliest next tokens with their probabilities, and the likeliest."""
         order = np.argsort(-p, kind="stable")[:TOP]
