@@ -18,17 +18,14 @@ no image has that tag), HAProxy's and Redis's by their Containerfile and the bas
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import resource
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 from urllib.parse import urljoin
 
+import container_images
 import pytest
 from labserver import (
     ROOT,
@@ -43,195 +40,31 @@ from waiting import wait_until
 
 pytestmark = [pytest.mark.server, pytest.mark.timeout(1200)]
 
-CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab"))
-HERE = Path(__file__).resolve().parent
-# The local base: what the Dockerfile needs (python3 with venv) and nothing to build with. No
-# docs, man pages or locales, and no perl (mmdebstrap's usrmerge pulls it in; bookworm's
-# usr-is-merged stands in for it): 130 MB instead of 225 MB.
-MMDEBSTRAP = [
-    "mmdebstrap",
-    "--quiet",
-    "--variant=minbase",
-    "--include=python3,python3-venv,ca-certificates,usr-is-merged",
-    *(
-        f"--dpkgopt=path-exclude=/usr/share/{folder}/*"
-        for folder in ("man", "doc", "locale", "info")
-    ),
-    "--dpkgopt=path-include=/usr/share/doc/*/copyright",
-    '--customize-hook=chroot "$1" apt-get purge -y -qq --autoremove usrmerge perl '
-    "libperl5.36 perl-modules-5.36",
-    "bookworm",
-]
-# Every podman call below reads this file (CONTAINERS_CONF). runc: crun, podman's default where
-# installed, fails on these machines' cgroups. Ulimits no higher than this process's own hard
-# limits: rootful podman asks for 1048576 open files, which runc may not set here ("error
-# setting rlimits ... operation not permitted"); HAProxy's maxconn 5000 needs over 10031.
-CONTAINERS_CONF = """\
-[containers]
-default_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]
-log_driver = "k8s-file"
-
-[engine]
-runtime = "runc"
-events_logger = "file"
-"""
 # The image holds the venv and the base: 386 MB on this Debian base, measured; a regression
 # (pip, the test suites or the unused Panel bundles back in the image) adds 50 MB or more.
 MAX_IMAGE_MB = 430
 RUN_ID = f"{os.getpid()}"
 
 
-def _digest(*parts: bytes | str) -> str:
-    sha = hashlib.sha256()
-    for part in parts:
-        sha.update(part.encode() if isinstance(part, str) else part)
-        sha.update(b"\0")
-    return sha.hexdigest()[:12]
-
-
-class Podman:
-    def __init__(self, conf: Path):
-        self.env = {**os.environ, "CONTAINERS_CONF": str(conf)}
-
-    def __call__(self, *args: str, timeout: float = 120, check: bool = True, **kwargs):
-        result = subprocess.run(
-            ["podman", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            **kwargs,
-        )
-        if check:
-            assert result.returncode == 0, f"podman {' '.join(args)}:\n{result.stderr}"
-        return result
-
-    def exists(self, image: str) -> bool:
-        return self("image", "exists", image, check=False).returncode == 0
-
-
 @pytest.fixture(scope="module")
-def podman(tmp_path_factory) -> Podman:
-    missing = [tool for tool in ("podman", "runc", "mmdebstrap") if shutil.which(tool) is None]
+def images() -> container_images.Images:
+    """Every image, from the background start tests/server/conftest.py made (or made now)."""
+    missing = container_images.missing_tools()
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed (.ci/run installs them)")
-    conf = tmp_path_factory.mktemp("podman") / "containers.conf"
-    nofile, nproc = (
-        resource.getrlimit(limit)[1] for limit in (resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC)
-    )
-    nofile = 65536 if nofile == resource.RLIM_INFINITY else min(nofile, 65536)
-    nproc = 4096 if nproc == resource.RLIM_INFINITY else min(nproc, 4096)
-    conf.write_text(CONTAINERS_CONF.format(nofile=nofile, nproc=nproc))
-    return Podman(conf)
+    made = container_images.prepared()
+    print(*made.log, sep="\n")
+    return made
 
 
 @pytest.fixture(scope="module")
-def base_image(podman) -> str:
-    """Debian bookworm with python3 and venv, made once per machine (about a minute)."""
-    tag = f"localhost/attention-lab-base:bookworm-{_digest(*MMDEBSTRAP)}"
-    if podman.exists(tag):
-        return tag
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tarball = CACHE / f"{tag.rsplit(':', 1)[1]}.tar"
-    if not tarball.exists():
-        # mmdebstrap reads the format from the name: keep ".tar" last.
-        partial = tarball.with_suffix(f".partial-{RUN_ID}.tar")
-        result = subprocess.run(
-            [*MMDEBSTRAP, str(partial)], capture_output=True, text=True, timeout=600
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        partial.rename(tarball)
-    podman("import", "--quiet", str(tarball), tag, timeout=300)
-    return tag
+def podman(images) -> container_images.Podman:
+    return images.podman
 
 
 @pytest.fixture(scope="module")
-def wheelhouse() -> Path:
-    """Every wheel the image installs, downloaded once per set of locks."""
-    locks = [ROOT / "requirements" / name for name in ("runtime.lock", "build.lock")]
-    tool = ROOT / "tools" / "make_wheelhouse.py"
-    folder = CACHE / f"wheelhouse-{_digest(*(p.read_bytes() for p in [*locks, tool]))}"
-    if not (folder / "complete").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            [sys.executable, str(tool), str(folder)], capture_output=True, text=True, timeout=600
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        (folder / "complete").touch()
-    return folder
-
-
-def _build_context(tmp: Path, wheels: Path) -> Path:
-    """What `docker build .` sees of the checkout (its COPY sources), plus the wheelhouse."""
-    context = tmp / "context"
-    context.mkdir()
-    for name in ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, context / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for folder in ("engine", "app", "assets", "requirements"):
-        shutil.copytree(ROOT / folder, context / folder, ignore=ignore)
-    shutil.copytree(ROOT / "wheelhouse", context / "wheelhouse", ignore=ignore)
-    for wheel in wheels.glob("*.whl"):
-        try:
-            os.link(wheel, context / "wheelhouse" / wheel.name)
-        except OSError:
-            shutil.copy2(wheel, context / "wheelhouse" / wheel.name)
-    return context
-
-
-def _context_digest(context: Path, *extra: str) -> str:
-    """A digest of everything the build sees: each file's path, mode and bytes in the context
-    (the Dockerfile, what it copies, the wheelhouse), and `extra` (the base image's tag)."""
-    sha = hashlib.sha256()
-    for part in extra:
-        sha.update(part.encode() + b"\0")
-    for path in sorted(p for p in context.rglob("*") if p.is_file()):
-        sha.update(
-            f"{path.relative_to(context).as_posix()}\0{path.stat().st_mode & 0o111}\0".encode()
-        )
-        sha.update(hashlib.sha256(path.read_bytes()).digest())
-    return sha.hexdigest()[:16]
-
-
-IMAGE_REPOSITORY = "localhost/attention-lab"
-
-
-@pytest.fixture(scope="module")
-def image(podman, base_image, wheelhouse, tmp_path_factory) -> str:
-    """The project's Dockerfile built from the local base and the wheelhouse, offline; tagged by
-    a digest of its build context, so an unchanged checkout reuses the image it built before
-    (CI, a fresh machine, builds it once)."""
-    context = _build_context(tmp_path_factory.mktemp("image"), wheelhouse)
-    tag = f"{IMAGE_REPOSITORY}:ctx-{_context_digest(context, base_image)}"
-    if podman.exists(tag):
-        print(f"image {tag} exists: not built again")
-        yield tag
-        return
-    started = time.monotonic()
-    podman(
-        "build",
-        "--quiet",
-        "--format",
-        "docker",  # OCI images carry no HEALTHCHECK
-        "--network",
-        "none",  # the wheelhouse alone: nothing is fetched
-        "--build-arg",
-        f"BASE={base_image}",
-        "--tag",
-        tag,
-        str(context),
-        timeout=900,
-    )
-    print(f"image built in {time.monotonic() - started:.1f} s")
-    # One image of the lab is kept: those built from other contexts go, or every change to the
-    # lab's code would leave 0.4 GB behind on a developer's disk; dangling layers of builds
-    # over a day old go too (the build's cache for the next change stays).
-    listed = podman("images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_REPOSITORY).stdout
-    older = [t for t in listed.split() if t.startswith(f"{IMAGE_REPOSITORY}:") and t != tag]
-    if older:
-        podman("rmi", "--force", *older, check=False)
-    podman("image", "prune", "--force", "--filter", "until=24h", check=False)
-    yield tag
+def image(images) -> str:
+    return images.lab
 
 
 def _run_lab(podman, image: str, name: str) -> int:
@@ -352,31 +185,7 @@ def test_the_container_stops_cleanly_on_sigterm_within_10_s(podman, image):
         podman("rm", "--force", "--time", "0", name, check=False)
 
 
-def _local_image(podman, base_image: str, what: str) -> str:
-    """A small image of Debian's `what` (haproxy, redis), built once per machine."""
-    containerfile = HERE / "containers" / f"{what}.Containerfile"
-    tag = f"localhost/attention-lab-{what}:{_digest(base_image, containerfile.read_bytes())}"
-    if not podman.exists(tag):
-        podman(
-            "build",
-            "--quiet",
-            "--format",
-            "docker",
-            "--network",
-            "host",  # apt-get reaches Debian's mirrors
-            "--build-arg",
-            f"BASE={base_image}",
-            "--file",
-            str(containerfile),
-            "--tag",
-            tag,
-            str(containerfile.parent),
-            timeout=600,
-        )
-    return tag
-
-
-def test_compose_serves_the_lab_through_haproxy(podman, image, base_image):
+def test_compose_serves_the_lab_through_haproxy(podman, images):
     compose = shutil.which("podman-compose")
     if compose is None:
         pytest.skip("podman-compose is not installed (.ci/run installs it)")
@@ -384,9 +193,9 @@ def test_compose_serves_the_lab_through_haproxy(podman, image, base_image):
     project = f"attention-lab-test-{RUN_ID}"
     env = {
         **podman.env,
-        "LAB_IMAGE": image,
-        "HAPROXY_IMAGE": _local_image(podman, base_image, "haproxy"),
-        "REDIS_IMAGE": _local_image(podman, base_image, "redis"),
+        "LAB_IMAGE": images.lab,
+        "HAPROXY_IMAGE": images.haproxy,
+        "REDIS_IMAGE": images.redis,
         "LAB_PORT": str(port),
         "LAB_PUBLIC_HOST": f"localhost:{port}",
     }
