@@ -136,3 +136,16 @@ def test_box_and_segment_tests():
     assert not crosses((0, 0, 40, 40), (1, -10, 1, 50))  # within the box's 3 px margin
     assert crosses((0, 0, 40, 40), (0, 0, 40, 40))  # corner to corner
     assert not crosses((0, 0, 40, 40), (-10, 50, 50, 50))  # a horizontal line below it
+
+
+def test_a_second_page_asking_the_same_gets_the_shared_placement():
+    from app.views import label_layout
+
+    tips = [(120.0 + 7 * i, 80.0 + 11 * i) for i in range(5)]
+    texts = [f"key {i}" for i in range(5)]
+    first = place_labels(tips, texts, FONT, FRAME, order=[4, 3, 2, 1, 0])
+    hits = label_layout._placed.cache_info().hits
+    again = place_labels([list(t) for t in tips], list(texts), FONT, FRAME, order=[4, 3, 2, 1, 0])
+    assert again == first and isinstance(again, list)
+    assert label_layout._placed.cache_info().hits == hits + 1
+    assert label_layout._placed.cache_info().maxsize is not None  # bounded
