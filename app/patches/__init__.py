@@ -8,10 +8,11 @@ Process-wide patches (they change a class or a table every session shares):
 - `panel_resources`: MathJax only for a page that shows TeX (Panel's bundle check, replaced).
 - `panel_design`: a component's design modifiers worked out once per kind of component, not
   on every change it sends.
+- `panel_markdown`: a Markdown text rendered to HTML once per process, not per page and change.
 - `server_routes.send_updates_without_delay`: a websocket handler with TCP_NODELAY, swapped
   into Bokeh's route table.
 
-All four are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All five are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -43,6 +44,7 @@ PROCESS_WIDE = (
     "bokeh_speedups",
     "mathjax_only_for_tex",
     "design_modifiers_once",
+    "markdown_html_once",
     "websocket_nodelay",
 )
 _applied: dict[str, bool] | None = None
@@ -57,7 +59,13 @@ def apply_all() -> dict[str, bool]:
     global _applied
     with _lock:
         if _applied is None:
-            from app.patches import bokeh_speedups, panel_design, panel_resources, server_routes
+            from app.patches import (
+                bokeh_speedups,
+                panel_design,
+                panel_markdown,
+                panel_resources,
+                server_routes,
+            )
 
             _applied = {
                 # A fifth of every page build went to Bokeh recomputing defaults it discards.
@@ -66,6 +74,8 @@ def apply_all() -> dict[str, bool]:
                 "mathjax_only_for_tex": panel_resources.load_mathjax_only_for_tex(),
                 # Every change a page sends re-read the theme's stylesheet paths from disk.
                 "design_modifiers_once": panel_design.cache_design_modifiers(),
+                # Every following page parsed the same lesson texts again at every Next.
+                "markdown_html_once": panel_markdown.cache_markdown_html(),
                 # Raises if Panel's websocket route is gone: the server must not start without.
                 "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
             }

@@ -157,3 +157,46 @@ def test_a_theme_with_its_own_stylesheet_goes_to_panel_every_time(tmp_path, monk
     second, _ = Bootstrap._get_modifiers(widget, theme, True)
     mine = [s for s in second["stylesheets"] if s.endswith("mine.css")]
     assert mine and mine[0].startswith("../../") and mine[0] not in first["stylesheets"]
+
+
+def test_markdown_from_the_table_is_panels_own_for_every_lesson_text():
+    from panel.pane.markup import Markdown
+
+    from app.lessons.lab_lessons import LESSONS
+    from app.lessons.model_lessons import MODEL_LESSONS
+    from app.patches import apply_all, panel_markdown
+
+    apply_all()
+    cached = Markdown._transform_object
+    original = cached.original
+    texts = [t for s in (*LESSONS, *MODEL_LESSONS) for t in (s.title, s.setup, s.action)]
+    texts += ["", "**bold** <script>x</script>", "# h\n\n- a\n- b", "line one\nline two"]
+    panes = [Markdown(), Markdown(hard_line_break=True), Markdown(renderer="markdown")]
+    for pane in panes:
+        for text in texts:
+            want = original(pane, text)
+            first, again = cached(pane, text), cached(pane, text)
+            assert first == again == want, text
+            assert first is not again  # a caller may change what it gets
+    # The options are part of the key: the same text renders differently with them.
+    hard, soft = panes[1], panes[0]
+    assert cached(hard, "a\nb") != cached(soft, "a\nb")
+    assert len(cached.table) <= panel_markdown.MAX_ENTRIES
+
+
+def test_markdown_table_is_bounded_and_leaves_odd_objects_to_panel(monkeypatch):
+    from panel.pane.markup import Markdown
+
+    from app.patches import apply_all, panel_markdown
+
+    apply_all()
+    cached = Markdown._transform_object
+    monkeypatch.setattr(panel_markdown, "MAX_ENTRIES", 3)  # read at each insertion
+    pane = Markdown()
+    for i in range(10):
+        cached(pane, f"text {i}")
+    assert len(cached.table) <= 3
+    too_long = "x" * (panel_markdown.MAX_TEXT + 1)
+    before = len(cached.table)
+    assert cached(pane, too_long) == cached.original(pane, too_long)
+    assert len(cached.table) == before

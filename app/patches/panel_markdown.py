@@ -1,0 +1,83 @@
+"""A Markdown text rendered to HTML once per process, not once per page and change.
+
+Panel's Markdown pane parses its text with markdown-it on every change of `object`
+(`Markdown._transform_object`). The lab's lesson texts are the same for every student: when a
+teacher presses Next, each following page rendered the same four texts again (about 1 ms each
+on the development machine, a fifth of what a follower's page still paid per step;
+docs/performance.md, "A class").
+
+What the function returns follows from the text and the pane's rendering parameters alone
+(`dedent`, `renderer`, `extensions`, `plugins`, `hard_line_break`, `disable_anchors`,
+`renderer_options`) and its class. `cache_markdown_html()` keys a bounded table on those and
+hands back a copy of what Panel's own function returned the first time. Anything unusual (an
+object that is not a string, a long text, an option that cannot be a key) goes to Panel's
+function every time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+
+_log = logging.getLogger(__name__)
+MAX_ENTRIES = 2048  # lesson texts, status lines, captions: a few hundred in the whole lab
+MAX_TEXT = 16_384  # characters; a longer text is rendered each time
+
+
+def _key(pane, obj):
+    if not isinstance(obj, str) or len(obj) > MAX_TEXT:
+        return None
+    key = (
+        type(pane),
+        obj,
+        pane.dedent,
+        pane.renderer,
+        tuple(pane.extensions),
+        tuple(pane.plugins),
+        pane.hard_line_break,
+        pane.disable_anchors,
+        tuple(sorted(pane.renderer_options.items())),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def cache_markdown_html() -> bool:
+    """Put the table in front of Panel's `Markdown._transform_object`, once per process; False
+    if this Panel has no such function (then nothing is changed)."""
+    from panel.pane.markup import Markdown
+
+    original = Markdown.__dict__.get("_transform_object")
+    if original is None:
+        _log.info("Panel's Markdown has no _transform_object to cache; left alone")
+        return False
+    if getattr(original, "lab_cached", False):
+        return True
+    table: OrderedDict = OrderedDict()
+    lock = threading.Lock()  # a server may build pages on several threads (--num-threads)
+
+    def _transform_object(self, obj):
+        key = _key(self, obj)
+        if key is None:
+            return original(self, obj)
+        with lock:
+            found = table.get(key)
+            if found is not None:
+                table.move_to_end(key)
+        if found is None:
+            found = original(self, obj)  # outside the lock: a long text blocks nobody
+            with lock:
+                table[key] = found
+                while len(table) > MAX_ENTRIES:
+                    table.popitem(last=False)
+        return dict(found)
+
+    _transform_object.lab_cached = True
+    _transform_object.original = original
+    _transform_object.table = table
+    Markdown._transform_object = _transform_object
+    return True
