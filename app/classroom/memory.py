@@ -23,6 +23,7 @@ class _Class:
     students: dict[str, str] = field(default_factory=dict)  # id -> nickname ("" if none)
     votes: dict[int, dict[str, int]] = field(default_factory=dict)
     measured: dict[int, dict[str, bool]] = field(default_factory=dict)
+    at: dict[str, int] = field(default_factory=dict)  # student -> the step their page shows
     once: dict[str, float] = field(default_factory=dict)  # link digest -> expiry time
 
 
@@ -155,6 +156,14 @@ class MemoryStore(ClassStore):
                 dict(room.votes.get(step, {})),
                 dict(room.measured.get(step, {})),
             )
+
+    def _arrive(self, code: str, student: str, step: int) -> None:
+        with self._lock:
+            self._room(code, touch=True).at[student] = step
+
+    def _arrived_on(self, code: str, step: int) -> int:
+        with self._lock:
+            return sum(1 for at in self._room(code).at.values() if at == step)
 
     def _delete(self, code: str) -> None:
         with self._lock:

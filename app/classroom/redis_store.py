@@ -31,7 +31,7 @@ from app.classroom.store import (
 )
 
 CHANNEL = "alab:events"
-PARTS = ("meta", "teachers", "students", "revealed", "votes", "measured")
+PARTS = ("meta", "teachers", "students", "revealed", "votes", "measured", "at")
 MAX_MESSAGE = 256  # bytes; anything longer on the channel is not ours
 
 
@@ -269,6 +269,13 @@ class RedisStore(ClassStore):
             {k[len(prefix) :]: int(v) for k, v in votes.items() if k.startswith(prefix)},
             {k[len(prefix) :]: v == "1" for k, v in measured.items() if k.startswith(prefix)},
         )
+
+    def _arrive(self, code: str, student: str, step: int) -> None:
+        self._write(code, lambda p: p.hset(_key(code, "at"), student, step))
+
+    def _arrived_on(self, code: str, step: int) -> int:
+        at = self._call(lambda r: r.hvals(_key(code, "at")))
+        return sum(1 for value in at if value == str(step))
 
     def _delete(self, code: str) -> None:
         self._call(lambda r: r.delete(*(_key(code, part) for part in PARTS)))

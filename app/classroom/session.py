@@ -78,6 +78,7 @@ class ClassSession(param.Parameterized):
         self._nickname = ""
         self._waiting_join = False  # the join failed for an outage: retry when it is back
         self._unsent: dict[tuple[str, int], object] = {}  # ("vote"|"measured", step) -> value
+        self._arrival: int | None = None  # a step this student's page shows, not yet reported
         self._queued = False
         self._sending = False
         self._queue_lock = threading.Lock()
@@ -242,29 +243,68 @@ class ClassSession(param.Parameterized):
                     self.problem = ""
                 if self._unsent.get((kind, step)) == value:  # unless changed meanwhile
                     del self._unsent[(kind, step)]
+            if not self._send_arrival():
+                return
         finally:
             self._sending = False
         self.refresh()
+
+    def _send_arrival(self) -> bool:
+        """Tell the store which step this page shows; False if the store is out of reach.
+        Only the teacher's count reads it, so a refusal is never a problem on this page."""
+        step = self._arrival
+        if step is None:
+            return True
+        try:
+            self._store.arrived(self.code, self.student_id, step)
+        except StoreUnavailable:
+            self.param.update(connected=False, problem=LOST)
+            return False  # kept: sent again when the connection is back
+        except ClassError:
+            pass
+        if self._arrival == step:
+            self._arrival = None
+        return True
 
     @property
     def unsent(self) -> int:
         return len(self._unsent)
 
     def show_step(self, step: int) -> None:
-        """The page shows this step: read its votes (and my vote in it)."""
+        """The page shows this step: read its votes (and my vote in it); a student's page
+        reports it, for the teacher's count of who is on the step."""
         if step != self.shown_step:
             self.shown_step = step
-            self.refresh()
+            if self.role == "student" and step:
+                self._arrival = step
+                self._send()  # which reads the class afterwards
+            else:
+                self.refresh()
 
     # -- keeping up -------------------------------------------------------------------------
 
     def _heard(self, event: Event) -> None:
         """Any thread: queue one refresh on the session's thread unless one is queued."""
+        if not self._can_change_my_page(event):
+            return
         with self._queue_lock:
             if self._queued:
                 return
             self._queued = True
         self.deliver(self._queued_refresh)
+
+    def _can_change_my_page(self, event: Event) -> bool:
+        """A student's page draws no counts before the reveal, no arrivals and no head count:
+        those events are left alone, or each of N votes (or joins) would make N pages read the
+        store."""
+        if self.role != "student":
+            return True
+        if event.kind in ("arrived", "join"):
+            return False
+        if event.kind in ("vote", "measured"):
+            tally = self.tally
+            return tally is not None and tally.revealed and event.step == tally.step
+        return True
 
     def _queued_refresh(self) -> None:
         with self._queue_lock:
@@ -272,7 +312,7 @@ class ClassSession(param.Parameterized):
         if self._waiting_join:
             self._join()
         elif self.code:
-            if self._unsent and self._store.connected:
+            if (self._unsent or self._arrival is not None) and self._store.connected:
                 self._send()
             else:
                 self.refresh()

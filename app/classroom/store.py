@@ -28,6 +28,8 @@ JOIN_WINDOW_S = 600
 CREATES_PER_HOUR = 20
 # Votes and results one student may send per minute (a changed mind included).
 MESSAGES_PER_MINUTE = 60
+# Steps one student's page may report it shows, per minute (a class steps far slower).
+ARRIVALS_PER_MINUTE = 120
 MAX_STUDENTS = 500
 MAX_STEP = 99
 MAX_CHOICES = 8
@@ -79,12 +81,14 @@ class Tally:
     measured: int = 0
     borne_out: int = 0
     revealed: bool = False
+    arrived: int = 0  # students whose page shows this step now
 
 
 @dataclass(frozen=True)
 class Event:
-    """What changed: kind is "step", "vote", "measured", "reveal", "join", "ended", or
-    "connection" (the store lost or regained its backend; `step` is 1 when connected)."""
+    """What changed: kind is "step", "vote", "measured", "reveal", "join", "arrived" (a
+    student's page now shows `step`), "ended", or "connection" (the store lost or regained its
+    backend; `step` is 1 when connected)."""
 
     code: str
     kind: str
@@ -280,6 +284,20 @@ class ClassStore:
         self._measured(code, step, student, bool(borne_out))
         self._publish(Event(code, "measured", step))
 
+    def arrived(self, code: str, student: str, step: int) -> bool:
+        """The student's page shows `step` now, so the teacher can see how many are on theirs.
+        A page flicking through steps faster than the limit is not counted for a while (its
+        next report after that counts); returns whether this one was."""
+        step, code = check_step(step), check_code(code)
+        check_student(student)
+        if not self._has_student(code, student):
+            raise NotAllowed("join the class first")
+        if not self._hit(f"at:{code}:{student}", ARRIVALS_PER_MINUTE, 60):
+            return False
+        self._arrive(code, student, step)
+        self._publish(Event(code, "arrived", step))
+        return True
+
     # -- anyone in the class ----------------------------------------------------------------
 
     def info(self, code: str) -> ClassInfo:
@@ -303,6 +321,7 @@ class ClassStore:
             measured=len(measured),
             borne_out=borne,
             revealed=step in self._info(code).revealed,
+            arrived=self._arrived_on(code, step),
         )
 
     def vote_of(self, code: str, student: str, step: int) -> int | None:
@@ -401,6 +420,12 @@ class ClassStore:
         raise NotImplementedError
 
     def _tally(self, code: str, step: int) -> tuple[int, dict[str, int], dict[str, bool]]:
+        raise NotImplementedError
+
+    def _arrive(self, code: str, student: str, step: int) -> None:
+        raise NotImplementedError
+
+    def _arrived_on(self, code: str, step: int) -> int:
         raise NotImplementedError
 
     def _delete(self, code: str) -> None:

@@ -438,6 +438,13 @@ class ClassView(pn.viewable.Viewer):
                 f"<b data-class-joined='{joined}'>{joined}</b> joined · "
                 f"<b data-class-answered='{answered}'>{answered}</b> answered ({step})"
             )
+            if s.step and tally is not None and tally.step == s.step:
+                # Who sees the step now: the rest are still loading it or not following.
+                here = tally.arrived
+                facts += (
+                    f" · <b data-class-arrived='{here}'>{here} of {joined}</b> "
+                    f"{'is' if here == 1 else 'are'} on it"
+                )
             return (
                 f'<p class="lab-class-status">You teach class <b data-class-code="{code}">'
                 f"{code}</b> · {facts} · {live}</p>"

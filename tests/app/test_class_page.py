@@ -64,6 +64,19 @@ def test_the_teachers_steps_move_every_following_student(room):
     assert all(s.lessons.ready for s in students)  # the step is set up, not only shown
 
 
+def test_the_teacher_sees_how_many_students_are_on_the_step(room):
+    code, teacher, (a, b, c) = room
+    teacher.lessons.open(4)
+    status = teacher.view.status.object
+    assert "data-class-arrived='3'" in status and "3 of 3</b> are on it" in status
+    a.view.follow.value = False
+    a.lessons.open(9)  # on a step of its own
+    teacher.lessons.open(5)
+    status = teacher.view.status.object
+    assert "data-class-arrived='2'" in status and "2 of 3</b> are on it" in status
+    assert "data-class-arrived" not in a.view.status.object  # the teacher's figure only
+
+
 def test_a_student_who_stops_following_stays_and_comes_back_when_asked(room):
     code, teacher, (a, b, _) = room
     teacher.lessons.open(2)

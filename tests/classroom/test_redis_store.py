@@ -23,6 +23,7 @@ def test_every_key_of_a_class_expires_after_twelve_idle_hours(redis_url):
         store.join(code, me, nickname="Ana")
         store.vote(code, me, 2, 1)
         store.measured(code, me, 2, True)
+        store.arrived(code, me, 2)
         store.reveal(code, key, 2)
         client = redis.Redis.from_url(redis_url)
         for part in PARTS:

@@ -145,3 +145,42 @@ def test_a_refresh_that_finds_nothing_new_wakes_no_watcher(make_store):
     student.vote(2, 0)  # a changed mind is news
     teacher.refresh()
     assert woke == ["tally"] and teacher.tally.counts == {0: 1}
+
+
+def test_the_teacher_sees_who_is_on_the_step_and_students_ignore_what_they_cannot_see(
+    make_store,
+):
+    store = make_store()
+    code, key = store.create()
+    teacher, t_thread = page(store, {code: key})
+    teacher.join(code)
+    teacher.teach_step(2)
+    teacher.show_step(2)
+    students = [page(make_store()) for _ in range(3)]
+    for s, _ in students:
+        s.join(code)
+    for s, _ in students[:2]:
+        s.show_step(2)  # what a following page does when it lands on the step
+    settle(
+        t_thread,
+        until=lambda: teacher.tally is not None and teacher.tally.arrived == 2,
+        what="two students on step 2 at the teacher",
+    )
+    a, a_thread = students[0]
+    a_thread.run()  # what it had heard so far
+    reads = []
+    real_read = a._read
+    a._read = lambda info: reads.append(info) or real_read(info)
+    b, b_thread = students[1]
+    b.vote(2, 1)  # before the reveal a student's page shows no counts: it reads nothing
+    students[2][0].show_step(2)
+    late, _ = page(make_store())
+    late.join(code)  # nor does it show how many joined
+    settle(t_thread, until=lambda: teacher.tally.arrived == 3, what="three on step 2")
+    a_thread.run()
+    assert reads == []
+    teacher.reveal()
+    settle(a_thread, until=lambda: a.tally.revealed, what="the reveal at a student")
+    assert reads  # after it, the counts are the page's to show
+    b.vote(2, 0)
+    settle(a_thread, until=lambda: a.tally.counts == {0: 1}, what="a changed vote, revealed")

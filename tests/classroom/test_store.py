@@ -265,3 +265,35 @@ def test_open_store_names_a_url_it_cannot_use():
     assert open_store("").name == "memory" and open_store("memory").name == "memory"
     with pytest.raises(ValueError, match="redis://host:port/db"):
         open_store("postgres://somewhere")
+
+
+def test_the_teacher_counts_the_students_whose_page_shows_the_step(make_store):
+    store = make_store()
+    code, key = store.create()
+    heard = Heard()
+    store.subscribe(code, heard)
+    a, b, c = student(), student(), student()
+    for s in (a, b, c):
+        store.join(code, s)
+    store.set_step(code, key, 3)
+    assert store.tally(code, 3).arrived == 0
+    assert store.arrived(code, a, 3) and store.arrived(code, b, 3)
+    heard.wait_for("arrived", 3)
+    other = make_store()  # another replica on Redis
+    assert other.tally(code, 3).arrived == 2
+    store.arrived(code, b, 4)  # moved on: counted on 4, no longer on 3
+    assert (other.tally(code, 3).arrived, other.tally(code, 4).arrived) == (1, 1)
+    with pytest.raises(NotAllowed):
+        store.arrived(code, student(), 3)  # not in the class
+    with pytest.raises(ClassError):
+        store.arrived(code, a, 0)
+
+
+def test_a_page_flicking_through_steps_is_not_counted_beyond_the_limit(store):
+    code, _ = store.create()
+    me = student()
+    store.join(code, me)
+    sent = [store.arrived(code, me, 1 + i % 20) for i in range(rules.ARRIVALS_PER_MINUTE + 5)]
+    assert sent.count(True) == rules.ARRIVALS_PER_MINUTE and not any(sent[-5:])
+    store.vote(code, me, 2, 1)  # votes have their own allowance
+    assert store.vote_of(code, me, 2) == 1
