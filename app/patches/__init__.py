@@ -9,10 +9,11 @@ Process-wide patches (they change a class or a table every session shares):
 - `panel_design`: a component's design modifiers worked out once per kind of component, not
   on every change it sends.
 - `panel_markdown`: a Markdown text rendered to HTML once per process, not per page and change.
+- `panel_location`: a page's address read as a browser reads it (a `?` in a value, an IPv6 host).
 - `server_routes.send_updates_without_delay`: a websocket handler with TCP_NODELAY, swapped
   into Bokeh's route table.
 
-All five are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All six are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -45,6 +46,7 @@ PROCESS_WIDE = (
     "mathjax_only_for_tex",
     "design_modifiers_once",
     "markdown_html_once",
+    "any_address_opens",
     "websocket_nodelay",
 )
 _applied: dict[str, bool] | None = None
@@ -62,6 +64,7 @@ def apply_all() -> dict[str, bool]:
             from app.patches import (
                 bokeh_speedups,
                 panel_design,
+                panel_location,
                 panel_markdown,
                 panel_resources,
                 server_routes,
@@ -76,6 +79,8 @@ def apply_all() -> dict[str, bool]:
                 "design_modifiers_once": panel_design.cache_design_modifiers(),
                 # Every following page parsed the same lesson texts again at every Next.
                 "markdown_html_once": panel_markdown.cache_markdown_html(),
+                # A `?` inside a link's value or an IPv6 host blanked the page.
+                "any_address_opens": panel_location.read_addresses_as_browsers_do(),
                 # Raises if Panel's websocket route is gone: the server must not start without.
                 "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
             }

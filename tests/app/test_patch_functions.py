@@ -200,3 +200,53 @@ def test_markdown_table_is_bounded_and_leaves_odd_objects_to_panel(monkeypatch):
     before = len(cached.table)
     assert cached(pane, too_long) == cached.original(pane, too_long)
     assert len(cached.table) == before
+
+
+# Addresses Panel reads correctly: the lab's function must read them exactly as Panel does.
+ORDINARY_ADDRESSES = [
+    ("http", "localhost:5006", "/app"),
+    ("http", "localhost:5006", "/app?scenario=contest&temperature=0.5"),
+    ("https", "lab.school.example", "/app?class=ABC123"),
+    ("http", "127.0.0.1:8080", "/app#results"),
+    ("http", "::ffff:10.0.0.7:5006", "/app?lesson=3"),
+    ("http", "::1", "/app"),
+    ("https", "lab.example", "https,/app?x=1"),
+    ("http", "lab.example:80", "http://lab.example/app?x=1#y"),
+    (None, None, None),
+    ("http", None, "/app?x="),
+]
+# Addresses that raised in Panel, and what a browser's `new URL(...)` reads from them.
+ODD_ADDRESSES = {
+    ("http", "localhost:5006", "/app?note=why?&scenario=contest"): {
+        "pathname": "/app",
+        "search": "?note=why?&scenario=contest",
+    },
+    ("http", "localhost:5006", "/app#top?x=1"): {"pathname": "/app", "hash": "#top?x=1"},
+    ("http", "localhost:5006", "/app?a=1#b#c"): {
+        "pathname": "/app",
+        "search": "?a=1",
+        "hash": "#b#c",
+    },
+    ("http", "[::1]:5006", "/app?x=1"): {"hostname": "[::1]", "port": "5006", "search": "?x=1"},
+    ("http", "[2001:db8::7]", "/app"): {"hostname": "[2001:db8::7]", "pathname": "/app"},
+    ("http", "2001:db8::7", "/app"): {"hostname": "2001:db8::7", "pathname": "/app"},
+}
+
+
+def test_addresses_panel_reads_are_read_the_same_and_the_others_as_a_browser_does():
+    from panel.io import location
+
+    from app.patches import apply_all, panel_location
+
+    apply_all()
+    assert location._get_location_params is panel_location.location_params
+    original = panel_location.location_params.original
+    for address in ORDINARY_ADDRESSES:
+        assert panel_location.location_params(*address) == original(*address), address
+    for address, want in ODD_ADDRESSES.items():
+        with pytest.raises(ValueError):
+            original(*address)
+        got = panel_location.location_params(*address)
+        assert got.items() >= want.items(), (address, got)
+    for host in ("[2001:db8::7]", "2001:db8::7", "lab.example"):
+        assert "port" not in panel_location.location_params("http", host, "/app"), host

@@ -15,6 +15,7 @@ from app.patches import (
     apply_all,
     bokeh_speedups,
     panel_design,
+    panel_location,
     panel_markdown,
     panel_resources,
     server_routes,
@@ -28,6 +29,7 @@ import json
 from bokeh.core.has_props import HasProps
 from bokeh.server.urls import per_app_patterns
 from panel.io import resources
+from panel.io import location
 from panel.pane.markup import Markdown
 from panel.theme.base import Design
 print(json.dumps({
@@ -35,6 +37,7 @@ print(json.dumps({
     "mathjax_only_for_tex": resources._panel_use_mathjax.__module__ != "panel.io.resources",
     "design_modifiers_once": getattr(Design._get_modifiers, "lab_cached", False),
     "markdown_html_once": getattr(Markdown._transform_object, "lab_cached", False),
+    "any_address_opens": location._get_location_params.__module__ != "panel.io.location",
     "websocket_nodelay": any(getattr(h, "sets_nodelay", False) for _, h, *_ in per_app_patterns),
 }))
 """
@@ -87,6 +90,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(panel_resources, "load_mathjax_only_for_tex")
     counted(panel_design, "cache_design_modifiers")
     counted(panel_markdown, "cache_markdown_html")
+    counted(panel_location, "read_addresses_as_browsers_do")
     counted(server_routes, "send_updates_without_delay")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
@@ -96,6 +100,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "load_mathjax_only_for_tex",
             "cache_design_modifiers",
             "cache_markdown_html",
+            "read_addresses_as_browsers_do",
             "send_updates_without_delay",
         ]
     )
