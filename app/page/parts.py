@@ -9,8 +9,11 @@ never built costs nothing. Panel-free.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,6 +64,13 @@ class Parts:
                 part.draw(part.view, snap)
 
     def release(self) -> None:
-        for _name, part in list(self.existing()):
-            if part.release is not None:
+        """Each part's release on its own: one that fails (a closed page's model already
+        gone) is named in one log line, and every other part is still released, its class
+        seat and its memory included."""
+        for name, part in list(self.existing()):
+            if part.release is None:
+                continue
+            try:
                 part.release(part.view)
+            except Exception as exc:  # noqa: BLE001 - the rest of the page must still go
+                log.warning("a closed page's %s was not released: %s", name, exc)

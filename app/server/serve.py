@@ -4,6 +4,7 @@ import panel as pn
 
 from app.page.lab_page import create_app
 from app.patches import apply_all
+from app.server.closed_pages import quiet_closed_page_writes
 from app.server.reconnect import reload_after_long_disconnection
 from app.server.replica import mark_page
 
@@ -11,6 +12,9 @@ from app.server.replica import mark_page
 # under a bare `panel serve app/server/serve.py` the first page applies them (its websocket
 # handler then stays Bokeh's own: the route table was built before any page).
 apply_all()
+# A tab closed mid-update leaves writes nobody awaits: one debug line, not two tracebacks
+# (app/server/closed_pages.py). Once per loop; later pages find it installed.
+quiet_closed_page_writes()
 doc = pn.state.curdoc
 # Bokeh re-walks the whole model graph (~670 models) after every root and every JS link added
 # to a live document; frozen, it walks once at the end. Measured: page build 1.3 s -> 0.7 s CPU.

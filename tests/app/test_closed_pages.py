@@ -1,0 +1,43 @@
+"""A closed page's unawaited websocket writes make one debug line, not two tracebacks."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+
+from tornado.websocket import WebSocketClosedError
+
+from app.server.closed_pages import quiet_closed_page_writes
+
+
+def _leave_unretrieved(loop, make_error) -> None:
+    async def fail():
+        raise make_error()
+
+    task = loop.create_task(fail())
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert task.done()
+    del task
+    gc.collect()  # the task's __del__ reports its exception to the loop's handler
+
+
+def test_closed_page_writes_are_quiet_and_every_other_error_is_still_logged(caplog):
+    loop = asyncio.new_event_loop()
+    try:
+        assert quiet_closed_page_writes(loop) and quiet_closed_page_writes(loop)  # once
+        with caplog.at_level(logging.DEBUG):
+            _leave_unretrieved(loop, WebSocketClosedError)
+            quiet = [r for r in caplog.records if r.levelno >= logging.WARNING]
+            assert quiet == []
+            assert any("page that had closed" in r.getMessage() for r in caplog.records)
+            _leave_unretrieved(loop, lambda: ZeroDivisionError("a real bug"))
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 1 and "never retrieved" in errors[0].getMessage()
+        assert isinstance(errors[0].exc_info[1], ZeroDivisionError)
+    finally:
+        loop.close()
+
+
+def test_without_a_running_loop_nothing_is_installed():
+    assert quiet_closed_page_writes() is False
