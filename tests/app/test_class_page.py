@@ -21,14 +21,14 @@ class FakeLocation(param.Parameterized):
 class Page:
     """One browser's lessons and class view (the page's wiring, without the plots)."""
 
-    def __init__(self, store, keys=None):
+    def __init__(self, store, keys=None, deliver=None):
         from app.state.lab_state import LabState
         from app.state.sources import SourceSwitch
 
         self.state = LabState()
         self.lessons = LessonsView(self.state, sources=SourceSwitch(self.state))
         self.session = ClassSession(
-            store, student_id=codes.new_student_id(), teacher_keys=keys or {}
+            store, student_id=codes.new_student_id(), teacher_keys=keys or {}, deliver=deliver
         )
         self.view = ClassView(
             self.session, self.lessons, page_address=lambda: ("http://lab.school", "/app")
@@ -62,6 +62,25 @@ def test_the_teachers_steps_move_every_following_student(room):
     teacher.lessons.next.clicks += 1
     assert [s.lessons.lesson for s in students] == [5, 5, 5]
     assert all(s.lessons.ready for s in students)  # the step is set up, not only shown
+
+
+def test_a_newer_next_supersedes_one_still_on_its_way(store):
+    # A replica busy with the class hands each page its wake-up later; by then the teacher may
+    # have pressed Next again. The page goes straight to the latest step, setting up no other.
+    code, key = store.create()
+    teacher = Page(store, {code: key})
+    teacher.view.join(code)
+    waiting = []
+    slow = Page(store, deliver=waiting.append)
+    slow.view.join(code)
+    opened = []
+    slow.lessons.param.watch(lambda e: opened.append(e.new), "lesson")
+    for step in (2, 3, 4):
+        teacher.lessons.open(step)
+    assert opened == [] and waiting  # nothing reached the page yet
+    while waiting:
+        waiting.pop(0)()
+    assert opened == [4] and slow.lessons.ready  # set up once, on the latest step
 
 
 def test_the_teacher_sees_how_many_students_are_on_the_step(room):
