@@ -1,0 +1,87 @@
+"""axe-core (pinned in package.json) over the lab's pages in Chromium: the lab, a lesson step,
+the trained binding model, its Causal map tab and the teacher's join panel. No critical or
+serious violation may be left; each failure lists the rules and the nodes.
+
+ALLOWED holds the violations known and not fixed yet, each narrowed to one rule and one node
+(a substring of axe's target) with the reason; docs/accessibility.md lists them too."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from .axe import BLOCKING, run_axe
+from .labpage import LOADED, wait_until_settled
+
+pytestmark = pytest.mark.browser
+
+PROGRAM = "a=5; b=7; a=3; ?a"
+# (rule, part of the node's target) -> why it is allowed for now.
+ALLOWED: dict[tuple[str, str], str] = {
+    # BootstrapTemplate's sidebar is a <ul> whose children are Panel's roots, not <li>.
+    ("list", '["ul"]'): "the template's sidebar list (issue 30), fixed next",
+    # The template's modal (the teacher's join panel) has role=dialog and no name.
+    ("aria-dialog-name", '["#pn-Modal"]'): "the join panel's dialog (issue 30), fixed next",
+}
+
+
+def blocking(page) -> list[str]:
+    """The critical and serious violations not in ALLOWED, one line per rule with its nodes."""
+    out = []
+    for v in run_axe(page):
+        nodes = tuple(
+            n for n in v.nodes if not any(r == v.rule and part in n for r, part in ALLOWED)
+        )
+        if v.impact in BLOCKING and nodes:
+            out.append(type(v)(v.rule, v.impact, v.help, nodes).describe())
+    return out
+
+
+def _model_page(open_lab):
+    lab = open_lab(f"?model=binding&text={quote(PROGRAM)}", more_settings=False)
+    lab.wait_until(
+        lambda: lab.page.evaluate(
+            "() => { const s = Bokeh.documents[0].get_model_by_name('prediction');"
+            " return s !== null && s.data.token.length > 0; }"
+        ),
+        "the model's answer to be drawn",
+        30,
+    )
+    wait_until_settled(lab.page)
+    return lab
+
+
+def test_the_lab_page(open_lab):
+    lab = open_lab("", more_settings=False)
+    wait_until_settled(lab.page)
+    assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def test_a_lesson_step(open_lab):
+    lab = open_lab("?lesson=5", more_settings=False)
+    wait_until_settled(lab.page)
+    lab.wait_until(lambda: "scale=false" in lab.search(), "step 5's set-up")
+    assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def test_the_trained_model(open_lab):
+    lab = _model_page(open_lab)
+    assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def test_the_causal_map_tab(open_lab):
+    lab = _model_page(open_lab)
+    lab.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
+    lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
+    assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def test_the_teachers_join_panel(open_lab):
+    lab = open_lab("", more_settings=False)
+    lab.page.locator("button.lab-teach").click()
+    lab.page.wait_for_url("**/app?class=*", timeout=30000)
+    lab.page.wait_for_function(LOADED, timeout=30000)
+    lab.page.locator(".lab-join-code").wait_for(state="visible", timeout=30000)
+    wait_until_settled(lab.page)
+    assert not (found := blocking(lab.page)), "\n".join(found)
