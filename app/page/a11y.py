@@ -25,6 +25,19 @@ class ControlNames(ReactiveHTML):
     _scripts = {"render": js.source("control_names.js")}  # noqa: RUF012 - Panel reads this class attribute
 
 
+class PageStructure(ReactiveHTML):
+    """Renders nothing visible; its script gives the template's page one `main` landmark, one
+    level-one heading, a named settings landmark and a named join dialog
+    (app/js/page_structure.js)."""
+
+    _template = '<div id="structure" aria-hidden="true" style="display:none"></div>'
+    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
+        "render": js.source(
+            "page_structure.js", SIDEBAR_NAME="Settings", DIALOG_NAME="Join the class"
+        )
+    }
+
+
 class ControlPointer(ReactiveHTML):
     """Scrolls the sidebar to the controls a lesson step names and outlines them for a few
     seconds; a polite live region says where they are (app/js/control_pointer.js)."""
