@@ -11,6 +11,8 @@ from urllib.parse import quote
 
 import pytest
 
+from app.views.lesson_panel import ALL_LESSONS
+
 from .axe import BLOCKING, run_axe
 from .labpage import LOADED, wait_until_settled
 
@@ -33,6 +35,25 @@ def blocking(page) -> list[str]:
     return out
 
 
+# Every element matching `selector`, shadow roots included, as [attribute values...].
+_DEEP = """([selector, attrs]) => {
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.matches(selector)) out.push(attrs.map(a => a === '#text' ? el.textContent.trim()
+        : a === '#title' ? (el.getRootNode().querySelector('.bk-slider-title') || {}).textContent
+        : el.getAttribute(a)));
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+
+
+def deep(page, selector: str, *attrs: str) -> list[list]:
+    return page.evaluate(_DEEP, [selector, list(attrs)])
+
+
 def _model_page(open_lab):
     lab = open_lab(f"?model=binding&text={quote(PROGRAM)}", more_settings=False)
     lab.wait_until(
@@ -53,15 +74,51 @@ def test_the_lab_page(open_lab):
     assert not (found := blocking(lab.page)), "\n".join(found)
 
 
+def test_sliders_read_their_value_as_the_title_shows_it(open_lab):
+    lab = open_lab("?temperature=0.5&d_k=8", more_settings=False)
+    wait_until_settled(lab.page)
+    titled = [
+        (title.split(":")[0].strip(), title.split(":")[-1].strip(), text)
+        for title, text in deep(lab.page, ".noUi-handle", "#title", "aria-valuetext")
+        if title
+    ]
+    assert titled and all(shown == text for _, shown, text in titled), titled
+    read = {name: text for name, _, text in titled}
+    assert read["Temperature τ (log scale)"] == "0.500"  # not log10(0.5) = -0.30
+    assert read["d_k (key dimension, log scale)"] == "8"  # not log2(8) = 3.00
+    lab.slider_keys("Temperature τ", "ArrowRight")
+    lab.wait_until(
+        lambda: (
+            dict(
+                (t.split(":")[0].strip(), v)
+                for t, v in deep(lab.page, ".noUi-handle", "#title", "aria-valuetext")
+                if t
+            )["Temperature τ (log scale)"]
+            not in ("0.500", None)
+        ),
+        "the read value to follow the handle",
+    )
+
+
 def test_a_lesson_step(open_lab):
     lab = open_lab("?lesson=5", more_settings=False)
     wait_until_settled(lab.page)
     lab.wait_until(lambda: "scale=false" in lab.search(), "step 5's set-up")
     assert not (found := blocking(lab.page)), "\n".join(found)
+    # The prediction's radio buttons are one group, named by the step's question.
+    groups = deep(lab.page, "[role=radiogroup]", "aria-label")
+    assert [g[0] for g in groups] == [f"Predict: {ALL_LESSONS[4].question}"], groups
 
 
 def test_the_trained_model(open_lab):
     lab = _model_page(open_lab)
+    assert not (found := blocking(lab.page)), "\n".join(found)
+    # Both multi-choice boxes name themselves after their titles ("null" before).
+    names = [n[0] for n in deep(lab.page, "input.choices__input--cloned", "aria-label")]
+    assert names == ["Hide positions from this head", "Ablate heads (zero their output)"], names
+    # An open one too.
+    lab.page.locator("input.choices__input--cloned").nth(1).click()
+    lab.page.locator(".choices__list--dropdown.is-active").first.wait_for(timeout=10000)
     assert not (found := blocking(lab.page)), "\n".join(found)
 
 

@@ -116,7 +116,7 @@ function page() {
   const change = (root) => {
     for (const o of observers) if (o.roots.includes(root)) o.callback([{type: "childList", target: root}], o);
   };
-  return {document, clock, observers, render, wait, change};
+  return {document, clock, observers, render, wait, change, Bokeh: globals.Bokeh};
 }
 
 test("the walk names the controls at render and sets no interval", () => {
@@ -174,4 +174,30 @@ test("rendering again adds no second observer", () => {
   assert.equal(p.observers.length, 1);
   assert.equal(p.document.queries, 2, "each render walks once");
   assert.equal(p.observers[0].roots.filter((r) => r === p.document).length, 1);
+});
+
+test("a radio group is named after the question in its tags", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const group = host.attachShadow().append(new Node("DIV", {cls: ["bk-input-group"]}));
+  const model = {tags: [new Map([["lab_group_name", "Predict: which key wins?"]])]};
+  const view = {el: host, shadow_el: host.shadowRoot};
+  p.Bokeh.documents.push({all_models: new Set([model, {tags: []}])});
+  p.Bokeh.index.roots.push({owner: {find_one: (m) => (m === model ? view : null)}});
+  p.document.append(host);
+  p.render();
+  assert.equal(group.getAttribute("role"), "radiogroup");
+  assert.equal(group.getAttribute("aria-label"), "Predict: which key wins?");
+});
+
+test("a multi-choice box's search input is named after its title, not its placeholder", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const input = new Node("INPUT", {cls: ["choices__input", "choices__input--cloned"],
+    attrs: {type: "search", "aria-label": "null"}});
+  host.attachShadow().append(new Node("LABEL", {text: "Ablate heads (zero their output)"}));
+  host.shadowRoot.append(new Node("DIV", {children: [input]}));
+  p.document.append(host);
+  p.render();
+  assert.equal(input.getAttribute("aria-label"), "Ablate heads (zero their output)");
 });
