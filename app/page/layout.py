@@ -12,7 +12,7 @@ import panel as pn
 import param
 
 import attention_lab_assets
-from app.page.a11y import ControlNames, PageStructure
+from app.page.a11y import ControlNames, PageStructure, TabKeys
 from app.page.deferred import fill
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
@@ -86,6 +86,7 @@ class PageLayout(param.Parameterized):
         self.sidebar = [
             ControlNames(width=0, height=0, margin=0),
             PageStructure(width=0, height=0, margin=0),
+            TabKeys(css_class="lab-teaching", label="Teaching", width=0, height=0, margin=0),
             lab.pointer,
             self.source_picker,
             self.model_side,
