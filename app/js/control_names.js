@@ -93,6 +93,10 @@ function fixChoices(root, input) {
   input.dataset.labAria = '1';
   const list = inst.dropdown.element.querySelector('[role=listbox]');
   if (list) {
+    // A long list scrolls, and Chromium makes a scroller a Tab stop: Tab from the box went to
+    // the open list, which the box's blur then hid, dropping focus on <body>; the next Tab came
+    // back to the box (a trap). The box's arrow keys move through the list; it needs no stop.
+    list.tabIndex = -1;
     if (!list.id) list.id = `lab-choices-${Math.random().toString(36).slice(2)}`;
     inst.containerOuter.element.setAttribute('aria-controls', list.id);
   }

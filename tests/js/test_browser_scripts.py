@@ -131,6 +131,7 @@ SCRIPT_BREAKS = {
     ),
     "no walk on a timer": ("control_names.js", "walk();\n", "walk();\nsetInterval(walk, 1500);\n"),
     "radio groups named": ("control_names.js", "  nameGroups();\n", ""),
+    "an open list is no Tab stop": ("control_names.js", "    list.tabIndex = -1;\n", ""),
     "the tabs wrap round": (
         "tab_keys.js",
         "case 'ArrowLeft': return (i - 1 + n) % n;",

@@ -1,6 +1,8 @@
-"""The teaching tabs by keyboard alone in Chromium: Tab reaches the open tab, the arrows, Home
-and End open the others (their views are built and shown), focus follows the open tab even when
-the server rebuilds the headers, and the roles and selected state are exposed (tab_keys.js)."""
+"""The lab by keyboard alone in Chromium. The teaching tabs: Tab reaches the open tab, the
+arrows, Home and End open the others (their views are built and shown), focus follows the open
+tab even when the server rebuilds the headers, and the roles and selected state are exposed
+(tab_keys.js). The trained model's sidebar: Tab goes through its multi-choice boxes and on, with
+no trap (control_names.js)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from .labpage import wait_until_settled
+from .labpage import FOCUSED, wait_until_settled
 
 pytestmark = pytest.mark.browser
 
@@ -93,3 +95,23 @@ def test_the_models_tabs_reach_the_causal_map_by_keyboard(open_lab):
     press(lab, "End", "Causal map")
     lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
     press(lab, "ArrowLeft", "Experiments")
+
+
+def test_tab_goes_on_past_the_models_multi_choice_boxes(open_lab):
+    lab = open_lab(f"?model=binding&text={quote('a=5; b=7; a=3; ?a')}", more_settings=False)
+    lab.wait_until(lambda: lab.shows("Hide positions from this head"), "the model's sidebar", 30)
+    wait_until_settled(lab.page)
+    lab.page.locator("input.choices__input--cloned").first.focus()
+    reached = []
+    for _ in range(4):
+        lab.page.keyboard.press("Tab")
+        reached.append(lab.page.evaluate(FOCUSED))
+    # Before, Tab from the box went to its open list (a scroller), which then hid: focus fell
+    # to <body> and came back to the box, again and again.
+    assert reached == [
+        "Ablate heads (zero their output)",
+        "Clear the intervention",
+        "Run the model with",
+        reached[3],
+    ], reached
+    assert reached[3] != "Hide positions from this head"
