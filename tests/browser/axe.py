@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 # The impacts the browser tests refuse; moderate and minor ones are reported, not failed.
 BLOCKING = ("critical", "serious")
+RUN_NPM_CI = "node_modules/ is missing axe-core: run `npm ci` in the checkout (package-lock.json)"
 
 _RUN = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});
@@ -38,6 +41,8 @@ class Violation:
 
 def run_axe(page) -> list[Violation]:
     """Every axe violation in the page as it is now."""
+    if not AXE_JS.exists():
+        pytest.fail(RUN_NPM_CI)
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
     return [
