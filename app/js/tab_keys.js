@@ -87,7 +87,9 @@ function findTabs(cssClass) {
   }
   return null;
 }
-// The main area's roots may draw after this component's: look again until the tabs are there.
+// The main area's roots may draw after this component's: look again for a while, and each
+// time the document reports every root drawn (its idle signal), which a slow machine may reach
+// only after the retries (attach runs once per view).
 function start(tries) {
   const view = findTabs(data.css_class);
   if (view) attach(view, data.label);
@@ -95,3 +97,8 @@ function start(tries) {
 }
 state.keyTarget = keyTarget;
 start(TRIES);
+const doc = Bokeh.documents[0];
+if (doc && doc.idle && !doc.__labTabKeys) {
+  doc.__labTabKeys = true;
+  doc.idle.connect(() => start(0));
+}

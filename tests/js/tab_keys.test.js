@@ -24,7 +24,7 @@ function element(text = "") {
 }
 
 // A Tabs view with `names` headers, found by its CSS class, and the component's state.
-function render(names) {
+function render(names, {late = false} = {}) {
   const row = element();
   const tabs = names.map((name) => Object.assign(element(name), {parentNode: row}));
   const model = {id: "p7", css_classes: ["lab-teaching"], active: 0};
@@ -33,8 +33,10 @@ function render(names) {
     child_views: names.map(() => ({el: element()})),
     change_active(i) { model.active = i; },
   };
+  const idle = [];
+  const models = new Set(late ? [{css_classes: []}] : [{css_classes: []}, model]);
   const Bokeh = {
-    documents: [{all_models: new Set([{css_classes: []}, model])}],
+    documents: [{all_models: models, idle: {connect: (slot) => idle.push(slot)}}],
     index: {roots: [{owner: {find_one: (m) => (m === model ? view : null)}}]},
   };
   class MutationObserver { observe() {} }
@@ -46,7 +48,8 @@ function render(names) {
     view.el.listeners.keydown({key: name, composedPath: () => [on], preventDefault: () => { prevented = true; }});
     return prevented;
   };
-  return {state, view, tabs, row, key};
+  const drawn = () => { models.add(model); idle.forEach((slot) => slot()); };
+  return {state, view, tabs, row, key, drawn};
 }
 
 test("the arrows wrap, Home and End go to the ends, Enter and Space open the focused tab", () => {
@@ -88,4 +91,11 @@ test("a key opens a tab, moves focus to it and updates the selected state", () =
   assert.ok(!key("a", tabs[1]), "other keys are left alone");
   assert.ok(!key("ArrowRight", view.el), "keys outside the headers are left alone");
   assert.equal(view.model.active, 1);
+});
+
+test("tabs drawn after the retries are found when the document reports every root drawn", () => {
+  const {row, drawn} = render(["Lessons", "Audit"], {late: true});
+  assert.equal(row.getAttribute("role"), null);
+  drawn();
+  assert.equal(row.getAttribute("role"), "tablist");
 });
