@@ -12,6 +12,7 @@ const QUIET_MS = 200;
 const MAX_WAIT_MS = 1000;
 const MIN_GAP_MS = 1000;
 const OBSERVED = {childList: true, subtree: true, characterData: true};
+const GROUP_TAG = 'lab_group_name';
 const walks = window.__labA11y = window.__labA11y ||
   {observer: null, watched: new WeakSet(), timer: null, since: 0, last: -Infinity};
 function observe(root) {
@@ -24,6 +25,7 @@ function walk() {
   walks.timer = null;
   walks.last = Date.now();
   nameControls(document);
+  nameGroups();
 }
 function changed() {
   const now = Date.now();
@@ -55,6 +57,75 @@ function nameHandles(root, name) {
   for (const handle of root.querySelectorAll('.noUi-handle')) {
     setName(handle, name);
     coarseKeys(handle);
+    valueText(handle);
+  }
+}
+// The Bokeh view drawn into `host`, or null.
+function viewOf(host) {
+  for (const root of Bokeh.index.roots) {
+    const view = root.owner.query_one(v => v.el === host);
+    if (view) return view;
+  }
+  return null;
+}
+// noUiSlider reads a handle's value out as the slider's own number, which on the log-scale
+// sliders is an exponent (τ = 0.96 read "-0.02", d_k = 8 read "3.00"): each handle reads the
+// value as the slider's title shows it. noUiSlider rewrites aria-valuetext on every update, so
+// this follows its update event (bound after its own, so it runs last; binding fires it once).
+function valueText(handle) {
+  const target = handle.closest('.noUi-target');
+  if (!target || !target.noUiSlider || target.dataset.labText) return;
+  const view = viewOf(handle.getRootNode().host);
+  if (!view || typeof view.pretty !== 'function') return;
+  target.dataset.labText = '1';
+  const handles = target.querySelectorAll('.noUi-handle');
+  target.noUiSlider.on('update.labText', (values, i, numbers) => {
+    if (handles[i]) handles[i].setAttribute('aria-valuetext', String(view.pretty(numbers[i])));
+  });
+}
+// Choices.js, open, broke two ARIA rules (axe, critical): its combobox did not say which list it
+// controls, and it set aria-expanded on the dropdown's plain div, where it means nothing (the
+// combobox carries it). Once per Choices instance (Bokeh makes a new one when it redraws).
+function fixChoices(root, input) {
+  const view = root.host ? viewOf(root.host) : null;
+  const inst = view ? view.choice_el : null;
+  if (!inst || !inst.dropdown || !inst.containerOuter) return;
+  input.dataset.labAria = '1';
+  const list = inst.dropdown.element.querySelector('[role=listbox]');
+  if (list) {
+    // A long list scrolls, and Chromium makes a scroller a Tab stop: Tab from the box went to
+    // the open list, which the box's blur then hid, dropping focus on <body>; the next Tab came
+    // back to the box (a trap). The box's arrow keys move through the list; it needs no stop.
+    list.tabIndex = -1;
+    if (!list.id) list.id = `lab-choices-${Math.random().toString(36).slice(2)}`;
+    inst.containerOuter.element.setAttribute('aria-controls', list.id);
+  }
+  for (const verb of ['show', 'hide']) {
+    const original = inst.dropdown[verb];
+    inst.dropdown[verb] = function (...args) {
+      const out = original.apply(this, args);
+      this.element.removeAttribute('aria-expanded');
+      return out;
+    };
+  }
+  inst.dropdown.element.removeAttribute('aria-expanded');
+}
+// A group of radio buttons is named after its question, which the server puts in the
+// group's tags (app/views/group_name.py): Bokeh draws the group with no name of its own.
+function nameGroups() {
+  const doc = Bokeh.documents[0];
+  for (const model of doc ? doc.all_models : []) {
+    const tag = (model.tags || []).find(t => t != null && typeof t === 'object' &&
+      ((t instanceof Map && t.has(GROUP_TAG)) || GROUP_TAG in t));
+    if (!tag) continue;
+    const name = tag instanceof Map ? tag.get(GROUP_TAG) : tag[GROUP_TAG];
+    for (const root of Bokeh.index.roots) {
+      const view = root.owner.find_one(model);
+      const group = view && view.shadow_el ? view.shadow_el.querySelector('.bk-input-group') : null;
+      if (!group) continue;
+      if (group.getAttribute('role') !== 'radiogroup') group.setAttribute('role', 'radiogroup');
+      setName(group, name);
+    }
   }
 }
 // PageUp/PageDown move a slider by a 24th of its range (15 degrees on the query angle).
@@ -153,6 +224,11 @@ function nameControls(root) {
   if (label && text && !text.dataset.labPair && label.textContent.trim()) {
     setName(text, label.textContent.trim());
   }
+  // A multi-choice box (Choices.js) names its search input after its placeholder, which the
+  // lab leaves empty: a screen reader said "null". Its title names it instead.
+  const choices = root.querySelector('input.choices__input--cloned');
+  if (label && choices && label.textContent.trim()) setName(choices, label.textContent.trim());
+  if (choices && !choices.dataset.labAria) fixChoices(root, choices);
   const title = root.querySelector('.bk-slider-title');
   const titleText = title ? title.textContent.split(':')[0].trim() : '';
   if (titleText) nameHandles(root, titleText);

@@ -25,6 +25,31 @@ class ControlNames(ReactiveHTML):
     _scripts = {"render": js.source("control_names.js")}  # noqa: RUF012 - Panel reads this class attribute
 
 
+class PageStructure(ReactiveHTML):
+    """Renders nothing visible; its script gives the template's page one `main` landmark, one
+    level-one heading, a named settings landmark and a named join dialog
+    (app/js/page_structure.js)."""
+
+    _template = '<div id="structure" aria-hidden="true" style="display:none"></div>'
+    _scripts = {  # noqa: RUF012 - Panel reads this class attribute
+        "render": js.source(
+            "page_structure.js", SIDEBAR_NAME="Settings", DIALOG_NAME="Join the class"
+        )
+    }
+
+
+class TabKeys(ReactiveHTML):
+    """Renders nothing visible; its script makes the Tabs drawn with `css_class` real tabs:
+    roles, selected state, one Tab stop, and the arrow, Home, End, Enter and Space keys
+    (app/js/tab_keys.js)."""
+
+    css_class = param.String(doc="the Tabs' CSS class")
+    label = param.String(doc="the tab list's accessible name")
+
+    _template = '<div id="tab_keys" aria-hidden="true" style="display:none"></div>'
+    _scripts = {"render": js.source("tab_keys.js")}  # noqa: RUF012 - Panel reads this class attribute
+
+
 class ControlPointer(ReactiveHTML):
     """Scrolls the sidebar to the controls a lesson step names and outlines them for a few
     seconds; a polite live region says where they are (app/js/control_pointer.js)."""

@@ -12,7 +12,7 @@ import panel as pn
 import param
 
 import attention_lab_assets
-from app.page.a11y import ControlNames
+from app.page.a11y import ControlNames, PageStructure, TabKeys
 from app.page.deferred import fill
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
@@ -85,6 +85,8 @@ class PageLayout(param.Parameterized):
         )
         self.sidebar = [
             ControlNames(width=0, height=0, margin=0),
+            PageStructure(width=0, height=0, margin=0),
+            TabKeys(css_class="lab-teaching", label="Teaching", width=0, height=0, margin=0),
             lab.pointer,
             self.source_picker,
             self.model_side,

@@ -16,6 +16,7 @@ from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.state.lab_state import LabState
 from app.state.sources import SourceSwitch
+from app.views.group_name import name_group
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
@@ -168,6 +169,7 @@ class LessonsView(pn.viewable.Viewer):
         )
         self.choices.options = self._options()
         self.choices.value = None
+        name_group(self.choices, f"Predict: {step.question}")
         self.action.object = f"**Then act:** {_text(step.action)}"
         if idle:
             self._not_ready("Load the step, make your prediction, act, then press Measure.")

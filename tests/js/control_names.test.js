@@ -49,6 +49,7 @@ class Node {
   }
   getAttribute(name) { return name in this.attrs ? this.attrs[name] : null; }
   setAttribute(name, value) { this.attrs[name] = String(value); }
+  removeAttribute(name) { delete this.attrs[name]; }
   matches(selector) { return matches(this, selector); }
   descendants() { return this.children.flatMap((c) => [c, ...c.descendants()]); }
   querySelectorAll(selector) {
@@ -116,7 +117,7 @@ function page() {
   const change = (root) => {
     for (const o of observers) if (o.roots.includes(root)) o.callback([{type: "childList", target: root}], o);
   };
-  return {document, clock, observers, render, wait, change};
+  return {document, clock, observers, render, wait, change, Bokeh: globals.Bokeh};
 }
 
 test("the walk names the controls at render and sets no interval", () => {
@@ -174,4 +175,57 @@ test("rendering again adds no second observer", () => {
   assert.equal(p.observers.length, 1);
   assert.equal(p.document.queries, 2, "each render walks once");
   assert.equal(p.observers[0].roots.filter((r) => r === p.document).length, 1);
+});
+
+test("a radio group is named after the question in its tags", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const group = host.attachShadow().append(new Node("DIV", {cls: ["bk-input-group"]}));
+  const model = {tags: [new Map([["lab_group_name", "Predict: which key wins?"]])]};
+  const view = {el: host, shadow_el: host.shadowRoot};
+  p.Bokeh.documents.push({all_models: new Set([model, {tags: []}])});
+  p.Bokeh.index.roots.push({owner: {find_one: (m) => (m === model ? view : null)}});
+  p.document.append(host);
+  p.render();
+  assert.equal(group.getAttribute("role"), "radiogroup");
+  assert.equal(group.getAttribute("aria-label"), "Predict: which key wins?");
+});
+
+test("a multi-choice box's search input is named after its title, not its placeholder", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const input = new Node("INPUT", {cls: ["choices__input", "choices__input--cloned"],
+    attrs: {type: "search", "aria-label": "null"}});
+  host.attachShadow().append(new Node("LABEL", {text: "Ablate heads (zero their output)"}));
+  host.shadowRoot.append(new Node("DIV", {children: [input]}));
+  p.document.append(host);
+  p.render();
+  assert.equal(input.getAttribute("aria-label"), "Ablate heads (zero their output)");
+});
+
+test("an open multi-choice list is no Tab stop, and its combobox names the list it controls", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const input = new Node("INPUT", {cls: ["choices__input", "choices__input--cloned"], attrs: {type: "search"}});
+  host.attachShadow().append(new Node("LABEL", {text: "Hide positions from this head"}));
+  const list = new Node("DIV", {attrs: {role: "listbox"}});
+  const dropdown = new Node("DIV", {children: [list]});
+  const outer = new Node("DIV", {children: [input, dropdown]});
+  host.shadowRoot.append(outer);
+  const shown = [];
+  const inst = {
+    containerOuter: {element: outer},
+    dropdown: {element: dropdown, show() { this.element.setAttribute("aria-expanded", "true"); shown.push(1); return this; },
+      hide() { this.element.setAttribute("aria-expanded", "false"); return this; }},
+  };
+  const view = {el: host, choice_el: inst};
+  p.Bokeh.index.roots.push({owner: {query_one: (test) => (test(view) ? view : null)}});
+  p.document.append(host);
+  p.render();
+  assert.equal(list.tabIndex, -1);
+  assert.ok(list.id);
+  assert.equal(outer.getAttribute("aria-controls"), list.id);
+  inst.dropdown.show();
+  assert.equal(shown.length, 1, "Choices' own show still runs");
+  assert.equal(dropdown.getAttribute("aria-expanded"), null, "the combobox carries it, not the list");
 });

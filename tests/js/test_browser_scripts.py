@@ -130,6 +130,15 @@ SCRIPT_BREAKS = {
         "now",
     ),
     "no walk on a timer": ("control_names.js", "walk();\n", "walk();\nsetInterval(walk, 1500);\n"),
+    "radio groups named": ("control_names.js", "  nameGroups();\n", ""),
+    "an open list is no Tab stop": ("control_names.js", "    list.tabIndex = -1;\n", ""),
+    "the tabs wrap round": (
+        "tab_keys.js",
+        "case 'ArrowLeft': return (i - 1 + n) % n;",
+        "case 'ArrowLeft': return Math.max(0, i - 1);",
+    ),
+    "a key moves focus to its tab": ("tab_keys.js", "    tabs[next].focus();\n", ""),
+    "the dialog is named": ("page_structure.js", "{'aria-label': names.dialog}", "{}"),
 }
 
 
@@ -141,7 +150,12 @@ def test_a_broken_page_script_fails_its_node_tests(tmp_path, name):
     text = (SCRIPTS / file).read_text()
     assert text.count(old) == 1, f"app/js/{file} no longer has {old!r}"
     (tmp_path / file).write_text(text.replace(old, new))
-    tests = ["tests/js/connection_watch.test.js", "tests/js/control_names.test.js"]
+    tests = [
+        "tests/js/connection_watch.test.js",
+        "tests/js/control_names.test.js",
+        "tests/js/tab_keys.test.js",
+        "tests/js/page_structure.test.js",
+    ]
     env = dict(os.environ, LAB_SCRIPTS_DIR=str(tmp_path))
     result = subprocess.run(
         [_node(), "--test", *tests], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120

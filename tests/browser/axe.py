@@ -1,0 +1,53 @@
+"""axe-core in a Playwright page: the pinned npm copy (package.json, installed by `npm ci` into
+node_modules/ at the checkout's root) is injected into the page and run over the whole
+document, open shadow roots included (axe walks them itself)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# The impacts the browser tests refuse; moderate and minor ones are reported, not failed.
+BLOCKING = ("critical", "serious")
+RUN_NPM_CI = "node_modules/ is missing axe-core: run `npm ci` in the checkout (package-lock.json)"
+
+_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => ({target: JSON.stringify(n.target), summary: n.failureSummary})),
+  }));
+}"""
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    impact: str
+    help: str
+    nodes: tuple[str, ...]  # axe's targets, shadow-root paths as JSON lists
+
+    def describe(self) -> str:
+        shown = "\n    ".join(self.nodes[:8])
+        more = f"\n    ... and {len(self.nodes) - 8} more" if len(self.nodes) > 8 else ""
+        return (
+            f"{self.impact} {self.rule} ({self.help}), {len(self.nodes)} nodes:\n    {shown}{more}"
+        )
+
+
+def run_axe(page) -> list[Violation]:
+    """Every axe violation in the page as it is now."""
+    if not AXE_JS.exists():
+        pytest.fail(RUN_NPM_CI)
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE_JS))
+    return [
+        Violation(
+            v["id"], v["impact"] or "minor", v["help"], tuple(n["target"] for n in v["nodes"])
+        )
+        for v in page.evaluate(_RUN)
+    ]

@@ -1,0 +1,117 @@
+"""The lab by keyboard alone in Chromium. The teaching tabs: Tab reaches the open tab, the
+arrows, Home and End open the others (their views are built and shown), focus follows the open
+tab even when the server rebuilds the headers, and the roles and selected state are exposed
+(tab_keys.js). The trained model's sidebar: Tab goes through its multi-choice boxes and on, with
+no trap (control_names.js)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from .labpage import FOCUSED, wait_until_settled
+
+pytestmark = pytest.mark.browser
+
+# The focused element through shadow roots: its role, text and aria-selected.
+FOCUSED_TAB = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  return el ? [el.getAttribute('role'), el.textContent.trim(), el.getAttribute('aria-selected')]
+    : [null, '', null];
+}"""
+# Every tab and tab list, shadow roots included.
+TABS = """() => {
+  const out = {tablists: [], tabs: [], panels: []};
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      const role = el.getAttribute('role');
+      if (role === 'tablist') out.tablists.push(el.getAttribute('aria-label'));
+      if (role === 'tab') out.tabs.push([el.textContent.trim(), el.getAttribute('aria-selected'),
+        el.tabIndex, el.getAttribute('aria-controls')]);
+      if (role === 'tabpanel' && el.checkVisibility({visibilityProperty: true})) out.panels.push(
+        [el.id, el.getAttribute('aria-labelledby')]);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+
+
+def tab_to_the_tabs(page, limit: int = 80) -> list:
+    """Press Tab from the top until a tab has focus; its [role, text, selected]."""
+    page.locator("body").focus()
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED_TAB)
+        if focused[0] == "tab":
+            return focused
+    raise AssertionError(f"no tab reached in {limit} Tab presses")
+
+
+def press(lab, key: str, name: str) -> None:
+    """Press `key` on the focused tab and wait for `name` to be the open, focused tab."""
+    lab.page.keyboard.press(key)
+    lab.wait_until(
+        lambda: lab.page.evaluate(FOCUSED_TAB) == ["tab", name, "true"],
+        f"{key} to open and focus {name!r} (focused: {lab.page.evaluate(FOCUSED_TAB)})",
+        30,
+    )
+
+
+def test_the_teaching_tabs_open_from_the_keyboard(open_lab):
+    lab = open_lab("", more_settings=False)
+    wait_until_settled(lab.page)
+    assert tab_to_the_tabs(lab.page) == ["tab", "Lessons", "true"]
+    found = lab.page.evaluate(TABS)
+    assert found["tablists"] == ["Teaching"]
+    names = [t[0] for t in found["tabs"]]
+    assert names == ["Lessons", "Why is it sharp?", "Audit", "Share & export"]
+    # One Tab stop for the row: the open tab; the shown panel is labelled by it.
+    assert [t[2] for t in found["tabs"]] == [0, -1, -1, -1]
+    assert len(found["panels"]) == 1, found
+    panel = found["panels"][0]
+    assert panel[0] == found["tabs"][0][3] and panel[1].endswith("-tab-0"), panel
+
+    press(lab, "ArrowRight", "Why is it sharp?")
+    lab.page.get_by_role("button", name="Why is it sharp?").wait_for(timeout=30000)
+    press(lab, "End", "Share & export")
+    lab.page.get_by_role("button", name="Copy a link to this exact lab").wait_for(timeout=30000)
+    press(lab, "ArrowLeft", "Audit")
+    lab.page.get_by_role("button", name="Run the audit").wait_for(timeout=30000)
+    press(lab, "Home", "Lessons")
+    press(lab, "ArrowLeft", "Share & export")  # wraps round
+    press(lab, "ArrowRight", "Lessons")
+    selected = [t[1] for t in lab.page.evaluate(TABS)["tabs"]]
+    assert selected == ["true", "false", "false", "false"]
+
+
+def test_the_models_tabs_reach_the_causal_map_by_keyboard(open_lab):
+    lab = open_lab(f"?model=binding&text={quote('a=5; b=7; a=3; ?a')}", more_settings=False)
+    lab.wait_until(lambda: "Experiments" in str(lab.page.evaluate(TABS)["tabs"]), "model tabs", 30)
+    wait_until_settled(lab.page)
+    assert tab_to_the_tabs(lab.page) == ["tab", "Lessons", "true"]
+    press(lab, "End", "Causal map")
+    lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
+    press(lab, "ArrowLeft", "Experiments")
+
+
+def test_tab_goes_on_past_the_models_multi_choice_boxes(open_lab):
+    lab = open_lab(f"?model=binding&text={quote('a=5; b=7; a=3; ?a')}", more_settings=False)
+    lab.wait_until(lambda: lab.shows("Hide positions from this head"), "the model's sidebar", 30)
+    wait_until_settled(lab.page)
+    lab.page.locator("input.choices__input--cloned").first.focus()
+    reached = []
+    for _ in range(4):
+        lab.page.keyboard.press("Tab")
+        reached.append(lab.page.evaluate(FOCUSED))
+    # Before, Tab from the box went to its open list (a scroller), which then hid: focus fell
+    # to <body> and came back to the box, again and again.
+    assert reached == [
+        "Ablate heads (zero their output)",
+        "Clear the intervention",
+        "Run the model with",
+        reached[3],
+    ], reached
+    assert reached[3] != "Hide positions from this head"
