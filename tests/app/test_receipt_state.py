@@ -1,0 +1,90 @@
+"""The Causal map tab's estimate and receipt as a session source: the estimate of every head
+first, the exact values arriving a few heads at a time until the receipt is complete, and a
+newer sentence superseding an older one (nothing stale is shown)."""
+
+from __future__ import annotations
+
+from app.state import receipt_state
+from app.state.model_state import ModelState
+from app.state.receipt_state import ReceiptState
+from engine import trained
+
+PROGRAM = "a=5; b=7; a=3; ?a"
+OTHER = "a=1; b=2; ?b"
+
+
+def held_state(text=PROGRAM):
+    """A state whose deliveries wait in a list, as on a page until its next tick."""
+    m = ModelState(text=text)
+    r = ReceiptState(m)
+    held = []
+    r.deliver = held.append
+    return m, r, held
+
+
+def test_nothing_is_estimated_until_the_tab_is_followed():
+    m, r, held = held_state()
+    assert r.settle(60) and held == [] and r.amap is None
+
+
+def test_the_estimate_comes_first_then_the_receipt_a_batch_at_a_time(monkeypatch):
+    monkeypatch.setattr(receipt_state, "BATCH", 1)
+    model = trained.load("binding")
+    m, r, held = held_state()
+    r.following = True
+    assert r.settle(60)
+    first, *checks = held
+    first()  # the estimate: every head, none checked yet
+    heads = model.n_layers * model.n_heads
+    assert len(r.amap.records) == heads and r.amap.verified() == []
+    assert r.planned == heads and not r.complete  # the binding model has only 4 heads
+    counts = []
+    for finish in checks:
+        finish()
+        counts.append(r.checked)
+    assert counts == list(range(1, heads + 1)) and r.complete
+    whole = model.attribution_map(PROGRAM, verify=heads)
+    assert r.amap == whole  # the same estimates and exact values as the engine's map
+    # The retrieval head: the estimate says nothing (a saturated answer), the check says a lot.
+    layer, head = model.retrieval_head
+    row = next(x for x in r.amap.records if (x.layer, x.head) == (layer, head))
+    assert abs(row.estimate) < 0.01 and row.exact < -1.0 and "saturated" in row.note
+
+
+def test_a_newer_sentence_supersedes_the_older_receipt():
+    m, r, held = held_state()
+    r.following = True
+    assert r.settle(60)
+    old = list(held)
+    held.clear()
+    assert m.try_update(text=OTHER)
+    assert r.amap is None  # the old sentence's estimate is gone at once
+    assert r.settle(60)
+    for finish in old:  # the old sentence's results arrive late: dropped
+        finish()
+    assert r.amap is None
+    for finish in held:
+        finish()
+    assert r.amap.text == OTHER and r.complete
+
+
+def test_an_intervention_keeps_the_receipt_of_the_same_sentence():
+    m, r, held = held_state()
+    r.following = True
+    assert r.settle(60)
+    for finish in held:
+        finish()
+    shown = r.amap
+    assert m.try_update(ablated=["0.0"])  # the maps judge every head on the clean sentence
+    assert r.settle(60) and r.amap is shown
+
+
+def test_a_refused_sentence_keeps_the_receipt_of_the_last_valid_one():
+    m, r, held = held_state()
+    r.following = True
+    assert r.settle(60)
+    for finish in held:
+        finish()
+    shown = r.amap
+    assert not m.try_update(text="a=5; ?")
+    assert r.settle(60) and r.amap is shown and r.error == ""
