@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import re
 
+from engine.trained.attribution import SATURATED_P
+
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+def percent(p: float) -> str:
+    """A probability with the digits that tell 0.9999 from 1 (a saturated answer's are all)."""
+    if p < 0.99:
+        return f"{p:.1%}"
+    return f"{p:.2%}" if p < 0.999 else f"{p:.4%}"
 
 
 def _saturated(p: str) -> str:
     return (
-        f"the model is already sure of its answer (P = {float(p):.2%}), where the probability "
-        "curve is flat: a small nudge barely moves it, so the gradient cannot see what "
-        "removing the whole head does"
+        f"the model is already sure of its answer (P = {percent(float(p))}), where the "
+        "probability curve is flat: a small nudge barely moves it, so the gradient cannot see "
+        "what removing a whole head does"
     )
 
 
@@ -44,10 +53,13 @@ _RULES = (
 )
 
 
-def reasons(note: str | None) -> list[str]:
-    """Each reason the engine's note gives, in plain words (an unknown one is kept as it is)."""
+def reasons(note: str | None, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """Each reason the engine's note gives, in plain words (an unknown one is kept as it is),
+    less those named in ``leave_out`` ("saturated": the page says it once per sentence)."""
     out = []
     for part in _parts(note):
+        if part.startswith(leave_out):
+            continue
         for pattern, words in _RULES:
             found = pattern.match(part)
             if found:
@@ -56,6 +68,12 @@ def reasons(note: str | None) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def sentence_warning(p: float) -> str:
+    """The reason that holds for every head of a sentence whose answer has probability ``p``
+    ("" when the answer is not saturated)."""
+    return _saturated(str(p)) if p >= SATURATED_P else ""
 
 
 def short(note: str | None) -> str:

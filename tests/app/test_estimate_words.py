@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.state.estimate_words import reasons, short
+from app.state.estimate_words import reasons, sentence_warning, short
 from engine import trained
 from engine.trained import attribution
 
@@ -15,9 +15,14 @@ def test_each_reason_is_said_with_its_measurement():
     )
     said = reasons(note)
     assert len(said) == 3  # the large step's own "; " does not start a reason
-    assert "99.90%" in said[0] and "45%" in said[1] and "20%" in said[2]
+    assert "99.9000%" in said[0] and "45%" in said[1] and "20%" in said[2]
     assert reasons(None) == [] and short(None) == ""
     assert short(note) == "saturated, large step, cancelling"
+    assert reasons(note, leave_out=("saturated",)) == said[1:]
+
+
+def test_a_saturated_sentence_is_warned_once_with_the_digits_that_matter():
+    assert "99.9900%" in sentence_warning(0.9999) and sentence_warning(0.5) == ""
 
 
 def test_the_engines_notes_are_the_ones_recognised():

@@ -88,3 +88,29 @@ def test_a_refused_sentence_keeps_the_receipt_of_the_last_valid_one():
     shown = r.amap
     assert not m.try_update(text="a=5; ?")
     assert r.settle(60) and r.amap is shown and r.error == ""
+
+
+def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map():
+    from app.page.lab_page import create_app
+    from app.patches import apply_all
+
+    apply_all()
+    lab = create_app().lab
+    lab.sources.source = "model"
+    c = lab.parts.get("causal_state")
+    assert c.settle(60)  # its suggestion is in before this thread builds anything more
+    r = lab.parts.get("receipt_state")
+    assert r.settle(60) and r.amap is None  # a page that never opens the tab pays nothing
+    lab.layout.open_tab("Causal map")
+    assert r.following and r.settle(60) and r.complete
+    view = lab.parts.get("receipt_view")
+    model = trained.load("binding")
+    heads = model.n_layers * model.n_heads
+    assert len(view.grid_source.data["estimate"]) == heads
+    assert sorted(view.receipt_source.data["tag"]) == ["L0 H0", "L0 H1", "L1 H0", "L1 H1"]
+    text = view.receipt_text.object
+    assert "rank correlation" in text and "Every head's estimate is suspect here" in text
+    assert "Against" not in text  # the exact map is not measured yet
+    c.measure()
+    assert c.settle(60), (c._busy, c._suggesting, c.error)
+    assert "Against <b>Measure every head</b> (all 4 removed)" in view.receipt_text.object
