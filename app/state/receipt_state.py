@@ -23,7 +23,7 @@ from app.state import attribution_runs
 from app.state.causal_state import POOL
 from engine.trained import causal
 
-VERIFY = 10  # heads checked exactly, the largest |estimate| first (the receipt's top 10)
+VERIFY = 20  # heads checked exactly, the largest |estimate| first: a top 10 among 20 says something
 BATCH = 2  # heads per delivery: a SmolLM2 batch of two costs about one forward
 
 
