@@ -17,6 +17,8 @@ import math
 import panel as pn
 import param
 from bokeh.models import (
+    BasicTicker,
+    BasicTickFormatter,
     ColorBar,
     ColumnDataSource,
     FixedTicker,
@@ -40,6 +42,7 @@ from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
 TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
 NOTES_SHOWN = 4  # warnings spelled out, the largest misses first
+LABELLED = 6  # dots named on the receipt, the furthest from the line first (hover names all)
 WARNED, PLAIN = OKABE_ITO["orange"], OKABE_ITO["blue"]
 
 
@@ -148,7 +151,7 @@ class ReceiptView(pn.viewable.Viewer):
         cols.update(layer=[], head=[], tag=[], checked=[], note=[], outline=f32([]))
         self.grid_source = ColumnDataSource(name="estimate_map", data=cols)
         fig = make_figure(
-            "Estimated change of log P(answer) if removed",
+            "Each head's estimated effect",
             height=420,
             x_range=Range1d(-0.5, 1.5),
             y_range=Range1d(-0.5, 1.5),
@@ -183,16 +186,36 @@ class ReceiptView(pn.viewable.Viewer):
             ],
         )
         fig.add_tools(TapTool(renderers=[cells]))
-        fig.add_layout(ColorBar(color_mapper=self.mapper, width=12), "right")
+        # Below, not beside: Bokeh aligns the frames of a column's plots, so a colour bar at the
+        # side would narrow the receipt's frame as well (to 180 px on a phone).
+        bar = ColorBar(
+            color_mapper=self.mapper,
+            orientation="horizontal",
+            height=12,
+            ticker=BasicTicker(desired_num_ticks=5),
+            formatter=BasicTickFormatter(use_scientific=False),
+            title="estimated change of log P if removed",
+        )
+        fig.add_layout(bar, "below")
         self.grid_source.selected.on_change("indices", self._tapped(self.grid_source))
         self.grid_figure = fig
 
     def _build_receipt(self) -> None:
         cols = {"estimate": f32([]), "exact": f32([])}
-        cols.update(layer=[], head=[], tag=[], colour=[], note=[])
+        cols.update(layer=[], head=[], tag=[], label=[], colour=[], note=[], align=[], dx=f32([]))
         self.receipt_source = ColumnDataSource(name="receipt", data=cols)
-        fig = make_figure("Estimate against the real removal", height=380)
+        # One range for both axes (set from the data): the dashed line is then the diagonal, and
+        # a dot's distance from it is how wrong the estimate was.
+        fig = make_figure(
+            "Estimate vs real removal",
+            height=380,
+            x_range=Range1d(-1.0, 1.0),
+            y_range=Range1d(-1.0, 1.0),
+        )
         fig.name = "receipt_plot"
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.ticker = BasicTicker(desired_num_ticks=5)
+            axis.formatter = BasicTickFormatter(use_scientific=False)
         fig.xaxis.axis_label = "estimated change of log P"
         fig.yaxis.axis_label = "real change (head removed)"
         # On this line the estimate is exact; below it, removing the head costs more than
@@ -223,9 +246,10 @@ class ReceiptView(pn.viewable.Viewer):
             LabelSet(
                 x="estimate",
                 y="exact",
-                text="tag",
+                text="label",
                 source=self.receipt_source,
-                x_offset=6,
+                x_offset="dx",  # a dot in the right half is labelled on its left
+                text_align="align",
                 y_offset=2,
                 text_font_size="13px",
             )
@@ -291,6 +315,14 @@ class ReceiptView(pn.viewable.Viewer):
 
     def _draw_receipt(self, amap) -> None:
         checked = [] if amap is None else amap.verified()
+        values = [v for r in checked for v in (r.estimate, r.exact)]
+        low, high = min([0.0, *values]), max([0.0, *values])
+        left = [r.estimate <= (low + high) / 2 for r in checked]
+        misses = sorted(checked, key=lambda r: -abs(r.exact - r.estimate))[:LABELLED]
+        named = {(r.layer, r.head) for r in misses}
+        # The sentence's own warning (a saturated answer) holds for every dot: it is said once
+        # in the text, and the colour marks a head's own warning.
+        own = [bool(reasons(r.note, leave_out=("saturated",))) for r in checked]
         assign(
             self.receipt_source,
             {
@@ -299,13 +331,22 @@ class ReceiptView(pn.viewable.Viewer):
                 "layer": [r.layer for r in checked],
                 "head": [r.head for r in checked],
                 "tag": [tag(r.layer, r.head) for r in checked],
-                "colour": [WARNED if r.note else PLAIN for r in checked],
+                "label": [
+                    tag(r.layer, r.head) if (r.layer, r.head) in named else "" for r in checked
+                ],
+                "colour": [WARNED if warned else PLAIN for warned in own],
                 "note": [short(r.note) or "none" for r in checked],
+                "align": ["left" if x else "right" for x in left],
+                "dx": f32([7.0 if x else -7.0 for x in left]),
             },
         )
         if not checked:
             self.receipt_text.object = ""
             return
+        pad = 0.12 * (high - low or 1.0)
+        fig = self.receipt_figure
+        fig.x_range.start = fig.y_range.start = low - pad
+        fig.x_range.end = fig.y_range.end = high + pad
         parts = [receipt_words(amap)]
         cmap = self.cstate.causal
         same = cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer)
@@ -318,8 +359,9 @@ class ReceiptView(pn.viewable.Viewer):
             )
         self.receipt_text.object = (
             "".join(f"<p>{p}</p>" for p in parts if p)
-            + "<p>Orange dots carry a warning; on the dashed line the estimate is exact.</p>"
-            + notes_words(amap)
+            + "<p>On the dashed line the estimate is exact; the further a dot is from it, the "
+            f"more the estimate missed (the {LABELLED} furthest are named). Orange: the head has "
+            "a warning of its own, below.</p>" + notes_words(amap)
         )
 
     def __panel__(self):
