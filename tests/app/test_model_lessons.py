@@ -93,7 +93,7 @@ def test_the_whole_model_steps_name_the_heads_the_maps_measure():
     light = min((r for r in cmap.records if r.weight < 0.05), key=lambda r: r.effect)
     assert (light.layer, light.head) == LM_LIGHT_HEAD
     changed, _ = causal.counterfactual(model, MOVED)
-    best = model.patching_map(MOVED, changed).strongest(1)[0]
+    best = model.patching_map(MOVED, changed).restoring(1)[0]
     # Patching runs the changed sentence with the open one's head: the head that brings the
     # most back is the one the step gives the changed sentence's output.
     assert (best.layer, best.head) == LM_PATCH_HEAD
