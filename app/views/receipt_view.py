@@ -42,6 +42,7 @@ from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
 TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
 NOTES_SHOWN = 4  # warnings spelled out, the largest misses first
+SCALE_FLOOR = 0.1  # nats: the grid's colours span at least ±0.1 (about a 10% change of P)
 LABELLED = 6  # dots named on the receipt, the furthest from the line first (hover names all)
 WARNED, PLAIN = OKABE_ITO["orange"], OKABE_ITO["blue"]
 
@@ -297,7 +298,9 @@ class ReceiptView(pn.viewable.Viewer):
         fig.y_range.start, fig.y_range.end = -0.5, layers - 0.5
         fig.xaxis.ticker.ticks = list(range(heads))
         fig.yaxis.ticker.ticks = list(range(0, layers, 1 if layers <= 10 else 5))
-        top = max(abs(r.estimate) for r in recs) or 1.0
+        # Never narrower than SCALE_FLOOR: scaled to its own ±0.002, a saturated sentence's
+        # estimates were drawn deep red and blue, as if they mattered.
+        top = max(SCALE_FLOOR, *(abs(r.estimate) for r in recs))
         self.mapper.low, self.mapper.high = -top, top
         assign(
             self.grid_source,
