@@ -76,3 +76,20 @@ def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
     # The exact map below still measures, and the receipt then counts over every head.
     page.page.get_by_role("button", name="Measure every head").click()
     page.wait_until(lambda: page.shows("all 4 removed"), "the receipt over every head")
+
+    # A new program: a new estimate and its receipt, without opening anything again.
+    other = "a=1; b=2; ?b"
+    box = page.page.get_by_label("Program (press Enter to run)")
+    box.fill(other)
+    box.press("Enter")
+    fresh = model.attribution_map(other, verify=heads)
+    want = sorted(r.exact for r in fresh.records)
+
+    def receipt_of_the_new_program():
+        data = page.data("receipt")
+        return len(data["exact"]) == heads and sorted(data["exact"]) == pytest.approx(
+            want, rel=1e-5
+        )
+
+    page.wait_until(receipt_of_the_new_program, "the new program's receipt")
+    assert not page.shows("all 4 removed")  # the exact map was of the old program
