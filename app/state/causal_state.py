@@ -18,10 +18,9 @@ import param
 
 from engine.trained import causal
 
-# One worker per process (the receipt's checks share it): a map keeps one core busy for seconds,
-# and the other core serves the pages. A second student's map waits its turn (the cache then
-# often answers it at once).
-POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
+# One worker per process: a map keeps one core busy for seconds, and the other core serves the
+# pages. A second student's map waits its turn (the cache then often answers it at once).
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
 CAUSAL, PATCHING = "causal", "patching"
 
 
@@ -68,7 +67,7 @@ class CausalState(param.Parameterized):
         model, text, generation = self._m.loaded, self._m.text, self._generation
         with self._idle:
             self._suggesting += 1
-        POOL.submit(self._suggest, model, text, generation)
+        _POOL.submit(self._suggest, model, text, generation)
 
     def _suggest(self, model, text, generation) -> None:
         try:
@@ -129,7 +128,7 @@ class CausalState(param.Parameterized):
         self._set(running=kind, progress=0.0, message="starting", error="")
         with self._idle:
             self._busy = True
-        POOL.submit(self._work, kind, job, stop, generation)
+        _POOL.submit(self._work, kind, job, stop, generation)
 
     def _work(self, kind, job, stop, generation) -> None:
         def progress(fraction, message):

@@ -4,9 +4,10 @@ No Panel or Bokeh import. It follows one `ModelState` (model, sentence, query po
 each sentence it first publishes the attribution estimate of every head (one backward pass), then
 checks the heads with the largest |estimate| by exact ablation, `BATCH` at a time, publishing the
 map again after each batch with the exact values found so far, until `VERIFY` heads are checked.
-The work runs on the maps' worker (`causal_state.POOL`), one short task per step, so another
-session's work can run between them; results reach the page through `deliver`, as the maps'
-do. A newer sentence supersedes the older one: its tasks stop at their next step, and anything
+The work runs on its own worker, not the maps' (`causal_state`'s): behind another session's
+exact map (10 s for 16 tokens, minutes for 441) no student would see an estimate. It is one
+short task per step, so every session's receipt advances in turn; results reach the page
+through `deliver`, as the maps' do. A newer sentence supersedes the older one: its tasks stop at their next step, and anything
 they still hand over is dropped (each carries its generation). `settle()` waits for the worker
 in a notebook or a test.
 """
@@ -16,13 +17,16 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import param
 
 from app.state import attribution_runs
-from app.state.causal_state import POOL
 from engine.trained import causal
 
+# One worker per process, beside the maps' one: its tasks are short (a backward, two ablations),
+# and a student who edits a sentence is waiting for them.
+POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-receipts")
 VERIFY = 20  # heads checked exactly, the largest |estimate| first: a top 10 among 20 says something
 BATCH = 2  # heads per delivery: a SmolLM2 batch of two costs about one forward
 

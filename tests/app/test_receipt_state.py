@@ -119,11 +119,11 @@ def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map()
 def test_work_queued_for_a_superseded_sentence_is_never_done():
     import threading
 
-    from app.state.causal_state import POOL
+    from app.state.receipt_state import POOL
 
     m, r, held = held_state()
     gate = threading.Event()
-    POOL.submit(gate.wait, 60)  # the maps' worker is busy with another session's work
+    POOL.submit(gate.wait, 60)  # the worker is busy with another session's receipt
     r.following = True  # this sentence's estimate waits in the queue...
     assert m.try_update(text=OTHER)  # ...and a newer sentence supersedes it
     gate.set()
