@@ -7,9 +7,9 @@ map again after each batch with the exact values found so far, until `VERIFY` he
 The work runs on its own worker, not the maps' (`causal_state`'s): behind another session's
 exact map (10 s for 16 tokens, minutes for 441) no student would see an estimate. It is one
 short task per step, so every session's receipt advances in turn; results reach the page
-through `deliver`, as the maps' do. A newer sentence supersedes the older one: its tasks stop at their next step, and anything
-they still hand over is dropped (each carries its generation). `settle()` waits for the worker
-in a notebook or a test.
+through `deliver`, as the maps' do. A newer sentence supersedes the older one: its tasks stop
+at their next step, and anything they still hand over is dropped (each carries its
+generation). `settle()` waits for the worker in a notebook or a test.
 """
 
 from __future__ import annotations
