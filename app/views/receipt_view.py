@@ -373,7 +373,8 @@ class ReceiptView(pn.viewable.Viewer):
                 "<h3>Every head at once: a fast estimate, then a receipt</h3><p>One backward "
                 "pass estimates what removing each head would do to the answer: red cells "
                 "help it, blue cells work against it. Then the heads with the largest "
-                "estimates are really removed, a few at a time, to check the estimate.</p>",
+                "estimates are really removed, a few at a time, to check the estimate (their "
+                "cells are outlined). Tap a head to open it.</p>",
                 sizing_mode="stretch_width",
             ),
             self.status,
