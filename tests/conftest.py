@@ -205,7 +205,8 @@ def fresh_process_caches():
     pipeline = sys.modules.get("app.state.pipeline")
     if pipeline is not None:
         pipeline.clear_caches()
-    runs = sys.modules.get("app.state.model_runs")
-    if runs is not None:
-        runs.clear()
+    for name in ("app.state.model_runs", "app.state.attribution_runs"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.clear()
     yield

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.state import model_runs
+from app.state import attribution_runs, model_runs
+from app.state.estimate_words import reasons, sentence_warning
 from app.state.model_state import ModelState, Prediction, short_title
 from engine import trained
 from engine.heads import find_heads, shown_token
@@ -25,6 +26,7 @@ from engine.trained import causal
 
 PART = "A trained head"
 LM_PART = "A real language model"
+GRADIENT_PART = "Where the gradient lies"
 LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -37,6 +39,9 @@ LM_LIGHT_HEAD = (12, 3)
 LM_HEAVY_HEAD = (21, 7)
 LM_PATCH_HEAD = (23, 0)
 SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
+# An estimate under this (in nats of log P) calls a head unimportant: a hundredth of a nat is a
+# 1% change of the answer's probability.
+UNIMPORTANT = 0.01
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
 
 
@@ -575,7 +580,75 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "'does this head carry the information that differs between the two sentences?'"
         ),
     ),
+    ModelLessonStep(
+        title="The fast estimate says this head does nothing",
+        text=SEED_PROGRAM,
+        part=GRADIENT_PART,
+        opens=lambda m: _quiet_head(m.loaded.name, SEED_PROGRAM)[:2],
+        setup=(
+            "The Causal map tab estimates every head's effect at once from one backward pass: "
+            "the slope of log P(answer) times the step a removal takes. The planes show the head "
+            "that estimate calls unimportant (a change of log P under 0.01) whose real removal "
+            "costs the most, measured on this program when the step opens."
+        ),
+        question="Ablate this head. What happens to the model's answer?",
+        choices=(
+            "Almost nothing, as the estimate says",
+            "The answer is lost: the estimate was wrong",
+        ),
+        answer=1,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: _gradient_lied(b, a),
+        confirms=lambda b, a: (
+            abs(_quiet_head("binding", SEED_PROGRAM)[2].estimate) < UNIMPORTANT
+            and _p(a, _expected(b)) < 0.5
+        ),
+        takeaway=(
+            "The answer was nearly certain, and there the softmax is saturated: the slope of "
+            "log P is about 1 - P, nearly flat, so a first-order estimate sees almost nothing, "
+            "the way the Jacobian of a one-hot route is nearly zero. Removing a head is no small "
+            "nudge: it takes the model far from where the slope was measured. The estimate "
+            "is a filter that tells where to look; only the intervention is a measurement "
+            "(the Causal map tab checks the largest estimates this way, as a receipt)."
+        ),
+    ),
 )
+
+
+def _quiet_head(model: str, text: str):
+    """(layer, head, record): among the heads whose estimate is under UNIMPORTANT, the one whose
+    exact ablation costs log P(answer) the most, from the attribution map of `text` (every
+    head checked: the binding model has four). Cached once per process."""
+    amap = attribution_runs.estimate(model, text, _last(model, text))
+    quiet = [r for r in amap.records if abs(r.estimate) < UNIMPORTANT]
+    if not quiet:
+        raise ValueError(f"no head of {model} is called unimportant on {text!r}")
+    heads = [(r.layer, r.head) for r in quiet]
+    exact = attribution_runs.exact(model, text, _last(model, text), heads)
+    layer, head = min(heads, key=lambda lh: exact[lh])
+    record = next(r for r in amap.with_exact(exact).records if (r.layer, r.head) == (layer, head))
+    return layer, head, record
+
+
+def _last(model: str, text: str) -> int:
+    return model_runs.plain_run(model, text, None, "numpy").query_position
+
+
+def _gradient_lied(before: Reading, after: Reading) -> str:
+    """The estimate, the exact change and the answer, with the estimate's own reasons."""
+    layer, head, record = _quiet_head("binding", SEED_PROGRAM)
+    right = _expected(before)
+    why = [sentence_warning(_p(before, right))]
+    why += reasons(record.note, leave_out=("saturated",))
+    return (
+        f"the estimate for L{layer} H{head} said log P({right}) changes by "
+        f"{record.estimate:+.4f}; removing it changes it by {record.exact:+.2f}: "
+        f"{_final(before, after)}. Why the estimate missed: {'; and '.join(w for w in why if w)}"
+    )
 
 
 def _winner(r: Reading) -> int:

@@ -119,6 +119,8 @@ class Lab:
         add("model_main", partial(later.model_main, self), draw=self._draw_model_view)
         add("causal_state", partial(later.causal_state, self))
         add("causal_view", partial(later.causal_view, self))
+        add("receipt_state", partial(later.receipt_state, self))
+        add("receipt_view", partial(later.receipt_view, self))
         add("every_head", partial(later.every_head, self))
         add("head_grid", partial(later.head_grid, self), draw=self._draw_model_view)
         add("logits", LogitsView, draw=_update, eager=True)
@@ -265,7 +267,9 @@ class Lab:
         model = self.sources.source == MODEL
         if model and self.model_panel is None:
             get = self.parts.get
-            views = (get("model_panel"), get("model_main"), get("causal_view"), get("every_head"))
+            # The causal tab: the fast estimate and its receipt above the exact maps.
+            causal = (get("receipt_view"), get("causal_view"))
+            views = (get("model_panel"), get("model_main"), causal, get("every_head"))
             self.layout.place_model_views(*views)
         self.layout.show_source(model)
         self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)

@@ -84,6 +84,24 @@ def causal_state(lab):
     return cstate
 
 
+def receipt_state(lab):
+    from app.state.receipt_state import ReceiptState
+
+    rstate = ReceiptState(lab.sources.model)
+    if lab.doc is not None and lab.doc.session_context is not None:
+        rstate.deliver = on_session_thread(lab.doc)
+    return rstate
+
+
+def receipt_view(lab):
+    from app.views.receipt_view import ReceiptView
+
+    get = lab.parts.get
+    view = ReceiptView(get("receipt_state"), get("causal_state"), lab.sources.model)
+    lab.style.add([view.grid_figure, view.receipt_figure])
+    return view
+
+
 def causal_view(lab):
     from app.views.causal_view import CausalView
 

@@ -168,12 +168,13 @@ class PageLayout(param.Parameterized):
             self.sources.source = source
 
     def place_model_views(self, panel, main, causal, heads) -> None:
-        """The trained model's controls, answer, experiments, causal map and every head."""
+        """The trained model's controls, answer, experiments, causal tab (its views, top to
+        bottom) and every head."""
         self.model_side.objects = [panel]
         self.prediction = main.prediction.__panel__()
         grow(self.prediction, "lab-logits")
         self.experiments_tab.objects = [main]
-        self.causal_tab.objects = [causal]
+        self.causal_tab.objects = list(causal)
         self.heads_below.objects = [heads]
 
     def show_source(self, model: bool) -> None:
@@ -206,6 +207,9 @@ class PageLayout(param.Parameterized):
         if not 0 <= event.new < len(tabs):
             return
         holder = tabs[event.new]
+        if holder.name == "Causal map":
+            # The estimate is made for a student who looks at it, then for each new sentence.
+            self._parts.get("receipt_state").following = True
         name = TAB_PARTS.get(holder.name)
         if name is None or self._parts.built(name) is not None:
             return

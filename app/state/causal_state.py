@@ -71,13 +71,15 @@ class CausalState(param.Parameterized):
 
     def _suggest(self, model, text, generation) -> None:
         try:
-            corrupted, change = causal.counterfactual(model, text)
-        except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
-            corrupted, change = "", f"no change suggested ({exc})"
-        self.deliver(functools.partial(self._suggested, generation, corrupted, change))
-        with self._idle:
-            self._suggesting -= 1
-            self._idle.notify_all()
+            try:
+                corrupted, change = causal.counterfactual(model, text)
+            except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
+                corrupted, change = "", f"no change suggested ({exc})"
+            self.deliver(functools.partial(self._suggested, generation, corrupted, change))
+        finally:  # even if a delivery run here (no page) fails, settle() must not wait forever
+            with self._idle:
+                self._suggesting -= 1
+                self._idle.notify_all()
 
     def _suggested(self, generation, corrupted, change) -> None:
         if generation != self._generation:
@@ -140,10 +142,12 @@ class CausalState(param.Parameterized):
             result, failure = None, str(exc)
         except Exception as exc:  # noqa: BLE001 - the page stays up and says what failed
             result, failure = None, f"{type(exc).__name__}: {exc}"
-        self.deliver(functools.partial(self._finish, generation, kind, result, failure))
-        with self._idle:
-            self._busy = False
-            self._idle.notify_all()
+        try:
+            self.deliver(functools.partial(self._finish, generation, kind, result, failure))
+        finally:
+            with self._idle:
+                self._busy = False
+                self._idle.notify_all()
 
     def _progress(self, generation, fraction, message) -> None:
         if generation == self._generation and self.running:

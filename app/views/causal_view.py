@@ -44,7 +44,8 @@ def _head_tags(records) -> list[str]:
 
 
 def named_heads(cmap) -> dict[tuple[int, int], str]:
-    """(layer, head) -> why it is named: heavy (looks most), decisive (costs most), or both."""
+    """(layer, head) -> why it is named: heavy (looks most), decisive (moves the answer most,
+    either way), or both."""
     out: dict[tuple[int, int], str] = {}
     for r in cmap.heaviest(NAMED):
         out[(r.layer, r.head)] = "looks most"
@@ -58,7 +59,7 @@ def causal_summary(cmap) -> str:
     """Two sentences naming the heaviest and the most decisive head, with their numbers."""
     token = html.escape(shown_token(cmap.token_text))
     answer = html.escape(shown_token(cmap.answer))
-    heavy, decisive = cmap.heaviest(1)[0], cmap.decisive(1)[0]
+    heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
     return (
         f"P({answer}) is {cmap.prob:.1%} with every head in place. "
         f"<b>L{heavy.layer} H{heavy.head}</b> puts the most weight on {token} "
@@ -70,7 +71,7 @@ def causal_summary(cmap) -> str:
 
 
 def patching_summary(pmap) -> str:
-    best = pmap.strongest(1)[0]
+    best = pmap.restoring(1)[0]
     clean = html.escape(shown_token(pmap.clean_answer))
     bad = html.escape(shown_token(pmap.corrupted_answer))
     return (

@@ -25,8 +25,8 @@ where they are defined.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -90,6 +90,19 @@ class AttributionMap:
 
     def verified(self) -> list[HeadAttribution]:
         return [r for r in self.records if r.exact is not None]
+
+    def ranked(self) -> list[HeadAttribution]:
+        """The records by |estimate|, largest first: the order a receipt checks them in."""
+        return sorted(self.records, key=lambda r: -abs(r.estimate))
+
+    def with_exact(self, exact: Mapping[tuple[int, int], float]) -> AttributionMap:
+        """This map with the exact values of ``exact`` ((layer, head) -> value) filled in, so
+        a receipt can grow a few heads at a time."""
+        records = tuple(
+            replace(r, exact=float(exact[(r.layer, r.head)])) if (r.layer, r.head) in exact else r
+            for r in self.records
+        )
+        return replace(self, records=records)
 
     def receipt(self, k: int = 10) -> Receipt:
         """Spearman and top-k agreement over the verified heads (see `receipt`)."""
@@ -259,6 +272,23 @@ def _exact_ablation(run, index: int):
     return measure
 
 
+def exact_effects(
+    run,
+    heads: Iterable[tuple[int, int]],
+    answer: str | None = None,
+    *,
+    progress: Callable[[float, str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> dict[tuple[int, int], float]:
+    """The causal map's exact ``effect`` of each of ``heads`` on ``answer`` (default: the run's
+    answer): the value `attribution_map` verifies, for heads chosen by the caller (a page checks
+    a few at a time)."""
+    chosen = [(int(layer), int(head)) for layer, head in heads]
+    if not chosen:
+        return {}
+    return _exact_ablation(run, answer_id(run, answer)[0])(chosen, progress, cancel)
+
+
 def _exact_patching(clean, corrupted, frame: PatchFrame):
     """The patching map's recovered share for chosen heads, as `causal.patching_map` has it."""
 
@@ -306,4 +336,4 @@ def step_size(model, run, layer: int, head: int, step: np.ndarray) -> float:
 
 
 __all__ = ["AttributionMap", "HeadAttribution", "Receipt", "attribution_map"]
-__all__ += ["receipt", "spearman"]
+__all__ += ["exact_effects", "receipt", "spearman"]

@@ -66,6 +66,11 @@ class CausalMap:
         return sorted(self.records, key=lambda r: -r.weight)[:k]
 
     def decisive(self, k: int = 3) -> list[HeadEffect]:
+        """The heads whose ablation moves the answer's log-probability the most, either way
+        (largest |effect| first): a head whose removal raises the answer decides as well."""
+        return sorted(self.records, key=lambda r: -abs(r.effect))[:k]
+
+    def costliest(self, k: int = 3) -> list[HeadEffect]:
         """The heads whose ablation lowers the answer's log-probability the most."""
         return sorted(self.records, key=lambda r: r.effect)[:k]
 
@@ -94,6 +99,12 @@ class PatchingMap:
     records: tuple[PatchEffect, ...]
 
     def strongest(self, k: int = 3) -> list[PatchEffect]:
+        """The heads whose patch moves the difference the most, either way (largest
+        |recovered| first): a head that pushes towards the corrupted answer (-0.3) counts."""
+        return sorted(self.records, key=lambda r: -abs(r.recovered))[:k]
+
+    def restoring(self, k: int = 3) -> list[PatchEffect]:
+        """The heads whose patch brings back the most of the clean answer."""
         return sorted(self.records, key=lambda r: -r.recovered)[:k]
 
 

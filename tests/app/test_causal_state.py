@@ -39,7 +39,7 @@ def test_a_suggested_change_and_the_patching_map(states):
     assert c.settle(60)
     pmap = c.patching
     assert (pmap.clean_answer, pmap.corrupted_answer) == ("3", "0")
-    best = pmap.strongest(1)[0]
+    best = pmap.restoring(1)[0]
     assert (best.layer, best.head) == trained.load("binding").retrieval_head
 
 

@@ -1,8 +1,8 @@
 """The README's and the docs' step counts, in words or digits, are the lessons' own counts.
 
 They said "twenty-two steps" for a while after the lab had 24: nothing held the text to the
-lessons. Here every "N guided steps", the lessons page's per-part counts ("eleven on hand-made
-vectors, seven on ... and six on ...") and every "(steps A to B)" of a part are read from the
+lessons. Here every "N guided steps", the lessons page's per-kind counts ("eleven on hand-made
+vectors, seven on ..., six on ... and one where the gradient lies") and every "(steps A to B)" of a part are read from the
 text and compared with app/lessons/.
 """
 
@@ -15,12 +15,12 @@ import pytest
 
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.lab_lessons import PARTS as LAB_PARTS
-from app.lessons.model_lessons import LM_PART, MODEL_LESSONS
+from app.lessons.model_lessons import GRADIENT_PART, LM_PART, MODEL_LESSONS
 from app.lessons.model_lessons import PART as BINDING_PART
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = (*LESSONS, *MODEL_LESSONS)  # the order app/views/lesson_panel.py numbers them in
-PARTS = (*LAB_PARTS, BINDING_PART, LM_PART)
+PARTS = (*LAB_PARTS, BINDING_PART, LM_PART, GRADIENT_PART)
 
 UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -74,16 +74,17 @@ def test_every_guided_step_count_is_the_number_of_steps():
 def test_the_lessons_page_counts_each_kind_of_step():
     text = " ".join((ROOT / "docs" / "lessons.md").read_text().split())
     match = re.search(
-        NUMBER + r" on hand-made vectors, " + NUMBER + r" on the trained binding model and "
-        r"" + NUMBER + r" on a real language model",
+        NUMBER + r" on hand-made vectors, " + NUMBER + r" on the trained binding model, "
+        r"" + NUMBER + r" on a real language model and " + NUMBER + r" where the gradient lies",
         text,
     )
     assert match, "docs/lessons.md no longer says how many steps each kind has"
     counts = [number(g) for g in match.groups()]
     binding = sum(s.part == BINDING_PART for s in MODEL_LESSONS)
     lm = sum(s.part == LM_PART for s in MODEL_LESSONS)
-    assert counts == [len(LESSONS), binding, lm]
-    assert binding + lm == len(MODEL_LESSONS)
+    gradient = sum(s.part == GRADIENT_PART for s in MODEL_LESSONS)
+    assert counts == [len(LESSONS), binding, lm, gradient]
+    assert binding + lm + gradient == len(MODEL_LESSONS)
 
 
 def test_each_parts_step_range_is_where_its_steps_are():

@@ -93,7 +93,7 @@ def test_the_whole_model_steps_name_the_heads_the_maps_measure():
     light = min((r for r in cmap.records if r.weight < 0.05), key=lambda r: r.effect)
     assert (light.layer, light.head) == LM_LIGHT_HEAD
     changed, _ = causal.counterfactual(model, MOVED)
-    best = model.patching_map(MOVED, changed).strongest(1)[0]
+    best = model.patching_map(MOVED, changed).restoring(1)[0]
     # Patching runs the changed sentence with the open one's head: the head that brings the
     # most back is the one the step gives the changed sentence's output.
     assert (best.layer, best.head) == LM_PATCH_HEAD
@@ -110,3 +110,21 @@ def test_the_layer_below_step_tells_attention_weights_from_parameters(m):
     moved = re.search(r"largest change of an attention weight in this head ([\d.]+)", sentence)
     assert moved and float(moved.group(1)) > 0.5, sentence  # the attention weights did move
     assert "no layer-1 parameter changed" in sentence
+
+
+def test_the_gradient_step_measures_its_head_live_and_the_estimate_lies(m):
+    from app.lessons.model_lessons import GRADIENT_PART, UNIMPORTANT
+    from engine import trained
+
+    step = next(s for s in MODEL_LESSONS if s.part == GRADIENT_PART)
+    before, after, sentence = step.run(m)
+    # The head it opens is the rule applied to the engine's own map, every head verified.
+    model = trained.load("binding")
+    amap = model.attribution_map(step.text, verify=model.n_layers * model.n_heads)
+    quiet = [r for r in amap.records if abs(r.estimate) < UNIMPORTANT]
+    worst = min(quiet, key=lambda r: r.exact)
+    assert (m.layer, m.head) == (worst.layer, worst.head)
+    assert worst.exact < -1.0 and after.prediction.answer_after != before.prediction.answer_after
+    # The reason is on screen: the saturated answer, in words, with its probability.
+    assert f"{worst.estimate:+.4f}" in sentence and f"{worst.exact:+.2f}" in sentence
+    assert "already sure of its answer" in sentence and "saturated" in step.takeaway

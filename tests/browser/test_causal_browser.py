@@ -53,3 +53,43 @@ def test_causal_and_patching_maps_open_heads(open_lab):
     best = max(range(heads), key=lambda i: patch["recovered"][i])
     assert (patch["layer"][best], patch["head"][best]) == model.retrieval_head
     assert page.shows("brings back")
+
+
+def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
+    model = trained.load("binding")
+    heads = model.n_layers * model.n_heads
+    page = open_lab(f"?model=binding&text={quote(PROGRAM)}")
+    page.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
+    # Opening the tab is enough: the estimate comes first, then every head checked (4 here).
+    page.wait_until(lambda: page.page.evaluate(ROWS % "estimate_map") == heads, "the estimate")
+    page.wait_until(lambda: page.page.evaluate(ROWS % "receipt") == heads, "the receipt")
+    whole = model.attribution_map(PROGRAM, verify=heads)
+    shown = page.data("receipt")
+    by_head = {(r.layer, r.head): r for r in whole.records}
+    for layer, head, estimate, exact in zip(
+        shown["layer"], shown["head"], shown["estimate"], shown["exact"], strict=True
+    ):
+        assert estimate == pytest.approx(by_head[(layer, head)].estimate, abs=1e-6)
+        assert exact == pytest.approx(by_head[(layer, head)].exact, rel=1e-5)
+    assert sorted(shown["tag"]) == sorted(f"L{r.layer} H{r.head}" for r in whole.records)
+    assert page.shows("rank correlation") and page.shows("Every head's estimate is suspect here")
+    # The exact map below still measures, and the receipt then counts over every head.
+    page.page.get_by_role("button", name="Measure every head").click()
+    page.wait_until(lambda: page.shows("all 4 removed"), "the receipt over every head")
+
+    # A new program: a new estimate and its receipt, without opening anything again.
+    other = "a=1; b=2; ?b"
+    box = page.page.get_by_label("Program (press Enter to run)")
+    box.fill(other)
+    box.press("Enter")
+    fresh = model.attribution_map(other, verify=heads)
+    want = sorted(r.exact for r in fresh.records)
+
+    def receipt_of_the_new_program():
+        data = page.data("receipt")
+        return len(data["exact"]) == heads and sorted(data["exact"]) == pytest.approx(
+            want, rel=1e-5
+        )
+
+    page.wait_until(receipt_of_the_new_program, "the new program's receipt")
+    assert not page.shows("all 4 removed")  # the exact map was of the old program

@@ -132,6 +132,21 @@ def test_only_the_largest_estimates_are_verified(model, verify):
     assert amap.receipt().heads == verify
 
 
+def test_a_receipt_grown_a_few_heads_at_a_time_is_the_verified_map(model):
+    whole = model.attribution_map(TEXT, verify=4)
+    grown = model.attribution_map(TEXT, verify=0)
+    run = model.run(TEXT)
+    order = [(r.layer, r.head) for r in grown.ranked()]
+    assert order == [(r.layer, r.head) for r in whole.ranked()]
+    found = {}
+    for start in range(0, len(order), 3):
+        found |= attribution.exact_effects(run, order[start : start + 3])
+        grown = grown.with_exact(found)
+        assert grown.receipt().heads == len(found)
+    assert grown == whole
+    assert attribution.exact_effects(run, []) == {}
+
+
 def test_the_patching_estimate_is_close_and_the_ablation_estimate_lies(model):
     # Patching moves the corrupted run a little way along a logit difference (linear in the
     # logits): every estimate within 0.3 of the exact share, ranked alike. Ablation on a run

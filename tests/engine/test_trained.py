@@ -435,7 +435,7 @@ def test_binding_causal_map_names_the_retrieval_head():
     run = model.run(program)
     assert cmap.answer == "3" and cmap.token_text == "3"  # the answer's earlier occurrence
     assert len(cmap.records) == model.n_layers * model.n_heads
-    top = cmap.decisive(1)[0]
+    top = cmap.costliest(1)[0]
     assert (top.layer, top.head) == model.retrieval_head
     answer = model.answers.index("3")
     for r in cmap.records:
@@ -452,7 +452,7 @@ def test_binding_patching_moves_the_answer_with_the_retrieval_head():
     clean, corrupted = "a=5; b=7; a=3; ?a", "a=5; b=7; a=4; ?a"
     pmap = model.patching_map(clean, corrupted)
     assert (pmap.clean_answer, pmap.corrupted_answer) == ("3", "4")
-    best = pmap.strongest(1)[0]
+    best = pmap.restoring(1)[0]
     patched = model.patch(clean, corrupted, best.layer, best.head)
     good, bad = model.answers.index("3"), model.answers.index("4")
     d = np.log(patched._p[good]) - np.log(patched._p[bad])
@@ -475,3 +475,22 @@ def test_binding_query_position():
     np.testing.assert_allclose(at.head(1, 1).weights, run.head(1, 1).all_weights[3])
     with pytest.raises(ValueError, match="backend must be one of"):
         model.run("a=5; ?a", backend="jax")
+
+
+def test_the_maps_rank_heads_of_both_signs():
+    from engine.trained.causal import CausalMap, HeadEffect, PatchEffect, PatchingMap
+
+    def effect(head, value):
+        return HeadEffect(0, head, 0.0, 1.0, value, value / 2, "x", "y")
+
+    cmap = CausalMap(
+        "t", "x", 0, "t", 0.5, tuple(effect(h, v) for h, v in enumerate([-0.2, 0.9, -0.5, 0.01]))
+    )
+    # A head whose removal raises the answer decides as much as one whose removal lowers it.
+    assert [r.head for r in cmap.decisive(3)] == [1, 2, 0]
+    assert [r.head for r in cmap.costliest(2)] == [2, 0]
+    patches = [PatchEffect(0, h, v, v) for h, v in enumerate([0.54, -0.296, 0.1, 0.0])]
+    pmap = PatchingMap("a", "b", "x", "y", 2.0, -1.0, tuple(patches))
+    # The case: a head that brings back -0.296 of the difference is listed.
+    assert [r.head for r in pmap.strongest(2)] == [0, 1]
+    assert [r.head for r in pmap.restoring(2)] == [0, 2]

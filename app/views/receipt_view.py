@@ -1,0 +1,399 @@
+"""The top of the "Causal map" tab: every head's estimated effect at once, and its receipt.
+
+Two charts, each one glyph. The estimate grid colours a layer x head grid by the first-order
+estimate of what removing each head does to log P(answer) (one backward pass). The receipt
+plots, for the heads checked so far by really removing them, the estimate across against the
+exact change down, each dot labelled L.H, beside the line where the two agree; the text gives
+this sentence's rank correlation and top-k agreement, and each warning in plain words. When
+"Measure every head" has measured the exact map of the same sentence, the receipt also counts
+over every head, so the heads the estimate called small are checked as well.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import panel as pn
+import param
+from bokeh.models import (
+    BasicTicker,
+    BasicTickFormatter,
+    ColorBar,
+    ColumnDataSource,
+    FixedTicker,
+    LabelSet,
+    LinearColorMapper,
+    Range1d,
+    Slope,
+    TapTool,
+)
+from bokeh.models.glyphs import Rect, Scatter
+
+from app.state.causal_state import CausalState
+from app.state.estimate_words import percent, reasons, sentence_warning, short
+from app.state.model_state import ModelState
+from app.state.receipt_state import ReceiptState
+from engine.heads import shown_token
+from engine.trained import attribution
+
+from .causal_view import CAUSAL_CSS
+from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
+
+TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
+NOTES_SHOWN = 4  # warnings spelled out, the largest misses first
+SCALE_FLOOR = 0.1  # nats: the grid's colours span at least ±0.1 (about a 10% change of P)
+LABELLED = 6  # dots named on the receipt, the furthest from the line first (hover names all)
+WARNED, PLAIN = OKABE_ITO["orange"], OKABE_ITO["blue"]
+
+
+def tag(layer: int, head: int) -> str:
+    return f"L{layer} H{head}"
+
+
+def checked_k(checked: int) -> int:
+    """The top-k a receipt over ``checked`` heads can judge: half of them, at most TOP (over k
+    heads of k, every head is in both tops and the count says nothing)."""
+    return min(TOP, checked // 2)
+
+
+def progress_words(rs: ReceiptState) -> str:
+    amap = rs.amap
+    heads = len(amap.records)
+    answer = html.escape(shown_token(amap.answer))
+    said = (
+        f"P({answer}) is {percent(amap.prob)}. One backward pass estimated all {heads} heads at "
+        f"once (the grid). "
+    )
+    if rs.complete:
+        return said + f"The {rs.planned} largest estimates were then checked by removing each head."
+    return said + f"Checking the {rs.planned} largest by removing each head: {rs.checked} done..."
+
+
+def receipt_words(amap) -> str:
+    """The receipt over the checked heads: rank correlation and top-k agreement."""
+    checked = amap.verified()
+    k = checked_k(len(checked))
+    if k < 1:
+        return ""
+    got = amap.receipt(k)
+    rho = "undefined" if math.isnan(got.spearman) else f"{got.spearman:.2f}"
+    return (
+        f"Over the {got.heads} heads checked, the estimate orders them with rank correlation "
+        f"<b>{rho}</b> (1: the same order as removing them); of the {k} it ranks largest, "
+        f"<b>{got.top_k}</b> are among the {k} whose removal really changes the answer most."
+    )
+
+
+def whole_words(amap, cmap) -> str:
+    """The receipt over every head, once the exact causal map of the same sentence exists."""
+    estimates = [r.estimate for r in amap.records]
+    exacts = [r.effect for r in cmap.records]
+    got = attribution.receipt(estimates, exacts, TOP)
+    rho = "undefined" if math.isnan(got.spearman) else f"{got.spearman:.2f}"
+    missed = sorted(
+        set(attribution.top_by_magnitude(exacts, got.k))
+        - set(attribution.top_by_magnitude(estimates, got.k)),
+        key=lambda i: -abs(exacts[i]),
+    )
+    said = (
+        f"Against <b>Measure every head</b> (all {got.heads} removed): rank correlation "
+        f"<b>{rho}</b>; the estimate finds <b>{got.top_k} of the {got.k}</b> heads "
+        "that matter most."
+    )
+    if missed:
+        names = ", ".join(
+            f"{tag(amap.records[i].layer, amap.records[i].head)} "
+            f"(estimated {estimates[i]:+.3f}, really {exacts[i]:+.2f})"
+            for i in missed[:3]
+        )
+        said += f" It missed {names}."
+    return said
+
+
+def notes_words(amap) -> str:
+    """Why the estimate may be off: once for the sentence (a saturated answer), then for each
+    checked head with a warning of its own, the largest misses first."""
+    said = ""
+    if warning := sentence_warning(amap.prob):
+        said = f"<p><b>Every head's estimate is suspect here</b>: {html.escape(warning)}.</p>"
+    warned = [
+        (r, words) for r in amap.verified() if (words := reasons(r.note, leave_out=("saturated",)))
+    ]
+    warned.sort(key=lambda pair: -abs(pair[0].exact - pair[0].estimate))
+    items = [
+        f"<li><b>{tag(r.layer, r.head)}</b>: estimated {r.estimate:+.3f}, really "
+        f"{r.exact:+.3f}: {html.escape('; '.join(words))}.</li>"
+        for r, words in warned[:NOTES_SHOWN]
+    ]
+    return said + (f"<ul>{''.join(items)}</ul>" if items else "")
+
+
+class ReceiptView(pn.viewable.Viewer):
+    """The estimate grid and the receipt of one `ReceiptState` (and the exact causal map of a
+    `CausalState`, when measured)."""
+
+    rstate = param.ClassSelector(class_=ReceiptState, constant=True)
+    cstate = param.ClassSelector(class_=CausalState, constant=True)
+    mstate = param.ClassSelector(class_=ModelState, constant=True)
+
+    def __init__(self, rstate, cstate, mstate, **params):
+        super().__init__(rstate=rstate, cstate=cstate, mstate=mstate, **params)
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
+        self.receipt_text = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
+        self._build_grid()
+        self._build_receipt()
+        self._refresh()
+
+    # ---------------------------------------------------------------- figures
+
+    def _build_grid(self) -> None:
+        cols = {"estimate": f32([]), "exact": f32([])}
+        cols.update(layer=[], head=[], tag=[], checked=[], note=[], outline=f32([]))
+        self.grid_source = ColumnDataSource(name="estimate_map", data=cols)
+        fig = make_figure(
+            "Each head's estimated effect",
+            height=420,
+            x_range=Range1d(-0.5, 1.5),
+            y_range=Range1d(-0.5, 1.5),
+        )
+        fig.name = "estimate_plot"
+        fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
+        fig.yaxis.ticker = FixedTicker(ticks=[0, 1])
+        fig.xaxis.axis_label, fig.yaxis.axis_label = "head", "layer"
+        # Red: removing the head lowers the answer (it helps); blue: removing it raises it.
+        self.mapper = LinearColorMapper(palette=_RED_BLUE, low=-1.0, high=1.0)
+        cells = add_glyph(
+            fig,
+            Rect,
+            x="head",
+            y="layer",
+            width=0.95,
+            height=0.95,
+            source=self.grid_source,
+            fill_color={"field": "estimate", "transform": self.mapper},
+            line_color="#222222",
+            line_alpha="outline",  # the checked heads are outlined
+            line_width=2,
+        )
+        add_hover(
+            fig,
+            [cells],
+            [
+                ("head", "@tag"),
+                ("estimated change of log P", "@estimate{+0.0000}"),
+                ("checked by removing it", "@checked"),
+                ("warning", "@note"),
+            ],
+        )
+        fig.add_tools(TapTool(renderers=[cells]))
+        # Below, not beside: Bokeh aligns the frames of a column's plots, so a colour bar at the
+        # side would narrow the receipt's frame as well (to 180 px on a phone).
+        bar = ColorBar(
+            color_mapper=self.mapper,
+            orientation="horizontal",
+            height=12,
+            ticker=BasicTicker(desired_num_ticks=5),
+            formatter=BasicTickFormatter(use_scientific=False),
+            title="estimated change of log P if removed",
+        )
+        fig.add_layout(bar, "below")
+        self.grid_source.selected.on_change("indices", self._tapped(self.grid_source))
+        self.grid_figure = fig
+
+    def _build_receipt(self) -> None:
+        cols = {"estimate": f32([]), "exact": f32([])}
+        cols.update(layer=[], head=[], tag=[], label=[], colour=[], note=[], align=[], dx=f32([]))
+        self.receipt_source = ColumnDataSource(name="receipt", data=cols)
+        # One range for both axes (set from the data): the dashed line is then the diagonal, and
+        # a dot's distance from it is how wrong the estimate was.
+        fig = make_figure(
+            "Estimate vs real removal",
+            height=380,
+            x_range=Range1d(-1.0, 1.0),
+            y_range=Range1d(-1.0, 1.0),
+        )
+        fig.name = "receipt_plot"
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.ticker = BasicTicker(desired_num_ticks=5)
+            axis.formatter = BasicTickFormatter(use_scientific=False)
+        fig.xaxis.axis_label = "estimated change of log P"
+        fig.yaxis.axis_label = "real change (head removed)"
+        # On this line the estimate is exact; below it, removing the head costs more than
+        # the estimate said.
+        fig.add_layout(Slope(gradient=1, y_intercept=0, line_color="#888888", line_dash="dashed"))
+        dots = add_glyph(
+            fig,
+            Scatter,
+            x="estimate",
+            y="exact",
+            size=11,
+            source=self.receipt_source,
+            fill_color="colour",
+            line_color="#333333",
+        )
+        add_hover(
+            fig,
+            [dots],
+            [
+                ("head", "@tag"),
+                ("estimated", "@estimate{+0.0000}"),
+                ("really", "@exact{+0.000}"),
+                ("warning", "@note"),
+            ],
+        )
+        fig.add_tools(TapTool(renderers=[dots]))
+        fig.add_layout(
+            LabelSet(
+                x="estimate",
+                y="exact",
+                text="label",
+                source=self.receipt_source,
+                x_offset="dx",  # a dot in the right half is labelled on its left
+                text_align="align",
+                y_offset=2,
+                text_font_size="13px",
+            )
+        )
+        self.receipt_source.selected.on_change("indices", self._tapped(self.receipt_source))
+        self.receipt_figure = fig
+
+    def _tapped(self, source):
+        def open_head(_attr, _old, new) -> None:
+            if not new:
+                return
+            i = new[0]
+            layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
+            source.selected.indices = []
+            self.mstate.try_update(layer=layer, head=head)
+
+        return open_head
+
+    # ---------------------------------------------------------------- updates
+
+    @param.depends(
+        "rstate.amap", "rstate.planned", "rstate.error", "rstate.following", "cstate.causal",
+        watch=True,
+    )  # fmt: skip
+    def _refresh(self) -> None:
+        rs = self.rstate
+        amap = rs.amap
+        if rs.error:
+            self.status.object = f"<span class='lab-map-error'>{html.escape(rs.error)}</span>"
+        elif amap is None:
+            self.status.object = "Estimating every head..." if rs.following else ""
+        else:
+            self.status.object = progress_words(rs)
+        self._draw_grid(amap)
+        self._draw_receipt(amap)
+
+    def _draw_grid(self, amap) -> None:
+        if amap is None:
+            assign(self.grid_source, {k: v[:0] for k, v in self.grid_source.data.items()})
+            return
+        recs = amap.records
+        layers, heads = recs[-1].layer + 1, max(r.head for r in recs) + 1
+        fig = self.grid_figure
+        fig.x_range.start, fig.x_range.end = -0.5, heads - 0.5
+        fig.y_range.start, fig.y_range.end = -0.5, layers - 0.5
+        fig.xaxis.ticker.ticks = list(range(heads))
+        fig.yaxis.ticker.ticks = list(range(0, layers, 1 if layers <= 10 else 5))
+        # Never narrower than SCALE_FLOOR: scaled to its own ±0.002, a saturated sentence's
+        # estimates were drawn deep red and blue, as if they mattered.
+        top = max(SCALE_FLOOR, *(abs(r.estimate) for r in recs))
+        self.mapper.low, self.mapper.high = -top, top
+        assign(
+            self.grid_source,
+            {
+                "estimate": f32([r.estimate for r in recs]),
+                "exact": f32([math.nan if r.exact is None else r.exact for r in recs]),
+                "layer": [r.layer for r in recs],
+                "head": [r.head for r in recs],
+                "tag": [tag(r.layer, r.head) for r in recs],
+                "checked": ["not yet" if r.exact is None else f"{r.exact:+.3f}" for r in recs],
+                "note": [short(r.note) or "none" for r in recs],
+                "outline": f32([0.0 if r.exact is None else 1.0 for r in recs]),
+            },
+        )
+
+    def _draw_receipt(self, amap) -> None:
+        checked = [] if amap is None else amap.verified()
+        values = [v for r in checked for v in (r.estimate, r.exact)]
+        low, high = min([0.0, *values]), max([0.0, *values])
+        left = [r.estimate <= (low + high) / 2 for r in checked]
+        misses = sorted(checked, key=lambda r: -abs(r.exact - r.estimate))[:LABELLED]
+        named = {(r.layer, r.head) for r in misses}
+        # The sentence's own warning (a saturated answer) holds for every dot: it is said once
+        # in the text, and the colour marks a head's own warning.
+        own = [bool(reasons(r.note, leave_out=("saturated",))) for r in checked]
+        assign(
+            self.receipt_source,
+            {
+                "estimate": f32([r.estimate for r in checked]),
+                "exact": f32([r.exact for r in checked]),
+                "layer": [r.layer for r in checked],
+                "head": [r.head for r in checked],
+                "tag": [tag(r.layer, r.head) for r in checked],
+                "label": [
+                    tag(r.layer, r.head) if (r.layer, r.head) in named else "" for r in checked
+                ],
+                "colour": [WARNED if warned else PLAIN for warned in own],
+                "note": [short(r.note) or "none" for r in checked],
+                "align": ["left" if x else "right" for x in left],
+                "dx": f32([7.0 if x else -7.0 for x in left]),
+            },
+        )
+        if not checked:
+            self.receipt_text.object = ""
+            return
+        pad = 0.12 * (high - low or 1.0)
+        fig = self.receipt_figure
+        fig.x_range.start = fig.y_range.start = low - pad
+        fig.x_range.end = fig.y_range.end = high + pad
+        parts = [receipt_words(amap)]
+        cmap = self.cstate.causal
+        same = cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer)
+        if same and len(cmap.records) == len(amap.records):
+            parts.append(whole_words(amap, cmap))
+        else:
+            parts.append(
+                "Only the heads the estimate ranks largest are checked here: a head it calls "
+                "unimportant is checked by <b>Measure every head</b> below."
+            )
+        self.receipt_text.object = (
+            "".join(f"<p>{p}</p>" for p in parts if p)
+            + "<p>On the dashed line the estimate is exact; the further a dot is from it, the "
+            f"more the estimate missed (the {LABELLED} furthest are named). Orange: the head has "
+            "a warning of its own, below.</p>" + notes_words(amap)
+        )
+
+    def __panel__(self):
+        return pn.Column(
+            pn.pane.HTML(
+                "<h3>Every head at once: a fast estimate, then a receipt</h3><p>One backward "
+                "pass estimates what removing each head would do to the answer: red cells "
+                "help it, blue cells work against it. Then the heads with the largest "
+                "estimates are really removed, a few at a time, to check the estimate (their "
+                "cells are outlined). Tap a head to open it.</p>",
+                sizing_mode="stretch_width",
+            ),
+            self.status,
+            pn.pane.Bokeh(self.grid_figure, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.receipt_figure, sizing_mode="stretch_width"),
+            self.receipt_text,
+            sizing_mode="stretch_width",
+        )
+
+
+# Red (removing the head lowers the answer: it helps) to blue (removing it raises the answer).
+_RED_BLUE = (
+    "#b2182b",
+    "#d6604d",
+    "#f4a582",
+    "#fddbc7",
+    "#f7f7f7",
+    "#d1e5f0",
+    "#92c5de",
+    "#4393c3",
+    "#2166ac",
+)
