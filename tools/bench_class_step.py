@@ -73,10 +73,12 @@ def unpack(rev: str, into: Path) -> Path:
     return into / "tree"
 
 
-def measure(tree: Path, students: int, with_lm: bool) -> list[dict]:
+def run_worker(tree: Path, worker: str, *args: str) -> list[dict]:
+    """Run `worker` (Python source) in a process of its own with `tree` first on the path;
+    what its last line of output holds, as JSON."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run(
-        [sys.executable, "-c", WORKER, str(students), "1" if with_lm else "0"],
+        [sys.executable, "-c", worker, *args],
         cwd=tree,
         env=env,
         check=True,
@@ -84,6 +86,10 @@ def measure(tree: Path, students: int, with_lm: bool) -> list[dict]:
         text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(tree: Path, students: int, with_lm: bool) -> list[dict]:
+    return run_worker(tree, WORKER, str(students), "1" if with_lm else "0")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -35,16 +35,12 @@ same machine; per step the table gives the median over every follower of every r
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tools.bench_class_step import unpack
+from tools.bench_class_step import run_worker, unpack
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "6efcfb1"
@@ -113,16 +109,7 @@ print(json.dumps(rows))
 
 
 def measure(tree: Path, pages: int, with_lm: bool) -> list[dict]:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run(
-        [sys.executable, "-c", WORKER, str(pages), "1" if with_lm else "0"],
-        cwd=tree,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_worker(tree, WORKER, str(pages), "1" if with_lm else "0")
 
 
 def lm_installed() -> bool:
