@@ -29,6 +29,7 @@ from bokeh.models.glyphs import Rect, Scatter
 import attention_lab_assets
 from app.state.causal_state import CausalState
 from app.state.model_state import ModelState
+from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 from engine.trained import causal
 
@@ -170,7 +171,7 @@ class CausalView(pn.viewable.Viewer):
                 text_font_size="14px",
             )
         )
-        self.source.selected.on_change("indices", self._tapped(self.source))
+        open_head_on_tap(self.source, self.mstate)
         self.figure = fig
 
     def _build_patching_figure(self) -> None:
@@ -212,19 +213,8 @@ class CausalView(pn.viewable.Viewer):
         )
         fig.add_tools(TapTool(renderers=[cells]))
         fig.add_layout(ColorBar(color_mapper=mapper, width=12), "right")
-        self.patch_source.selected.on_change("indices", self._tapped(self.patch_source))
+        open_head_on_tap(self.patch_source, self.mstate)
         self.patch_figure = fig
-
-    def _tapped(self, source):
-        def open_head(_attr, _old, new) -> None:
-            if not new:
-                return
-            i = new[0]
-            layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
-            source.selected.indices = []
-            self.mstate.try_update(layer=layer, head=head)
-
-        return open_head
 
     # ---------------------------------------------------------------- updates
 

@@ -34,6 +34,7 @@ from app.state.causal_state import CausalState
 from app.state.estimate_words import percent, reasons, sentence_warning, short
 from app.state.model_state import ModelState
 from app.state.receipt_state import ReceiptState
+from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 from engine.trained import attribution
 
@@ -198,7 +199,7 @@ class ReceiptView(pn.viewable.Viewer):
             title="estimated change of log P if removed",
         )
         fig.add_layout(bar, "below")
-        self.grid_source.selected.on_change("indices", self._tapped(self.grid_source))
+        open_head_on_tap(self.grid_source, self.mstate)
         self.grid_figure = fig
 
     def _build_receipt(self) -> None:
@@ -255,19 +256,8 @@ class ReceiptView(pn.viewable.Viewer):
                 text_font_size="13px",
             )
         )
-        self.receipt_source.selected.on_change("indices", self._tapped(self.receipt_source))
+        open_head_on_tap(self.receipt_source, self.mstate)
         self.receipt_figure = fig
-
-    def _tapped(self, source):
-        def open_head(_attr, _old, new) -> None:
-            if not new:
-                return
-            i = new[0]
-            layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
-            source.selected.indices = []
-            self.mstate.try_update(layer=layer, head=head)
-
-        return open_head
 
     # ---------------------------------------------------------------- updates
 
