@@ -16,6 +16,7 @@ what is left. Each image is named by a digest of what made it and made only when
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import resource
@@ -262,8 +263,17 @@ class Images:
 
 
 def prepare() -> Images:
-    """Every image the container tests use, made where missing."""
+    """Every image the container tests use, made where missing. One process at a time makes
+    them (a lock file in CACHE): under pytest-xdist every worker that collected a container
+    test starts this, and the second one then finds each image made."""
     started = time.monotonic()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "images.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _prepare(started)
+
+
+def _prepare(started: float) -> Images:
     folder = Path(tempfile.mkdtemp(prefix="attention-lab-images-"))
     podman = Podman(folder)
     base = base_image(podman)
