@@ -74,9 +74,32 @@ def pytest_configure(config):
         "it, the one skip CI allows",
     )
     # pytest-xdist's own marker, registered here too so that --strict-markers accepts it
-    # without xdist: under `-n N --dist loadgroup` the modules that share a session server
-    # (the replica room) stay on one worker, so it starts once.
+    # without xdist: under `-n N --dist loadgroup` (README's test command) the modules that
+    # share a session server (the replica room) stay on one worker, so it starts once.
     config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one worker per core this process may run on, at most
+    four: each worker drives its own Chromium and lab servers."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+# Folders whose modules start servers, Chromium pages or containers: they go to the workers
+# first, so the long ones are not left for last with the other worker idle.
+HEAVY_FIRST = ("server", "browser")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist names each test's group from its marker
+def pytest_collection_modifyitems(config, items):
+    """Each module's tests run on one pytest-xdist worker (`--dist loadgroup`), so its
+    module-scoped pages, servers and goldens are made once; a module that shares a group
+    with others (the replica room's) keeps it. The heavy folders run first."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    items.sort(key=lambda item: item.path.parent.name not in HEAVY_FIRST)
 
 
 def _hardware_names(item) -> list[str]:
@@ -135,9 +158,9 @@ def chromium():
     Playwright's sync API keeps an event loop running while it is open, and a second
     sync_playwright() in the same process refuses to start: every test shares this one.
     """
-    from browser.labpage import CHROMIUM_ARGS, chromium_path
+    from browser.labpage import CHROMIUM_ARGS, headless_chromium_path
 
-    path = chromium_path()
+    path = headless_chromium_path()
     if path is None:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api")

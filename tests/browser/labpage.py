@@ -191,7 +191,17 @@ def wait_until_settled(page, timeout: float = 30.0) -> None:
 
 
 def chromium_path() -> str | None:
+    """Debian's Chromium, the browser a student opens: the benchmarks and screenshots use it."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def headless_chromium_path() -> str | None:
+    """What the tests drive: Debian's chromium-headless-shell where it is installed (.ci/run
+    installs it), else chromium. The shell is the same Chromium build (the same Blink, V8 and
+    Skia) without the browser's own UI: no WebUI renderers or browser chrome beside each tab,
+    about a third less CPU per lab page loaded (python -m tools.bench_browser). It is
+    also the build Playwright itself runs for headless pages."""
+    return shutil.which("chromium-headless-shell") or chromium_path()
 
 
 ANALYSIS_DRAWN = (
