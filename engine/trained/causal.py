@@ -98,6 +98,7 @@ class PatchingMap:
     difference_clean: float  # log p(clean answer) - log p(corrupted answer), clean run
     difference_corrupted: float  # the same in the corrupted run
     records: tuple[PatchEffect, ...]
+    positions: tuple[int, ...] | None = None  # the positions patched (None: every position)
 
     def strongest(self, k: int = 3) -> list[PatchEffect]:
         """The heads whose patch moves the difference the most, either way (largest
@@ -316,15 +317,27 @@ def patching_map(
     clean,
     corrupted,
     *,
+    answers: tuple[str | None, str | None] | None = None,
+    positions=None,
     progress: Callable[[float, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> PatchingMap:
     """Every head's output from the ``clean`` run patched, one at a time, into the ``corrupted``
     run (same model, same length). Each record says how much of the logit difference between
-    the clean and the corrupted answer the patch restores (1: all of it, 0: none)."""
-    frame = PatchFrame.of(clean, corrupted)
+    the clean and the corrupted answer the patch restores (1: all of it, 0: none).
+
+    ``answers`` = (clean answer, corrupted answer) chooses the two tokens whose log-probability
+    difference is measured (default, or None in either place: that run's own answer);
+    ``positions`` the token positions at which the head's output is patched (default: every
+    position; elsewhere the head keeps the corrupted run's output). Both are checked, with a
+    ValueError that says what is wrong."""
+    frame = PatchFrame.of(clean, corrupted, answers)
+    at = check_positions(corrupted, positions)
     logits = every_head_logits(
-        corrupted, lambda layer, head: clean.head(layer, head).all_outputs, progress, cancel
+        corrupted,
+        lambda layer, head: patched_output(clean, corrupted, layer, head, at),
+        progress,
+        cancel,
     )
     records = []
     for row, (layer, head) in enumerate(_heads(clean.model)):
@@ -340,7 +353,41 @@ def patching_map(
         difference_clean=frame.d_clean,
         difference_corrupted=frame.d_bad,
         records=tuple(records),
+        positions=at,
     )
+
+
+def check_positions(run, positions) -> tuple[int, ...] | None:
+    """``positions`` as sorted distinct token positions of ``run`` up to its query position
+    (None stays None: every position), or ValueError."""
+    if positions is None:
+        return None
+    if isinstance(positions, str | bytes) or not hasattr(positions, "__iter__"):
+        raise ValueError(f"positions must be a list of token positions, got {positions!r}")
+    given = list(positions)
+    if not given:
+        raise ValueError("positions is empty: give at least one position (None patches all)")
+    q = run.query_position
+    for p in given:
+        if isinstance(p, bool) or not isinstance(p, int | np.integer):
+            raise ValueError(f"positions must be token positions (integers), got {p!r}")
+        if not 0 <= p <= q:
+            raise ValueError(
+                f"position {p} is out of range 0..{q} (the query position: a later position "
+                "cannot change the answer)"
+            )
+    return tuple(sorted({int(p) for p in given}))
+
+
+def patched_output(clean, corrupted, layer: int, head: int, positions=None) -> np.ndarray:
+    """What a patch puts in the head's place in the corrupted run: the clean run's output at
+    ``positions`` (None: at every position) and the corrupted run's own output elsewhere."""
+    value = clean.head(layer, head).all_outputs
+    if positions is None:
+        return value
+    mixed = np.array(corrupted.head(layer, head).all_outputs, copy=True)
+    mixed[list(positions)] = value[list(positions)]
+    return mixed
 
 
 @dataclass(frozen=True)
@@ -357,8 +404,10 @@ class PatchFrame:
     lp_bad: float
 
     @classmethod
-    def of(cls, clean, corrupted) -> PatchFrame:
-        """The frame of two runs, or ValueError if no patch can go between them."""
+    def of(cls, clean, corrupted, answers=None) -> PatchFrame:
+        """The frame of two runs, or ValueError if no patch can go between them. ``answers``
+        = (clean answer, corrupted answer): the two tokens compared (None in either place, or
+        no pair: that run's own answer)."""
         if clean.model is not corrupted.model:
             raise ValueError("patch between two runs of the same model")
         if len(clean.ids) != len(corrupted.ids):
@@ -366,12 +415,17 @@ class PatchFrame:
                 f"the clean text is {len(clean.ids)} tokens and the corrupted "
                 f"{len(corrupted.ids)}: activation patching needs texts of the same length"
             )
-        good, good_text = answer_id(clean, None)
-        bad, bad_text = answer_id(corrupted, None)
-        if good == bad:
+        chosen = _check_answers(answers)
+        good, good_text = answer_id(clean, chosen[0])
+        bad, bad_text = answer_id(corrupted, chosen[1])
+        if good == bad and answers is None:
             raise ValueError(
                 f"both texts are answered {good_text!r}: choose a corrupted text that changes "
                 "the answer"
+            )
+        if good == bad:
+            raise ValueError(
+                f"both answers compared are {good_text!r}: choose two different tokens"
             )
         lp_clean, lp_corrupted = _log_probs(clean.logits), _log_probs(corrupted.logits)
         d_clean = float(lp_clean[good] - lp_clean[bad])
@@ -387,6 +441,21 @@ class PatchFrame:
         """The share of the clean-vs-corrupted difference that ``difference`` brings back."""
         span = self.d_clean - self.d_bad
         return (difference - self.d_bad) / span if span else 0.0
+
+
+def _check_answers(answers) -> tuple[str | None, str | None]:
+    """(clean answer, corrupted answer) from the ``answers`` option, or ValueError."""
+    if answers is None:
+        return None, None
+    if isinstance(answers, str) or not isinstance(answers, tuple | list) or len(answers) != 2:
+        raise ValueError(
+            "answers must be a pair (clean answer, corrupted answer), e.g. (' Friday', "
+            f"' Monday'), got {answers!r}"
+        )
+    for a in answers:
+        if a is not None and not isinstance(a, str):
+            raise ValueError(f"an answer must be a token's text or None, got {a!r}")
+    return answers[0], answers[1]
 
 
 class Maps:
@@ -423,8 +492,9 @@ class Maps:
         bad = None if corrupted is None else self.run(corrupted, query=query, backend=backend)
         return attribution_map(clean, answer, bad, verify=verify, **options)
 
-    def patch(self, clean: str, corrupted: str, layer: int, head: int):
-        """The corrupted text's run with head (layer, head)'s output taken from the clean run."""
+    def patch(self, clean: str, corrupted: str, layer: int, head: int, *, positions=None):
+        """The corrupted text's run with head (layer, head)'s output taken from the clean run
+        (at ``positions``, as `patching_map` takes them; default every position)."""
         source = self.run(clean)
         target = self.run(corrupted)
         if len(source.ids) != len(target.ids):
@@ -432,7 +502,10 @@ class Maps:
                 f"the clean text is {len(source.ids)} tokens and the corrupted "
                 f"{len(target.ids)}: activation patching needs texts of the same length"
             )
-        return target.intervene(PatchHead(layer, head, source.head(layer, head).all_outputs))
+        at = check_positions(target, positions)
+        return target.intervene(
+            PatchHead(layer, head, patched_output(source, target, layer, head, at))
+        )
 
 
 MAX_TRIES = 8  # forwards a language model's counterfactual may spend on candidate changes

@@ -582,6 +582,48 @@ def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model,
         model.patch(clean, "The meeting is on", 0, 0)
 
 
+def test_patching_map_at_chosen_answers_and_positions_agrees_with_single_patches(model, llama):
+    # The map runs 270 patched sequences at once, a single patch one: they agree up to float32
+    # batching, within the float32 reference's error over the vocabulary, measured on the
+    # independent Llama for the strongest head patched at every position.
+    clean, corrupted = MOVED.format("Friday"), MOVED.format("Tuesday")
+    last = len(model.encode(clean)) - 1
+    pmap = model.patching_map(clean, corrupted, answers=(" Friday", " Monday"), positions=[last])
+    assert (pmap.clean_answer, pmap.corrupted_answer, pmap.positions) == (
+        " Friday",
+        " Monday",
+        (last,),
+    )
+    good, bad = model.encode(" Friday")[0], model.encode(" Monday")[0]
+    c, k = model.run(clean), model.run(corrupted)
+    assert pmap.difference_clean == pytest.approx(_log_softmax(c.logits)[[good, bad]] @ [1, -1])
+    assert pmap.difference_corrupted == pytest.approx(_log_softmax(k.logits)[[good, bad]] @ [1, -1])
+    top = pmap.strongest(1)[0]
+    ids_clean, ids_bad = model.encode(clean), model.encode(corrupted)
+
+    def patched(dtype):
+        lp = _log_softmax(llama.logits(ids_bad, dtype, patch=(ids_clean, top.layer, top.head)))
+        return lp - lp[bad]
+
+    bound = max(
+        ABS_FLOOR,
+        FACTOR * max_abs_error(patched(llama.torch.float64), patched(llama.torch.float32)),
+    )
+    span = pmap.difference_clean - pmap.difference_corrupted
+    for r in [*pmap.strongest(2), pmap.records[0]]:
+        single = model.patch(clean, corrupted, r.layer, r.head, positions=[last])
+        lp = _log_softmax(single.logits)
+        mine = pmap.difference_corrupted + r.recovered * span
+        assert abs(mine - (lp[good] - lp[bad])) <= bound, (r, mine, lp[good] - lp[bad], bound)
+        # Only the last row is the clean one; the others are the corrupted run's own.
+        value = single.head(r.layer, r.head).all_outputs
+        np.testing.assert_array_equal(value[:last], k.head(r.layer, r.head).all_outputs[:last])
+    with pytest.raises(ValueError, match="is 2 tokens; give one token"):
+        model.patching_map(clean, corrupted, answers=(" Friday", " Fridayish"))
+    with pytest.raises(ValueError, match=r"position 16 is out of range 0\.\.15"):
+        model.patching_map(clean, corrupted, positions=[16])
+
+
 def test_long_context_tests_measure_route_and_answer(model):
     from engine.trained import long_context
 
