@@ -80,6 +80,8 @@ def test_the_answers_earlier_mention_is_the_word_changed(smollm):
     text = "When Mary and John went to the store, John gave a drink to"
     change = causal.find_change(smollm, text)
     assert (change.position, change.old, change.kind) == (1, " Mary", "name")
+    assert change.new == " Peter"  # docs/models.md gives this example, and the next one's
+    assert causal.find_change(smollm, "The capital of France is").new == " Mexico"
     moved = causal.find_change(smollm, MOVED)  # the later day, the one the answer copies
     assert (moved.old, moved.kind) == (" Friday", "day")
     assert smollm.run(MOVED).tokens.index(" Friday") == moved.position

@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -550,6 +551,43 @@ def test_causal_map_is_cached_and_can_be_cancelled(model, friday_map):
         model.causal_map(MOVED.format("Thursday"), cancel=cancel)
     with pytest.raises(ValueError, match="not in the text"):
         model.causal_map(MOVED.format("Friday"), token=" Paris")
+
+
+def _doc_figures(pattern: str) -> re.Match:
+    """``pattern`` matched in docs/models.md, its lines joined (a sentence may wrap)."""
+    text = " ".join((Path(__file__).parents[2] / "docs" / "models.md").read_text().split())
+    found = re.search(pattern, text)
+    assert found, f"docs/models.md no longer says {pattern!r}"
+    return found
+
+
+def _as_written(measured: float, written: str) -> bool:
+    """True if ``written`` is ``measured`` rounded to the decimals it shows."""
+    decimals = len(written.partition(".")[2])
+    return abs(measured - float(written)) <= 0.5 * 10.0**-decimals + 1e-12
+
+
+def test_the_docs_state_the_figures_the_maps_measure(model, friday_map):
+    # docs/models.md said 52% where both implementations gave 54.0%: the figures are read
+    # from the page and measured here, so the page cannot drift from the model.
+    cmap, _ = friday_map
+    said = _doc_figures(
+        r"\(answer `' Friday'`, ([\d.]+)\), layer (\d+) head (\d+) puts ([\d.]+) of its weight on "
+        r"`' Friday'` and its ablation changes log P by (-?[\d.]+), while layer (\d+) head (\d+) "
+        r"puts ([\d.]+) there and costs (-?[\d.]+)"
+    )
+    prob, heavy_l, heavy_h, heavy_w, heavy_e, light_l, light_h, light_w, light_e = said.groups()
+    assert cmap.answer == " Friday" and _as_written(cmap.prob, prob)
+    heavy = cmap.records[int(heavy_l) * model.n_heads + int(heavy_h)]
+    light = cmap.records[int(light_l) * model.n_heads + int(light_h)]
+    assert _as_written(heavy.weight, heavy_w) and _as_written(heavy.effect, heavy_e), heavy
+    assert _as_written(light.weight, light_w) and _as_written(light.effect, light_e), light
+    said = _doc_figures(r"Friday against (\w+): layer (\d+) head (\d+) alone brings back ([\d.]+)%")
+    other, layer, head, share = said.groups()
+    pmap = model.patching_map(MOVED.format("Friday"), MOVED.format(other))
+    best = pmap.restoring(1)[0]
+    assert (best.layer, best.head) == (int(layer), int(head))
+    assert _as_written(100 * best.recovered, share), best
 
 
 def test_patching_map_agrees_with_single_patches_and_an_independent_llama(model, llama):
