@@ -22,6 +22,7 @@ from engine.trained import causal
 # pages. A second student's map waits its turn (the cache then often answers it at once).
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
 CAUSAL, PATCHING = "causal", "patching"
+LOOKING = "looking for a same-length change..."  # `change` while a suggestion is sought
 
 
 class CausalState(param.Parameterized):
@@ -62,7 +63,7 @@ class CausalState(param.Parameterized):
             self.param.update(
                 causal=None, patching=None, running="", progress=0.0, message="", error=""
             )
-            self.change = "looking for a same-length change..."
+            self.change = LOOKING
         self.token = None
         model, text, generation = self._m.loaded, self._m.text, self._generation
         with self._idle:

@@ -27,7 +27,7 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
-from app.state.causal_state import CausalState
+from app.state.causal_state import LOOKING, CausalState
 from app.state.model_state import ModelState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
@@ -83,6 +83,16 @@ def patching_summary(pmap) -> str:
     )
 
 
+def no_sentence_words(change: str) -> str:
+    """Why "Patch every head" is disabled: there is no changed sentence to patch into."""
+    if change == LOOKING:
+        return "Patching needs a changed sentence: one is being looked for, or type your own."
+    return (
+        "Patching needs a changed sentence: none could be suggested for this one, so type one "
+        "above with the same number of tokens."
+    )
+
+
 class CausalView(pn.viewable.Viewer):
     """The causal map and the patching map of one `CausalState`."""
 
@@ -105,6 +115,7 @@ class CausalView(pn.viewable.Viewer):
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
         self.patch = pn.widgets.Button(label="Patch every head", color="primary")
+        self.patch_why = pn.pane.HTML("", sizing_mode="stretch_width", name="patch_why")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self._build_causal_figure()
         self._build_patching_figure()
@@ -113,6 +124,8 @@ class CausalView(pn.viewable.Viewer):
         self.patch.on_click(lambda _e: self._start_patch())
         self.stop.on_click(lambda _e: self.cstate.stop())
         self.token.param.watch(self._token_picked, "value")
+        # What is typed counts at once: the button is enabled as soon as there is a sentence.
+        self.corrupted.param.watch(lambda _e: self._refresh(), "value_input")
         self._tokens()
         self._sync_corrupted()
         self._refresh()
@@ -245,14 +258,21 @@ class CausalView(pn.viewable.Viewer):
         if self.cstate.causal is not None:
             self.cstate.measure()  # the ablations are cached: only the weights are read again
 
+    def _typed(self) -> str:
+        """The changed sentence as typed so far (or as suggested)."""
+        return self.corrupted.value_input or ""
+
     def _start_patch(self) -> None:
-        self.cstate.corrupted = self.corrupted.value
+        if not self._typed().strip():  # no sentence: the button is disabled and says why
+            return
+        self.cstate.corrupted = self._typed()
         self.cstate.patch()
 
     @param.depends("cstate.corrupted", "cstate.change", watch=True)
     def _sync_corrupted(self) -> None:
-        self.corrupted.value = self.cstate.corrupted
+        self.corrupted.value = self.corrupted.value_input = self.cstate.corrupted
         self.change.object = html.escape(self.cstate.change)
+        self._refresh()  # the reason the button gives may have changed
 
     @param.depends(
         "cstate.causal",
@@ -267,7 +287,10 @@ class CausalView(pn.viewable.Viewer):
         c = self.cstate
         busy = bool(c.running)
         waiting = bool(self.mstate.loading)  # a link's model still loading: measure that one
-        self.measure.disabled = self.patch.disabled = busy or waiting
+        self.measure.disabled = busy or waiting
+        sentence = bool(self._typed().strip())
+        self.patch.disabled = busy or waiting or not sentence
+        self.patch_why.object = "" if sentence else no_sentence_words(c.change)
         self.stop.disabled = not busy
         self.bar.visible = busy
         self.bar.value = int(round(100 * c.progress))
@@ -377,7 +400,7 @@ class CausalView(pn.viewable.Viewer):
             ),
             self.corrupted,
             self.change,
-            pn.Row(self.patch, sizing_mode="stretch_width"),
+            pn.Row(self.patch, self.patch_why, sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.patch_figure, sizing_mode="stretch_width"),
             self.patch_summary,
             sizing_mode="stretch_width",

@@ -1,9 +1,10 @@
-"""Where arrow labels go on a square plane, in screen pixels: pure Python, no Panel or Bokeh.
+"""Where arrow labels go on a plane, in screen pixels: pure Python, no Panel or Bokeh.
 
 `place_labels` puts each label near its arrow's tip, clear of the other labels, the tips'
 drag handles, boxes to avoid (a legend, a note) and the arrows themselves, inside the frame.
 A label with no room is shortened, then dropped (its hover still names it). The geometry view
-(app/views/geometry.py) turns its data into screen points and calls it once per plane.
+(app/views/geometry.py) turns its data into screen points and calls it once per plane; the
+receipt's dots are placed the same way (app/views/receipt_labels.py).
 """
 
 from __future__ import annotations
@@ -73,39 +74,43 @@ def shorten(text: str) -> str | None:
     return core[:4] + "…" + (" ✕" if masked else "")
 
 
-def place_labels(tips, texts, font: float, frame: float, avoid=(), *, order=None, segments=()):
+def place_labels(
+    tips, texts, font: float, frame, avoid=(), *, order=None, segments=(), short=shorten
+):
     """Screen offsets (dx, dy, text) for labels of arrow tips at screen points `tips` (y down)
-    in a square frame of side `frame` px, trying spots around each tip, nearest first, so that
-    no label overlaps another label, a tip's handle, a box in `avoid` or an arrow in `segments`
-    (x0, y0, x1, y1), or leaves the frame. Labels are placed in `order` (indices, the most
-    important first; default: as given), so a crowd drops the last. Without room a label is
-    shortened (a token to its position, "@4"; other text to a few characters and an
-    ellipsis), then dropped ("").
+    in a frame of side `frame` px (or `frame` = (width, height) px), trying spots around each
+    tip, nearest first, so that no label overlaps another label, a tip's handle, a box in
+    `avoid` or an arrow in `segments` (x0, y0, x1, y1), or leaves the frame. Labels are placed
+    in `order` (indices, the most important first; default: as given), so a crowd drops the
+    last. Without room a label is shortened by `short` (by default `shorten`: a token to its
+    position, "@4"; other text to a few characters and an ellipsis), then dropped ("").
 
     Pure, so shared process-wide: every follower of a class on one step, with the same plot
     size, asks for the same placement (a bounded cache; about 3 ms a plane otherwise)."""
+    width, height = (frame, frame) if isinstance(frame, int | float) else frame
     return list(
         _placed(
             tuple(map(tuple, tips)),
             tuple(texts),
             float(font),
-            float(frame),
+            (float(width), float(height)),
             tuple(map(tuple, avoid)),
             None if order is None else tuple(order),
             tuple(map(tuple, segments)),
+            short,
         )
     )
 
 
 @functools.lru_cache(maxsize=1024)
-def _placed(tips, texts, font, frame, avoid, order, segments) -> tuple:
+def _placed(tips, texts, font, frame, avoid, order, segments, short) -> tuple:
     r = HANDLE_RADIUS_PX
     handles = [(x - r, y - r, x + r, y + r) for x, y in tips]
     taken = list(avoid)
     out: list = [(0.0, 0.0, "")] * len(tips)
     for index in order if order is not None else range(len(tips)):
         (x, y), text = tips[index], texts[index]
-        found = _first_spot(x, y, (text, shorten(text)), font, frame, [*taken, *handles], segments)
+        found = _first_spot(x, y, (text, short(text)), font, frame, [*taken, *handles], segments)
         if found is not None:
             taken.append(found[3])
             out[index] = found[:3]
@@ -114,10 +119,11 @@ def _placed(tips, texts, font, frame, avoid, order, segments) -> tuple:
 
 def _first_spot(x, y, candidates, font, frame, blocked, segments):
     """(dx, dy, text, box) of the first free spot around (x, y), longest text first."""
-    norm = math.hypot(x - frame / 2, y - frame / 2)
+    width, height = frame
+    norm = math.hypot(x - width / 2, y - height / 2)
     # First choice: straight past the tip, away from the origin (the frame's centre).
-    base = math.atan2(y - frame / 2, x - frame / 2) if norm > 1 else -math.pi / 2
-    edge = frame - FRAME_MARGIN
+    base = math.atan2(y - height / 2, x - width / 2) if norm > 1 else -math.pi / 2
+    right, bottom = width - FRAME_MARGIN, height - FRAME_MARGIN
     for candidate in candidates:
         if candidate is None:
             continue
@@ -125,7 +131,8 @@ def _first_spot(x, y, candidates, font, frame, blocked, segments):
             for turn in LABEL_TURNS:
                 ox, oy = dist * math.cos(base + turn), dist * math.sin(base + turn)
                 box = text_box(x + ox, y + oy, candidate, font)
-                if box[0] < FRAME_MARGIN or box[1] < FRAME_MARGIN or box[2] > edge or box[3] > edge:
+                outside = box[0] < FRAME_MARGIN or box[2] > right
+                if outside or box[1] < FRAME_MARGIN or box[3] > bottom:
                     continue
                 if any(overlaps(box, other) for other in blocked):
                     continue

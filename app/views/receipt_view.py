@@ -22,13 +22,12 @@ from bokeh.models import (
     ColorBar,
     ColumnDataSource,
     FixedTicker,
-    LabelSet,
     LinearColorMapper,
     Range1d,
     Slope,
     TapTool,
 )
-from bokeh.models.glyphs import Rect, Scatter
+from bokeh.models.glyphs import Rect, Scatter, Text
 
 from app.state.causal_state import CausalState
 from app.state.estimate_words import percent, reasons, sentence_warning, short
@@ -39,12 +38,15 @@ from engine.heads import shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
+from .receipt_labels import FONT_PX, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
 TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
 NOTES_SHOWN = 4  # warnings spelled out, the largest misses first
 SCALE_FLOOR = 0.1  # nats: the grid's colours span at least ±0.1 (about a 10% change of P)
 LABELLED = 6  # dots named on the receipt, the furthest from the line first (hover names all)
+# The receipt's frame in pixels until the browser reports its size (then placed again).
+FRAME_GUESS = (420.0, 300.0)
 WARNED, PLAIN = OKABE_ITO["orange"], OKABE_ITO["blue"]
 
 
@@ -204,7 +206,7 @@ class ReceiptView(pn.viewable.Viewer):
 
     def _build_receipt(self) -> None:
         cols = {"estimate": f32([]), "exact": f32([])}
-        cols.update(layer=[], head=[], tag=[], label=[], colour=[], note=[], align=[], dx=f32([]))
+        cols.update(layer=[], head=[], tag=[], label=[], colour=[], note=[], dx=f32([]), dy=f32([]))
         self.receipt_source = ColumnDataSource(name="receipt", data=cols)
         # One range for both axes (set from the data): the dashed line is then the diagonal, and
         # a dot's distance from it is how wrong the estimate was.
@@ -244,20 +246,28 @@ class ReceiptView(pn.viewable.Viewer):
             ],
         )
         fig.add_tools(TapTool(renderers=[dots]))
-        fig.add_layout(
-            LabelSet(
-                x="estimate",
-                y="exact",
-                text="label",
-                source=self.receipt_source,
-                x_offset="dx",  # a dot in the right half is labelled on its left
-                text_align="align",
-                y_offset=2,
-                text_font_size="13px",
-            )
+        # Placed in screen pixels (receipt_labels): dots on one spot share a label, and no
+        # label covers another or a dot. One glyph, its offsets in the data.
+        add_glyph(
+            fig,
+            Text,
+            x="estimate",
+            y="exact",
+            text="label",
+            source=self.receipt_source,
+            x_offset="dx",
+            y_offset="dy",
+            text_align="center",
+            text_baseline="middle",
+            text_font_size=f"{FONT_PX:.0f}px",
         )
         open_head_on_tap(self.receipt_source, self.mstate)
         self.receipt_figure = fig
+        self._named: list[int] = []
+        # Once the browser reports the frame's real size (it follows the window), place the
+        # labels again for that size.
+        fig.on_change("inner_width", self._replace_labels)
+        fig.on_change("inner_height", self._replace_labels)
 
     # ---------------------------------------------------------------- updates
 
@@ -310,36 +320,31 @@ class ReceiptView(pn.viewable.Viewer):
         checked = [] if amap is None else amap.verified()
         values = [v for r in checked for v in (r.estimate, r.exact)]
         low, high = min([0.0, *values]), max([0.0, *values])
-        left = [r.estimate <= (low + high) / 2 for r in checked]
-        misses = sorted(checked, key=lambda r: -abs(r.exact - r.estimate))[:LABELLED]
-        named = {(r.layer, r.head) for r in misses}
+        pad = 0.12 * (high - low or 1.0)
+        fig = self.receipt_figure
+        if checked:
+            fig.x_range.start = fig.y_range.start = low - pad
+            fig.x_range.end = fig.y_range.end = high + pad
+        by_miss = sorted(
+            range(len(checked)), key=lambda i: -abs(checked[i].exact - checked[i].estimate)
+        )
+        self._named = by_miss[:LABELLED]
         # The sentence's own warning (a saturated answer) holds for every dot: it is said once
         # in the text, and the colour marks a head's own warning.
         own = [bool(reasons(r.note, leave_out=("saturated",))) for r in checked]
-        assign(
-            self.receipt_source,
-            {
-                "estimate": f32([r.estimate for r in checked]),
-                "exact": f32([r.exact for r in checked]),
-                "layer": [r.layer for r in checked],
-                "head": [r.head for r in checked],
-                "tag": [tag(r.layer, r.head) for r in checked],
-                "label": [
-                    tag(r.layer, r.head) if (r.layer, r.head) in named else "" for r in checked
-                ],
-                "colour": [WARNED if warned else PLAIN for warned in own],
-                "note": [short(r.note) or "none" for r in checked],
-                "align": ["left" if x else "right" for x in left],
-                "dx": f32([7.0 if x else -7.0 for x in left]),
-            },
-        )
+        data = {
+            "estimate": f32([r.estimate for r in checked]),
+            "exact": f32([r.exact for r in checked]),
+            "layer": [r.layer for r in checked],
+            "head": [r.head for r in checked],
+            "tag": [tag(r.layer, r.head) for r in checked],
+            "colour": [WARNED if warned else PLAIN for warned in own],
+            "note": [short(r.note) or "none" for r in checked],
+        }
+        assign(self.receipt_source, data | self._labels(data))
         if not checked:
             self.receipt_text.object = ""
             return
-        pad = 0.12 * (high - low or 1.0)
-        fig = self.receipt_figure
-        fig.x_range.start = fig.y_range.start = low - pad
-        fig.x_range.end = fig.y_range.end = high + pad
         parts = [receipt_words(amap)]
         cmap = self.cstate.causal
         same = cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer)
@@ -356,6 +361,33 @@ class ReceiptView(pn.viewable.Viewer):
             f"more the estimate missed (the {LABELLED} furthest are named). Orange: the head has "
             "a warning of its own, below.</p>" + notes_words(amap)
         )
+
+    def _labels(self, data: dict) -> dict:
+        """The label columns (label, dx, dy) of the receipt's dots for the frame as drawn."""
+        fig = self.receipt_figure
+        size = []
+        for name, guess in zip(("inner_width", "inner_height"), FRAME_GUESS, strict=True):
+            try:
+                size.append(float(getattr(fig, name) or guess))
+            except (AttributeError, ValueError):  # Bokeh: "doesn't have a value set"
+                size.append(guess)
+        dx, dy, label = receipt_labels(
+            [float(x) for x in data["estimate"]],
+            [float(y) for y in data["exact"]],
+            data["tag"],
+            self._named,
+            (float(fig.x_range.start), float(fig.x_range.end)),
+            (float(fig.y_range.start), float(fig.y_range.end)),
+            tuple(size),
+        )
+        return {"label": label, "dx": f32(dx), "dy": f32(dy)}
+
+    def _replace_labels(self, attr, old, new) -> None:
+        # Every column together, as the planes do: a patch of some columns could reach the
+        # browser's older, longer source.
+        if old != new and self._named:
+            data = {k: v for k, v in self.receipt_source.data.items()}
+            self.receipt_source.data = data | self._labels(data)
 
     def __panel__(self):
         return pn.Column(

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import word_kinds
 from .edits import AblateHead, PatchHead
 
 CACHE_SIZE = 8  # maps kept per model (per text, token, answer, backend and edits)
@@ -97,6 +98,7 @@ class PatchingMap:
     difference_clean: float  # log p(clean answer) - log p(corrupted answer), clean run
     difference_corrupted: float  # the same in the corrupted run
     records: tuple[PatchEffect, ...]
+    positions: tuple[int, ...] | None = None  # the positions patched (None: every position)
 
     def strongest(self, k: int = 3) -> list[PatchEffect]:
         """The heads whose patch moves the difference the most, either way (largest
@@ -315,15 +317,27 @@ def patching_map(
     clean,
     corrupted,
     *,
+    answers: tuple[str | None, str | None] | None = None,
+    positions=None,
     progress: Callable[[float, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> PatchingMap:
     """Every head's output from the ``clean`` run patched, one at a time, into the ``corrupted``
     run (same model, same length). Each record says how much of the logit difference between
-    the clean and the corrupted answer the patch restores (1: all of it, 0: none)."""
-    frame = PatchFrame.of(clean, corrupted)
+    the clean and the corrupted answer the patch restores (1: all of it, 0: none).
+
+    ``answers`` = (clean answer, corrupted answer) chooses the two tokens whose log-probability
+    difference is measured (default, or None in either place: that run's own answer);
+    ``positions`` the token positions at which the head's output is patched (default: every
+    position; elsewhere the head keeps the corrupted run's output). Both are checked, with a
+    ValueError that says what is wrong."""
+    frame = PatchFrame.of(clean, corrupted, answers)
+    at = check_positions(corrupted, positions)
     logits = every_head_logits(
-        corrupted, lambda layer, head: clean.head(layer, head).all_outputs, progress, cancel
+        corrupted,
+        lambda layer, head: patched_output(clean, corrupted, layer, head, at),
+        progress,
+        cancel,
     )
     records = []
     for row, (layer, head) in enumerate(_heads(clean.model)):
@@ -339,7 +353,41 @@ def patching_map(
         difference_clean=frame.d_clean,
         difference_corrupted=frame.d_bad,
         records=tuple(records),
+        positions=at,
     )
+
+
+def check_positions(run, positions) -> tuple[int, ...] | None:
+    """``positions`` as sorted distinct token positions of ``run`` up to its query position
+    (None stays None: every position), or ValueError."""
+    if positions is None:
+        return None
+    if isinstance(positions, str | bytes) or not hasattr(positions, "__iter__"):
+        raise ValueError(f"positions must be a list of token positions, got {positions!r}")
+    given = list(positions)
+    if not given:
+        raise ValueError("positions is empty: give at least one position (None patches all)")
+    q = run.query_position
+    for p in given:
+        if isinstance(p, bool) or not isinstance(p, int | np.integer):
+            raise ValueError(f"positions must be token positions (integers), got {p!r}")
+        if not 0 <= p <= q:
+            raise ValueError(
+                f"position {p} is out of range 0..{q} (the query position: a later position "
+                "cannot change the answer)"
+            )
+    return tuple(sorted({int(p) for p in given}))
+
+
+def patched_output(clean, corrupted, layer: int, head: int, positions=None) -> np.ndarray:
+    """What a patch puts in the head's place in the corrupted run: the clean run's output at
+    ``positions`` (None: at every position) and the corrupted run's own output elsewhere."""
+    value = clean.head(layer, head).all_outputs
+    if positions is None:
+        return value
+    mixed = np.array(corrupted.head(layer, head).all_outputs, copy=True)
+    mixed[list(positions)] = value[list(positions)]
+    return mixed
 
 
 @dataclass(frozen=True)
@@ -356,8 +404,10 @@ class PatchFrame:
     lp_bad: float
 
     @classmethod
-    def of(cls, clean, corrupted) -> PatchFrame:
-        """The frame of two runs, or ValueError if no patch can go between them."""
+    def of(cls, clean, corrupted, answers=None) -> PatchFrame:
+        """The frame of two runs, or ValueError if no patch can go between them. ``answers``
+        = (clean answer, corrupted answer): the two tokens compared (None in either place, or
+        no pair: that run's own answer)."""
         if clean.model is not corrupted.model:
             raise ValueError("patch between two runs of the same model")
         if len(clean.ids) != len(corrupted.ids):
@@ -365,12 +415,17 @@ class PatchFrame:
                 f"the clean text is {len(clean.ids)} tokens and the corrupted "
                 f"{len(corrupted.ids)}: activation patching needs texts of the same length"
             )
-        good, good_text = answer_id(clean, None)
-        bad, bad_text = answer_id(corrupted, None)
-        if good == bad:
+        chosen = _check_answers(answers)
+        good, good_text = answer_id(clean, chosen[0])
+        bad, bad_text = answer_id(corrupted, chosen[1])
+        if good == bad and answers is None:
             raise ValueError(
                 f"both texts are answered {good_text!r}: choose a corrupted text that changes "
                 "the answer"
+            )
+        if good == bad:
+            raise ValueError(
+                f"both answers compared are {good_text!r}: choose two different tokens"
             )
         lp_clean, lp_corrupted = _log_probs(clean.logits), _log_probs(corrupted.logits)
         d_clean = float(lp_clean[good] - lp_clean[bad])
@@ -386,6 +441,21 @@ class PatchFrame:
         """The share of the clean-vs-corrupted difference that ``difference`` brings back."""
         span = self.d_clean - self.d_bad
         return (difference - self.d_bad) / span if span else 0.0
+
+
+def _check_answers(answers) -> tuple[str | None, str | None]:
+    """(clean answer, corrupted answer) from the ``answers`` option, or ValueError."""
+    if answers is None:
+        return None, None
+    if isinstance(answers, str) or not isinstance(answers, tuple | list) or len(answers) != 2:
+        raise ValueError(
+            "answers must be a pair (clean answer, corrupted answer), e.g. (' Friday', "
+            f"' Monday'), got {answers!r}"
+        )
+    for a in answers:
+        if a is not None and not isinstance(a, str):
+            raise ValueError(f"an answer must be a token's text or None, got {a!r}")
+    return answers[0], answers[1]
 
 
 class Maps:
@@ -422,8 +492,9 @@ class Maps:
         bad = None if corrupted is None else self.run(corrupted, query=query, backend=backend)
         return attribution_map(clean, answer, bad, verify=verify, **options)
 
-    def patch(self, clean: str, corrupted: str, layer: int, head: int):
-        """The corrupted text's run with head (layer, head)'s output taken from the clean run."""
+    def patch(self, clean: str, corrupted: str, layer: int, head: int, *, positions=None):
+        """The corrupted text's run with head (layer, head)'s output taken from the clean run
+        (at ``positions``, as `patching_map` takes them; default every position)."""
         source = self.run(clean)
         target = self.run(corrupted)
         if len(source.ids) != len(target.ids):
@@ -431,46 +502,109 @@ class Maps:
                 f"the clean text is {len(source.ids)} tokens and the corrupted "
                 f"{len(target.ids)}: activation patching needs texts of the same length"
             )
-        return target.intervene(PatchHead(layer, head, source.head(layer, head).all_outputs))
+        at = check_positions(target, positions)
+        return target.intervene(
+            PatchHead(layer, head, patched_output(source, target, layer, head, at))
+        )
+
+
+MAX_TRIES = 8  # forwards a language model's counterfactual may spend on candidate changes
+
+
+@dataclass(frozen=True)
+class Change:
+    """A same-length change of a text, for activation patching: the changed text, the position
+    of the one token that changed, that token before and after, its kind and a sentence that
+    says so."""
+
+    text: str
+    position: int
+    old: str
+    new: str
+    kind: str  # a kind of `word_kinds` ("day", "name", ...), or "value" in a binding program
+    description: str
+
+
+def find_change(model, text: str) -> Change:
+    """``text`` with the fact its answer comes from replaced, at the same length in tokens, so
+    that the answer changes. The binding model's program gets another value in the queried
+    name's latest definition. A language model's text gets one word replaced by another of the
+    same kind (`word_kinds`: a name for a name, a day for a day, ...) that is one token and not
+    yet in the text: the answer's earlier mentions first, latest first, then the text's other
+    words of a listed kind; the candidates in the order of the model's own next-token logits
+    (its likeliest rival first), at most `MAX_TRIES` forwards. ValueError when none moves the
+    answer."""
+    if hasattr(model, "answers"):
+        return _binding_change(model, text)
+    run = model.run(text)
+    answer, tokens = run.answer, run.tokens[:-1]
+    word = answer.strip()
+    mentions = [i for i, t in enumerate(tokens) if word and t.strip() == word]
+    others = [i for i, t in enumerate(tokens) if i not in mentions and word_kinds.kind_of(t)]
+    places = [i for i in [*mentions[::-1], *others[::-1]] if word_kinds.kind_of(tokens[i])]
+    if not places:
+        said = f"the answer {answer!r} is not mentioned earlier" if not mentions else ""
+        raise ValueError(
+            f"{said or f'the answer {answer!r} is of no listed kind'} and no word of the text is "
+            "a name, a day, a month, a city, a country, a number, a colour, an animal, a place "
+            "or a fruit: type a changed sentence of the same length"
+        )
+    present = {t.strip() for t in run.tokens}
+    tries = 0
+    for where in places:
+        old = tokens[where]
+        for new, new_id in _rivals(model, run, old, present):
+            ids = list(run.ids)
+            ids[where] = new_id
+            changed = model.decode(ids)
+            if model.encode(changed) != ids:  # the pieces around it would merge differently
+                continue
+            tries += 1
+            if model.run(changed).answer != answer:
+                kind = word_kinds.kind_of(old)
+                said = f"{old.strip()} became {new.strip()}, another {kind}, at token {where}"
+                return Change(changed, where, old, new, kind, said)
+            if tries >= MAX_TRIES:
+                break
+        if tries >= MAX_TRIES:
+            break
+    raise ValueError(
+        f"no same-length change of a word of the text moves the answer {answer!r} "
+        f"({tries} tried): type one"
+    )
+
+
+def _rivals(model, run, old: str, present: set[str]) -> list[tuple[str, int]]:
+    """The words of ``old``'s kind that are one token and not in the text, with their ids,
+    the model's likeliest next token first."""
+    found = []
+    for new in word_kinds.same_kind(old):
+        ids = model.encode(new)
+        if len(ids) == 1 and new.strip() not in present:
+            found.append((new, ids[0]))
+    return sorted(found, key=lambda pair: -float(run.logits[pair[1]]))
+
+
+def _binding_change(model, text: str) -> Change:
+    """Another value in the queried name's latest definition of a binding program."""
+    from . import binding_task as task
+
+    program = task.parse(text)
+    name, defs = program.question, program.definitions
+    mine = [i for i, (n, _) in enumerate(defs) if n == name]
+    if not mine:
+        raise ValueError(f"{name!r} is not defined in the program: nothing to change")
+    i = mine[-1]
+    old = defs[i][1]
+    new = next(v for v in model.values if v != old)
+    parts = [f"{n}={new if j == i else v}" for j, (n, v) in enumerate(defs)]
+    changed = "; ".join(parts) + f"; ?{name}"
+    before, after = model.run(text).ids, model.run(changed).ids
+    where = next(p for p, (a, b) in enumerate(zip(before, after, strict=True)) if a != b)
+    return Change(changed, where, old, new, "value", f"{name}={old} became {name}={new}")
 
 
 def counterfactual(model, text: str) -> tuple[str, str]:
-    """(changed text, what changed): ``text`` with the fact its answer comes from replaced, at
-    the same length in tokens, for activation patching. The binding model's program gets a
-    different value in the queried name's latest definition; a language model's text gets its
-    answer's latest earlier mention replaced by the likeliest next token not yet in the text.
-    ValueError when the text has no such fact (the answer is not mentioned before)."""
-    run = model.run(text)
-    if hasattr(model, "answers"):
-        from . import binding_task as task
-
-        program = task.parse(text)
-        name, defs = program.question, program.definitions
-        mine = [i for i, (n, _) in enumerate(defs) if n == name]
-        if not mine:
-            raise ValueError(f"{name!r} is not defined in the program: nothing to change")
-        i = mine[-1]
-        old = defs[i][1]
-        new = next(v for v in model.values if v != old)
-        parts = [f"{n}={new if j == i else v}" for j, (n, v) in enumerate(defs)]
-        return "; ".join(parts) + f"; ?{name}", f"{name}={old} became {name}={new}"
-    answer = run.answer
-    earlier = [i for i, t in enumerate(run.tokens[:-1]) if t == answer]
-    if not earlier:
-        raise ValueError(
-            f"the answer {answer!r} is not mentioned earlier in the text: type a changed "
-            "sentence of the same length"
-        )
-    where = earlier[-1]
-    for candidate in run.probs:
-        if candidate == answer or candidate in run.tokens or not candidate.strip():
-            continue
-        ids = list(run.ids)
-        try:
-            ids[where] = model.encode(candidate)[0]
-        except IndexError:
-            continue
-        changed = model.decode(ids)
-        if len(model.encode(changed)) == len(run.ids) and model.run(changed).answer != answer:
-            return changed, f"{answer.strip()} became {candidate.strip()}"
-    raise ValueError(f"no same-length change of {answer!r} moves the answer: type one")
+    """(changed text, what changed) of `find_change`."""
+    change = find_change(model, text)
+    return change.text, change.description

@@ -149,3 +149,25 @@ def test_a_second_page_asking_the_same_gets_the_shared_placement():
     assert again == first and isinstance(again, list)
     assert label_layout._placed.cache_info().hits == hits + 1
     assert label_layout._placed.cache_info().maxsize is not None  # bounded
+
+
+def test_a_wide_frame_holds_labels_a_square_one_would_refuse():
+    # The receipt's frame is wider than tall: 208 px of text fit in 500 x 200, not in 200 x 200.
+    text = "a rather long label!"
+    assert place_labels([(100.0, 100.0)], [text], FONT, (500.0, 200.0))[0][2] == text
+    assert place_labels([(100.0, 100.0)], [text], FONT, 200.0)[0][2] == "a ra…"
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        tips = [tuple(p) for p in rng.uniform((0, 0), (500, 200), size=(6, 2))]
+        placed = place_labels(tips, [f"L{i} H{i}" for i in range(6)], FONT, (500.0, 200.0))
+        boxes = _boxes(tips, placed)
+        for i, a in enumerate(boxes):
+            assert 0 <= a[0] and a[2] <= 500 and 0 <= a[1] and a[3] <= 200
+            assert not any(overlaps(a, b) for b in boxes[i + 1 :])
+
+
+def test_the_caller_chooses_the_short_form():
+    long = "L10 H1, L11 H2, L12 H3"
+    placed = place_labels([(50.0, 50.0)], [long], FONT, 150.0, short=lambda t: "L10 H1 +2")
+    assert placed[0][2] == "L10 H1 +2"
+    assert place_labels([(50.0, 50.0)], [long], FONT, 150.0, short=lambda t: None)[0][2] == ""

@@ -4,9 +4,12 @@ newer sentence superseding an older one (nothing stale is shown)."""
 
 from __future__ import annotations
 
+import math
+
 from app.state import receipt_state
 from app.state.model_state import ModelState
 from app.state.receipt_state import ReceiptState
+from app.views import receipt_labels, receipt_view
 from engine import trained
 
 PROGRAM = "a=5; b=7; a=3; ?a"
@@ -108,6 +111,25 @@ def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map()
     heads = model.n_layers * model.n_heads
     assert len(view.grid_source.data["estimate"]) == heads
     assert sorted(view.receipt_source.data["tag"]) == ["L0 H0", "L0 H1", "L1 H0", "L1 H1"]
+    # A saturated program puts several heads at (0, 0): their labels were drawn on top of each
+    # other there. Now dots on one spot share one label, and the largest miss is named.
+    data, fig = view.receipt_source.data, view.receipt_figure
+    points = receipt_labels.screen_points(
+        data["estimate"],
+        data["exact"],
+        (fig.x_range.start, fig.x_range.end),
+        (fig.y_range.start, fig.y_range.end),
+        receipt_view.FRAME_GUESS,  # no browser has reported the frame's size
+    )
+    named = [i for i, text in enumerate(data["label"]) if text]
+    assert all(
+        math.dist(points[i], points[j]) >= receipt_labels.SAME_SPOT_PX
+        for i in named
+        for j in named
+        if i < j
+    )
+    miss = [abs(x - y) for x, y in zip(data["estimate"], data["exact"], strict=True)]
+    assert data["label"][miss.index(max(miss))] == data["tag"][miss.index(max(miss))]
     text = view.receipt_text.object
     assert "rank correlation" in text and "Every head's estimate is suspect here" in text
     assert "Against" not in text  # the exact map is not measured yet

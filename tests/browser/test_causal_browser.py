@@ -72,6 +72,10 @@ def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
         assert estimate == pytest.approx(by_head[(layer, head)].estimate, abs=1e-6)
         assert exact == pytest.approx(by_head[(layer, head)].exact, rel=1e-5)
     assert sorted(shown["tag"]) == sorted(f"L{r.layer} H{r.head}" for r in whole.records)
+    # Three heads sit at (0, 0) (the answer is saturated): one label for them, not three
+    # drawn on top of each other, and one for the retrieval head far below.
+    labels = sorted(t for t in shown["label"] if t)
+    assert labels in (["L0 H0 +2", "L1 H1"], ["L0 H0, L0 H1, L1 H0", "L1 H1"]), labels
     assert page.shows("rank correlation") and page.shows("Every head's estimate is suspect here")
     # The exact map below still measures, and the receipt then counts over every head.
     page.page.get_by_role("button", name="Measure every head").click()
@@ -93,3 +97,10 @@ def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
 
     page.wait_until(receipt_of_the_new_program, "the new program's receipt")
     assert not page.shows("all 4 removed")  # the exact map was of the old program
+
+    # A program with nothing to change: no changed sentence, so "Patch every head" is disabled
+    # and says why (it stayed enabled and then drew an empty chart without a word).
+    box.fill("rate=12; x=4; y=9; ?charge")
+    box.press("Enter")
+    page.wait_until(lambda: page.shows("none could be suggested"), "the reason")
+    assert page.page.get_by_role("button", name="Patch every head").is_disabled()

@@ -467,6 +467,68 @@ def test_binding_patching_moves_the_answer_with_the_retrieval_head():
         model.run(corrupted).intervene(trained.PatchHead(1, 1, np.zeros((3, model.d_head))))
 
 
+def _share(model, pmap, run, good: str, bad: str) -> float:
+    """The share of the clean-vs-corrupted difference a run brings back, computed by hand."""
+    g, b = model.answers.index(good), model.answers.index(bad)
+    d = np.log(run._p[g]) - np.log(run._p[b])
+    return (d - pmap.difference_corrupted) / (pmap.difference_clean - pmap.difference_corrupted)
+
+
+def test_patching_map_compares_the_answers_it_is_given_at_the_positions_it_is_given():
+    model = trained.load("binding")
+    clean, corrupted = "a=5; b=7; a=3; ?a", "a=5; b=7; a=4; ?a"
+    c, k = model.run(clean), model.run(corrupted)
+    changed = next(i for i, (x, y) in enumerate(zip(c.ids, k.ids, strict=True)) if x != y)
+    last = k.query_position
+    pmap = model.patching_map(clean, corrupted, answers=("3", "7"), positions=[last, changed])
+    assert (pmap.clean_answer, pmap.corrupted_answer, pmap.positions) == ("3", "7", (changed, last))
+    good, bad = model.answers.index("3"), model.answers.index("7")
+    assert pmap.difference_clean == pytest.approx(np.log(c._p[good]) - np.log(c._p[bad]))
+    assert pmap.difference_corrupted == pytest.approx(np.log(k._p[good]) - np.log(k._p[bad]))
+    for r in pmap.records:  # every head against a single patch at those positions, by hand
+        value = np.array(k.head(r.layer, r.head).all_outputs)
+        value[[changed, last]] = c.head(r.layer, r.head).all_outputs[[changed, last]]
+        single = k.intervene(trained.PatchHead(r.layer, r.head, value))
+        assert r.recovered == pytest.approx(_share(model, pmap, single, "3", "7"))
+        by_patch = model.patch(clean, corrupted, r.layer, r.head, positions=[changed, last])
+        np.testing.assert_array_equal(by_patch.logits, single.logits)
+    assert pmap.strongest(1)[0].recovered > 0.5  # the value's position carries the answer
+    # Before the changed token the two runs are the same: patching there brings nothing back.
+    before = model.patching_map(clean, corrupted, positions=range(changed))
+    assert all(r.recovered == pytest.approx(0.0, abs=1e-6) for r in before.records)
+    # Every position is the default.
+    every = model.patching_map(clean, corrupted, positions=range(last + 1))
+    default = model.patching_map(clean, corrupted)
+    assert every.positions == tuple(range(last + 1)) and default.positions is None
+    assert [r.recovered for r in every.records] == [r.recovered for r in default.records]
+    assert (default.clean_answer, default.corrupted_answer) == ("3", "4")
+    one_side = model.patching_map(clean, corrupted, answers=(None, "7"))
+    assert (one_side.clean_answer, one_side.corrupted_answer) == ("3", "7")
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"answers": "3"}, "answers must be a pair"),
+        ({"answers": ("3", "4", "5")}, "answers must be a pair"),
+        ({"answers": ("3", 4)}, "an answer must be a token's text"),
+        ({"answers": ("3", "banana")}, "not one of the model's answers"),
+        ({"answers": ("3", "3")}, "both answers compared are '3'"),
+        ({"positions": []}, "positions is empty"),
+        ({"positions": 3}, "must be a list of token positions"),
+        ({"positions": "0 1"}, "must be a list of token positions"),
+        ({"positions": [1, 2.0]}, r"must be token positions \(integers\), got 2.0"),
+        ({"positions": [True]}, "must be token positions"),
+        ({"positions": [-1]}, r"position -1 is out of range 0..\d+"),
+        ({"positions": [99]}, r"position 99 is out of range 0..\d+ \(the query position"),
+    ],
+)
+def test_patching_map_options_are_checked(options, message):
+    model = trained.load("binding")
+    with pytest.raises(ValueError, match=message):
+        model.patching_map("a=5; b=7; a=3; ?a", "a=5; b=7; a=4; ?a", **options)
+
+
 def test_binding_query_position():
     model = trained.load("binding")
     run = model.run("a=5; b=7; a=3; ?a")
