@@ -15,6 +15,10 @@ import numpy as np
 from app.page.lab_page import PAIR_ROWS
 from tools.harness import wait_until
 
+# How long a test waits for what it expects before it fails. The waits return as soon as the
+# condition holds; the deadline only has to outlast a busy machine: CI's two cores run two
+# pytest-xdist workers, each with its own Chromium and servers.
+WAIT_S = 30.0
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -78,7 +82,7 @@ FIND_CHECKBOX = """(boxes, text) => boxes.findIndex(b => Array.from(b.getRootNod
   .some(c => c.tagName !== 'STYLE' && c !== b && c.textContent.includes(text)))"""
 
 
-def page_wait_until(page, predicate, what: str, timeout: float = 10.0):
+def page_wait_until(page, predicate, what: str, timeout: float = WAIT_S):
     """tests/waiting.py's wait_until, pausing through Playwright so the page's events (console
     messages, requests) keep arriving while the test polls."""
     return wait_until(
@@ -294,7 +298,7 @@ class LabPage:
         found = self.page.get_by_text(text)
         return any(found.nth(i).is_visible() for i in range(found.count()))
 
-    def wait_for_change(self, name: str, before: dict, timeout: float = 10.0) -> dict:
+    def wait_for_change(self, name: str, before: dict, timeout: float = WAIT_S) -> dict:
         """Poll the source until its data differs from `before`; returns the new data."""
 
         def changed():
@@ -303,7 +307,7 @@ class LabPage:
 
         return self.wait_until(changed, f"source {name!r} to change", timeout)
 
-    def wait_until(self, predicate, what: str, timeout: float = 10.0):
+    def wait_until(self, predicate, what: str, timeout: float = WAIT_S):
         return page_wait_until(self.page, predicate, what, timeout)
 
     def server_round_trip(self) -> None:

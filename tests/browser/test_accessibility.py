@@ -122,7 +122,7 @@ def test_the_trained_model(open_lab):
     assert names == ["Hide positions from this head", "Ablate heads (zero their output)"], names
     # An open one too.
     lab.page.locator("input.choices__input--cloned").nth(1).click()
-    lab.page.locator(".choices__list--dropdown.is-active").first.wait_for(timeout=10000)
+    lab.page.locator(".choices__list--dropdown.is-active").first.wait_for(timeout=30000)
     assert not (found := blocking(lab.page)), "\n".join(found)
 
 

@@ -55,7 +55,7 @@ STEADY = """() => {{
 }}"""
 
 
-def wait_until_still(page, boxes: str, frames: int = 3, timeout: float = 10000) -> None:
+def wait_until_still(page, boxes: str, frames: int = 3, timeout: float = 30000) -> None:
     """Wait until the boxes `boxes` measures stop moving (see STEADY), not for a fixed time."""
     page.evaluate("() => { window.__steady = null; }")
     steady = STEADY.format(boxes=boxes, frames=frames)
@@ -86,7 +86,7 @@ def test_presenter_sizes_hold_after_a_step_loads_and_in_the_tables(sized):
     assert page.evaluate(ROW_LABEL_PX, "weights") == 18
     page.get_by_role("button", name="Load this step").first.click()
     page.wait_for_function("() => location.search.includes('lesson=1')")
-    page.wait_for_function(f"() => ({ROW_LABEL_PX})('weights') === 18", timeout=10000)
+    page.wait_for_function(f"() => ({ROW_LABEL_PX})('weights') === 18", timeout=30000)
     page.get_by_text("Audit", exact=True).first.click()
     page.get_by_role("button", name="Run the audit").click()
     page.wait_for_function(f"() => ({TABLE_CELL_PX})().length > 4", timeout=30000)
@@ -132,7 +132,7 @@ def _boxes_overlap(a, b) -> bool:
 def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
     page = sized(width, height, "?temperature=-1&angle=999")
     toast = page.locator(".notyf__toast").first
-    toast.wait_for(state="visible", timeout=15000)
+    toast.wait_for(state="visible", timeout=30000)
     measure = page.get_by_role("button", name="Measure").first
     # At the foot of the screen, where a toast used to sit over it.
     measure.evaluate("el => el.scrollIntoView({block: 'end'})")
@@ -179,7 +179,7 @@ def _in_view_and_outlined(page, name: str) -> dict:
         f"""() => {{ const c = ({CONTROL_SHOWN})({name!r});
             return c !== null && c.outline !== 'none' && c.top >= c.sidebarTop &&
                    c.bottom <= c.sidebarBottom; }}""",
-        timeout=15000,
+        timeout=30000,
     )
     return page.evaluate(CONTROL_SHOWN, name)
 
@@ -194,7 +194,7 @@ def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, na
     shown = _in_view_and_outlined(page, name)
     assert name in shown["said"] and "highlighted" in shown["said"], shown
     # Briefly: the outline goes again (after control_pointer.js's HIGHLIGHT_MS, 3 s).
-    page.wait_for_function(f"() => ({CONTROL_SHOWN})({name!r}).outline === 'none'", timeout=10000)
+    page.wait_for_function(f"() => ({CONTROL_SHOWN})({name!r}).outline === 'none'", timeout=30000)
 
 
 PHONE_BOXES = """() => {

@@ -11,7 +11,7 @@ import pytest
 
 from engine import trained
 
-from .labpage import READ_SOURCE, SCREEN_POINT
+from .labpage import READ_SOURCE, SCREEN_POINT, WAIT_S
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +37,7 @@ GRID_GLYPHS = """() => {
 }"""
 
 
-def _open(open_lab, query: str, labels=None, timeout: float = 10.0):
+def _open(open_lab, query: str, labels=None, timeout: float = WAIT_S):
     page = open_lab(query)
 
     def drawn() -> bool:

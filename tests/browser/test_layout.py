@@ -325,7 +325,7 @@ def test_d_k_slider_updates_the_plots_while_it_is_dragged(sized):
         page.mouse.move(track[0] + (track[1] - track[0]) * 0.45 * step / 10, y)
         next_frames(page)  # each move drawn before the next, as a hand moves
     # Still held: the plots have followed already.
-    page.wait_for_function(f"() => ({read})() > 8", timeout=10000)
+    page.wait_for_function(f"() => ({read})() > 8", timeout=30000)
     page.mouse.up()
 
 
@@ -365,7 +365,7 @@ def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, la
                              Math.abs(col('x1')[c] - 1) < 0.05 &&
                              Math.abs(col('y1')[c] - 1) < 0.05; }""",
             arg=c,
-            timeout=10000,
+            timeout=30000,
         )
         moved = page.evaluate(READ_SOURCE, "geometry")
         assert moved["x1"][c] == pytest.approx(1.0, abs=0.05)
