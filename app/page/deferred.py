@@ -17,8 +17,8 @@ import attention_lab_assets
 from app import js
 
 
-def fill(holder, build) -> None:
-    """Put what `build()` returns into the layout `holder`.
+def fill(holder, *builds) -> None:
+    """Put what each of `builds` returns, in order, into the layout `holder`.
 
     Built inside one hold, so that what the build changes elsewhere (which may point at the
     new models) leaves in the same message as the models; and with one walk of the document's
@@ -26,10 +26,10 @@ def fill(holder, build) -> None:
     """
     doc = pn.state.curdoc
     if doc is None:
-        holder.objects = [build()]
+        holder.objects = [build() for build in builds]
         return
     with pn.io.hold(doc), doc.models.freeze():
-        holder.objects = [build()]
+        holder.objects = [build() for build in builds]
 
 
 class ShownSignal(ReactiveHTML):

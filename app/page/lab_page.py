@@ -267,10 +267,8 @@ class Lab:
         model = self.sources.source == MODEL
         if model and self.model_panel is None:
             get = self.parts.get
-            # The causal tab: the fast estimate and its receipt above the exact maps.
-            causal = (get("receipt_view"), get("causal_view"))
-            views = (get("model_panel"), get("model_main"), causal, get("every_head"))
-            self.layout.place_model_views(*views)
+            # The Causal map tab's views are built when it is first opened (PageLayout).
+            self.layout.place_model_views(get("model_panel"), get("model_main"), get("every_head"))
         self.layout.show_source(model)
         self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
         if model:

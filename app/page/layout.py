@@ -8,6 +8,8 @@ picker. The stylesheets it reads say how the stage fits the screen (assets/compo
 
 from __future__ import annotations
 
+from functools import partial
+
 import panel as pn
 import param
 
@@ -35,6 +37,8 @@ SOURCE_PICKER_CSS = attention_lab_assets.read_text("components", "source-picker.
 
 # The hand-made source's teaching tabs whose views are built when first opened: tab -> part.
 TAB_PARTS = {"Why is it sharp?": "diagnosis", "Audit": "audit", "Share & export": "export"}
+# The trained model's Causal map tab, top to bottom, built when first opened.
+CAUSAL_PARTS = ("receipt_view", "causal_view")
 
 
 def grow(view, css_class: str) -> None:
@@ -167,14 +171,13 @@ class PageLayout(param.Parameterized):
         with pn.io.hold(self._lab.doc):
             self.sources.source = source
 
-    def place_model_views(self, panel, main, causal, heads) -> None:
-        """The trained model's controls, answer, experiments, causal tab (its views, top to
-        bottom) and every head."""
+    def place_model_views(self, panel, main, heads) -> None:
+        """The trained model's controls, answer, experiments and every head; the causal tab's
+        views wait until it is first opened."""
         self.model_side.objects = [panel]
         self.prediction = main.prediction.__panel__()
         grow(self.prediction, "lab-logits")
         self.experiments_tab.objects = [main]
-        self.causal_tab.objects = list(causal)
         self.heads_below.objects = [heads]
 
     def show_source(self, model: bool) -> None:
@@ -208,8 +211,13 @@ class PageLayout(param.Parameterized):
             return
         holder = tabs[event.new]
         if holder.name == "Causal map":
+            if not self.causal_tab.objects:
+                # The fast estimate and its receipt above the exact maps: built here, as the
+                # other tabs' views are, not with the model (a third of opening one).
+                fill(self.causal_tab, *(partial(self._parts.get, name) for name in CAUSAL_PARTS))
             # The estimate is made for a student who looks at it, then for each new sentence.
             self._parts.get("receipt_state").following = True
+            return
         name = TAB_PARTS.get(holder.name)
         if name is None or self._parts.built(name) is not None:
             return

@@ -14,6 +14,7 @@ import param
 
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
+from app.patches.bokeh_walks import walk_once
 from app.state.lab_state import LabState
 from app.state.sources import SourceSwitch
 from app.views.group_name import name_group
@@ -134,7 +135,10 @@ class LessonsView(pn.viewable.Viewer):
         self._before = None
         self._stop_waiting()
         self._ghost(None)
-        with pn.io.hold():  # the new address and the new set-up leave as one message
+        # The new address and the new set-up leave as one message; and Bokeh walks the page's
+        # model graph at most once for the step (app/patches/bokeh_walks.py): after a layout
+        # change the step's texts swap their stylesheets, and that was a walk per text pane.
+        with pn.io.hold(), walk_once(pn.state.curdoc):
             self.lesson = self._index + 1
             # The result line and the buttons are set once, by the set-up below: a follower's
             # page then sends them only if they differ from the last step's.

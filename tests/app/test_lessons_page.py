@@ -246,3 +246,26 @@ def test_following_a_step_sends_each_lesson_property_at_most_once_and_the_button
     result = {m.id for m, _ in view.result._models.values()}
     assert not {e.model.id for e in events} & result  # "Loaded..." again: not re-sent
     assert view.ready and not view.do_it.disabled and not view.measure.disabled
+
+
+def test_a_followed_step_walks_the_page_at_most_once_and_a_plain_one_not_at_all(monkeypatch):
+    """Bokeh walks a page's whole model graph after each change that swaps models; the step's
+    text panes swap their stylesheets on the first re-render after a layout change (the page's
+    second step), once per pane. A step walks once for all of them, and a step that swaps no
+    model does not walk."""
+    from bokeh.document.models import DocumentModelManager
+
+    doc, lab = _served_lab()
+    _follow(doc, lab, 1)
+    walks = []
+    bokeh_walk = DocumentModelManager.recompute
+
+    def counted(self):
+        walks.append(lab.lessons.lesson)
+        bokeh_walk(self)
+
+    monkeypatch.setattr(DocumentModelManager, "recompute", counted)
+    _follow(doc, lab, 2)
+    assert walks == [2]
+    _follow(doc, lab, 3)
+    assert walks == [2]

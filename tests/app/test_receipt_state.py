@@ -95,11 +95,15 @@ def test_a_refused_sentence_keeps_the_receipt_of_the_last_valid_one():
 
 def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map():
     from app.page.lab_page import create_app
+    from app.page.layout import CAUSAL_PARTS
     from app.patches import apply_all
 
     apply_all()
     lab = create_app().lab
     lab.sources.source = "model"
+    # The tab's views wait until it is opened: a third of the cost of opening a model.
+    assert all(lab.parts.built(name) is None for name in CAUSAL_PARTS)
+    assert lab.parts.built("causal_state") is None and lab.layout.causal_tab.objects == []
     c = lab.parts.get("causal_state")
     assert c.settle(60)  # its suggestion is in before this thread builds anything more
     r = lab.parts.get("receipt_state")
@@ -107,6 +111,8 @@ def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map()
     lab.layout.open_tab("Causal map")
     assert r.following and r.settle(60) and r.complete
     view = lab.parts.get("receipt_view")
+    assert all(lab.parts.built(name) is not None for name in CAUSAL_PARTS)
+    assert len(lab.layout.causal_tab.objects) == len(CAUSAL_PARTS)  # built into the tab
     model = trained.load("binding")
     heads = model.n_layers * model.n_heads
     assert len(view.grid_source.data["estimate"]) == heads

@@ -82,6 +82,19 @@ FIND_CHECKBOX = """(boxes, text) => boxes.findIndex(b => Array.from(b.getRootNod
   .some(c => c.tagName !== 'STYLE' && c !== b && c.textContent.includes(text)))"""
 
 
+# Every toast the page has shown, expired ones included (a warning leaves the screen after
+# 10 s, which a loaded machine can spend on the round trip alone): run before the page's own
+# scripts, so it sees the first toast too.
+TOAST_LOG = """(() => {
+  const shown = window.__labToasts = [];
+  const add = () => document.querySelectorAll('.notyf__message').forEach(el => {
+    if (!shown.includes(el)) shown.push(el);
+  });
+  new MutationObserver(add).observe(document, {childList: true, subtree: true});
+})()"""
+TOASTS_SHOWN = "() => (window.__labToasts || []).map(el => el.textContent.trim())"
+
+
 def page_wait_until(page, predicate, what: str, timeout: float = WAIT_S):
     """tests/waiting.py's wait_until, pausing through Playwright so the page's events (console
     messages, requests) keep arriving while the test polls."""
@@ -214,11 +227,22 @@ ANALYSIS_DRAWN = (
 )
 
 
+def press(button) -> None:
+    """Press a button as a keyboard user does: focus, then Enter.
+
+    A pointer's click waits until nothing lies over the button, and a bad link's toasts lie
+    over the sidebar's lower buttons for their 10 s (three of them cover "More settings" at
+    1600x1000): a page opened on such a link waited out the toasts before its first click, and
+    by then they were gone. A key press reaches the button under them at once."""
+    button.focus()
+    button.press("Enter")
+
+
 def open_more_settings(page) -> None:
     """Open the sidebar's "More settings" (candidates, engine, key/value pairs) and wait for it."""
     button = page.locator("button.lab-disclosure").first
     if button.get_attribute("aria-expanded") != "true":
-        button.click()
+        press(button)
     page.get_by_text("Reverse the pairs").first.wait_for(state="visible", timeout=30000)
 
 
@@ -227,7 +251,7 @@ def open_pair_rows(page) -> None:
     open_more_settings(page)
     rows = page.locator("button.lab-disclosure", has_text=PAIR_ROWS)
     if rows.get_attribute("aria-expanded") != "true":
-        rows.click()
+        press(rows)
     page.locator(".lab-pair").first.wait_for(state="visible", timeout=30000)
 
 
@@ -256,6 +280,7 @@ class LabPage:
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
         self.page.on("request", self._request)
+        self.page.add_init_script(TOAST_LOG)
         self.page.goto(url)
         self.page.wait_for_function(LOADED, timeout=30000)
         if more_settings and self.page.locator("button.lab-disclosure").first.is_visible():
@@ -289,6 +314,10 @@ class LabPage:
 
     def model_attr(self, name: str, attr: str):
         return self.page.evaluate(READ_MODEL, [name, attr])
+
+    def toasts(self) -> list[str]:
+        """The text of every toast this page has shown, in order, expired ones included."""
+        return self.page.evaluate(TOASTS_SHOWN)
 
     def search(self) -> str:
         return self.page.evaluate("() => window.location.search")

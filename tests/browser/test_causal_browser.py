@@ -61,7 +61,10 @@ def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
     page = open_lab(f"?model=binding&text={quote(PROGRAM)}")
     page.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
     # Opening the tab is enough: the estimate comes first, then every head checked (4 here).
-    page.wait_until(lambda: page.page.evaluate(ROWS % "estimate_map") == heads, "the estimate")
+    # The tab's views are built as it opens (app/page/layout.py), so the estimate waits for
+    # them too: on a loaded machine that took longer than the usual 10 s.
+    estimate = lambda: page.page.evaluate(ROWS % "estimate_map") == heads  # noqa: E731
+    page.wait_until(estimate, "the estimate", timeout=30)
     page.wait_until(lambda: page.page.evaluate(ROWS % "receipt") == heads, "the receipt")
     whole = model.attribution_map(PROGRAM, verify=heads)
     shown = page.data("receipt")

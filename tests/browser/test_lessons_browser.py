@@ -8,24 +8,6 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-# Every toast the page has shown since the log started, expired ones included: a warning
-# leaves the screen after 10 s, which a loaded machine can spend on the round trip alone.
-_TOAST_LOG = """() => {
-  if (!window.__labToasts) {
-    const shown = window.__labToasts = [];
-    const add = () => document.querySelectorAll('.notyf__message').forEach(el => {
-      if (!shown.includes(el)) shown.push(el);
-    });
-    add();
-    new MutationObserver(add).observe(document.body, {childList: true, subtree: true});
-  }
-  return window.__labToasts.map(el => el.textContent.trim());
-}"""
-
-
-def _toasts(page) -> list[str]:
-    return page.page.evaluate(_TOAST_LOG)
-
 
 def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
     page = open_lab("?lesson=5")
@@ -52,18 +34,18 @@ def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
 
 def test_a_bad_link_shows_one_notification_per_problem(open_lab):
     page = open_lab("?temperature=hot&d_k=99999&scenario=bank")
-    page.wait_until(lambda: len(_toasts(page)) >= 2, "the two warnings")
+    page.wait_until(lambda: len(page.toasts()) >= 2, "the two warnings")
     page.server_round_trip()  # a repeat would have arrived before the marker's answer
-    toasts = _toasts(page)
+    toasts = page.toasts()
     assert len(toasts) == 2, toasts
     assert sum("temperature" in t for t in toasts) == 1 and sum("d_k" in t for t in toasts) == 1
 
 
 def test_a_bad_step_number_warns_once_and_opens_step_one(open_lab):
     page = open_lab("?lesson=99")
-    page.wait_until(lambda: _toasts(page), "the warning")
+    page.wait_until(lambda: page.toasts(), "the warning")
     page.server_round_trip()  # a repeat would have arrived before the marker's answer
-    toasts = _toasts(page)
+    toasts = page.toasts()
     assert len(toasts) == 1 and "lesson" in toasts[0] and "showing step 1" in toasts[0]
     assert page.shows("Step 1 of")
     page.wait_until(lambda: "lesson=1" in page.search(), "the address to name step 1")
