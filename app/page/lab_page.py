@@ -29,6 +29,7 @@ from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
 from app.state.lab_state import LabState
+from app.state.scene_tables import first_screen
 from app.state.sources import MODEL, SourceSwitch
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import CandidateControls, ControlsPanel
@@ -42,6 +43,7 @@ from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pair_rows import PairRows
 from app.views.pairs import PairsEditor
+from app.views.plot_text import PlotText
 from app.views.preview import attach_preview
 from app.views.status import StatusView
 from app.views.style import LabDesign
@@ -58,6 +60,7 @@ PROJECTION_CAPTIONS = {
 }
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
 PAIR_ROWS = "Each pair's key, value and mask"
+SCENE_LABEL = "The plots above in words"
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
 CANDIDATE_SETTINGS = (
@@ -98,6 +101,10 @@ def _update(view, snap) -> None:
     view.update(snap)
 
 
+def _show_scene(view, snap) -> None:
+    view.show(first_screen(snap))
+
+
 class Lab:
     """The composition root of one session's page: its parts by name (app/page/parts.py), each
     built on first need (app/page/later_parts.py), placed by PageLayout, and the single redraw
@@ -125,6 +132,8 @@ class Lab:
         add("head_grid", partial(later.head_grid, self), draw=self._draw_model_view)
         add("logits", LogitsView, draw=_update, eager=True)
         add("weights", WeightsView, draw=_update, eager=True)
+        # The first screen's plots in words, for a screen reader (app/views/plot_text.py).
+        add("scene", lambda: PlotText(SCENE_LABEL), draw=_show_scene, eager=True)
         # The analysis plots below the first screen are built when first scrolled to (see
         # app/page/deferred.py): a quarter of a page's models, which most visits never see.
         add("entropy", EntropyView, draw=_update)

@@ -136,6 +136,7 @@ class PageLayout(param.Parameterized):
             planes,
             weights,
             self.logits_cell,
+            lab.scene,  # the plots in words, out of sight (app/views/plot_text.py)
             self.teaching,
             sizing_mode="stretch_both",  # its height comes from STAGE_CSS
             css_classes=["lab-stage"],

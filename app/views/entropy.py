@@ -8,12 +8,16 @@ import panel as pn
 from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
 from bokeh.models.glyphs import Line, Scatter
 
+from app.state.scene_tables import entropy_table
+
+from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 
 class EntropyView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.text = PlotText("The entropy plot in words")  # placed by the page, after the plot
         cols = ("temperature", "entropy", "effective_keys")
         self.source = ColumnDataSource(name="entropy_sweep", data={c: f32([]) for c in cols})
         self.current = ColumnDataSource(name="entropy_now", data={c: f32([]) for c in cols})
@@ -86,6 +90,7 @@ class EntropyView(pn.viewable.Viewer):
         self.figure = fig
 
     def update(self, snap) -> None:
+        self.text.show((entropy_table(snap),))
         sweep = snap.temperature_sweep
         temps = np.asarray(sweep.temperatures, dtype=np.float64)
         entropy = np.asarray(sweep.entropy, dtype=np.float64)
