@@ -29,6 +29,7 @@ from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
 from app.state.lab_state import LabState
+from app.state.route_news import vote_counted
 from app.state.scene_tables import first_screen
 from app.state.sources import MODEL, SourceSwitch
 from app.views.analysis import AuditView, DiagnosisView
@@ -173,8 +174,10 @@ class Lab:
             eager=True,
         )
         self.lessons.param.watch(self._lesson_opened, "lesson")
+        self.lessons.param.watch(self._measured, "outcome")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
         add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
+        classroom.session.param.watch(self._vote_counted, "my_vote")
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
@@ -260,6 +263,17 @@ class Lab:
         # The ones the action asks for first: the sidebar scrolls to the first found.
         acted = [n for n in names if f"**{n}**" in step.action]
         self.pointer.point(dict.fromkeys(acted + names))
+
+    def _measured(self, event) -> None:
+        """Measure's verdict, told to a screen reader (the status's live region)."""
+        if event.new is not None:
+            self.status.news.say(self.lessons.verdict)
+
+    def _vote_counted(self, event) -> None:
+        """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""
+        choices = self.lessons.step.choices
+        if event.new is not None and event.new != event.old and 0 <= event.new < len(choices):
+            self.status.news.say(vote_counted(choices[event.new]))
 
     def _source_changed(self, *events) -> None:
         """Show the active source's controls and views (the model's are built on first use)."""
