@@ -105,6 +105,7 @@ module.exports = [
   receives("app/js/shown_signal.js", [...REACTIVE, "box", "show"]),
   receives("app/js/disclosure_button.js", [...REACTIVE, "btn", "arrow", "text"]),
   receives("app/js/live_summary.js", [...REACTIVE, "summary", "news"]),
+  receives("app/js/tip_keys.js", [...REACTIVE, "row", "help"]),
   receives("app/js/control_pointer.js", [...REACTIVE, "said"]),
   receives("app/js/class_link.js", [...REACTIVE, "teach_form", "teach_btn"]),
   receives("app/js/slider_ticks.js", ["tick", "index", "ticks"]),

@@ -48,6 +48,7 @@ from app.views.plot_text import PlotText
 from app.views.preview import attach_preview
 from app.views.status import StatusView
 from app.views.style import LabDesign
+from app.views.tip_keys import TipKeys
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
@@ -147,6 +148,13 @@ class Lab:
         )
         titles = {name: sc.title for name, sc in SCENARIOS.items()}
         add("controls", lambda: ControlsPanel(state, scenario_titles=titles), eager=True)
+        # The planes' tips by keyboard, the drag's equivalent (app/views/tip_keys.py).
+        add(
+            "tip_keys",
+            lambda: TipKeys(state, sizing_mode="stretch_width", margin=(4, 10)),
+            draw=_update,
+            eager=True,
+        )
         # The candidates, engine and key/value pairs sit behind "More settings", built when first
         # opened: a third of a page's server memory and CPU, and folded away on a phone anyway.
         add("candidates", partial(later.candidates, state), release=CandidateControls.release)

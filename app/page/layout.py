@@ -81,7 +81,7 @@ class PageLayout(param.Parameterized):
         )
         self.model_side = pn.Column(visible=False, sizing_mode="stretch_width")
         self.scenario_side = pn.Column(
-            lab.controls, lab.more_settings, sizing_mode="stretch_width", margin=0
+            lab.controls, lab.tip_keys, lab.more_settings, sizing_mode="stretch_width", margin=0
         )
         self.sidebar = [
             ControlNames(width=0, height=0, margin=0),
