@@ -13,9 +13,16 @@ import html
 
 import panel as pn
 
-import attention_lab_assets
-
-PLOT_TEXT_CSS = attention_lab_assets.read_text("components", "plot-text.css")
+# In the accessibility tree, out of sight and out of the layout (an absolute box takes no cell
+# of the stage's grid); inline styles, not a stylesheet: no model more per page.
+HIDDEN = {
+    "position": "absolute",
+    "width": "1px",
+    "height": "1px",
+    "overflow": "hidden",
+    "clip-path": "inset(50%)",
+    "white-space": "nowrap",
+}
 
 
 def table_html(table) -> str:
@@ -49,7 +56,7 @@ class PlotText:
         self.pane = pn.pane.HTML(
             "",
             css_classes=["lab-plot-text"],
-            stylesheets=[PLOT_TEXT_CSS],
+            styles=HIDDEN,
             width=1,
             height=1,
             margin=0,
