@@ -11,7 +11,7 @@ from bokeh.models.glyphs import Line, Scatter
 from app.state.scene_tables import entropy_table
 
 from .plot_text import PlotText
-from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import EDGES, OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 
 class EntropyView(pn.viewable.Viewer):
@@ -52,7 +52,7 @@ class EntropyView(pn.viewable.Viewer):
             source=self.source,
             line_width=3,
             line_dash="dashed",
-            color=OKABE_ITO["orange"],
+            color=EDGES[OKABE_ITO["orange"]],  # 3:1 on white (a line has no outline)
             y_range_name="eff",
             legend_label="effective keys",
         )
