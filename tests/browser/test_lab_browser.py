@@ -301,7 +301,9 @@ def test_url_round_trip(open_lab):
 
 
 def test_bad_url_values_are_named_and_the_page_loads(open_lab):
-    page = open_lab("?temperature=hot&d_k=99999&scenario=bank")
+    # Not More settings: its button sits bottom left, under the link's toasts, and the click
+    # waits until they have gone (10 s), so the toasts were over before this test looked.
+    page = open_lab("?temperature=hot&d_k=99999&scenario=bank", more_settings=False)
     message = page.wait_until(
         lambda: page.page.locator(".notyf__message").all_inner_texts(), "a notification"
     )
