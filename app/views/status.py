@@ -23,8 +23,8 @@ LOADING_CSS = attention_lab_assets.read_text("components", "loading-note.css")
 
 
 class LiveSummary(ReactiveHTML):
-    """The route's one-line summary, shown, and the page's one polite live region (`role=status`),
-    out of sight, whose text is replaced in place with what changed (`say`).
+    """The route's one-line summary, shown, and the page's polite live region for what changed
+    (`role=status`), out of sight, whose text is replaced in place (`say`).
 
     The summary changes with every drawing (a drag redraws it several times a second); a screen
     reader hears the news instead, said once a change has settled (app/views/announcer.py).
