@@ -29,6 +29,8 @@ from app.page.session_thread import on_session_thread
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
 from app.state.lab_state import LabState
+from app.state.route_news import vote_counted
+from app.state.scene_tables import first_screen
 from app.state.sources import MODEL, SourceSwitch
 from app.views.analysis import AuditView, DiagnosisView
 from app.views.controls import CandidateControls, ControlsPanel
@@ -42,9 +44,11 @@ from app.views.logits import LogitsView
 from app.views.notify import notify
 from app.views.pair_rows import PairRows
 from app.views.pairs import PairsEditor
+from app.views.plot_text import PlotText
 from app.views.preview import attach_preview
 from app.views.status import StatusView
 from app.views.style import LabDesign
+from app.views.tip_keys import TipKeys
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
@@ -58,6 +62,7 @@ PROJECTION_CAPTIONS = {
 }
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
 PAIR_ROWS = "Each pair's key, value and mask"
+SCENE_LABEL = "The plots above in words"
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
 CANDIDATE_SETTINGS = (
@@ -98,6 +103,10 @@ def _update(view, snap) -> None:
     view.update(snap)
 
 
+def _show_scene(view, snap) -> None:
+    view.show(first_screen(snap))
+
+
 class Lab:
     """The composition root of one session's page: its parts by name (app/page/parts.py), each
     built on first need (app/page/later_parts.py), placed by PageLayout, and the single redraw
@@ -125,6 +134,8 @@ class Lab:
         add("head_grid", partial(later.head_grid, self), draw=self._draw_model_view)
         add("logits", LogitsView, draw=_update, eager=True)
         add("weights", WeightsView, draw=_update, eager=True)
+        # The first screen's plots in words, for a screen reader (app/views/plot_text.py).
+        add("scene", lambda: PlotText(SCENE_LABEL), draw=_show_scene, eager=True)
         # The analysis plots below the first screen are built when first scrolled to (see
         # app/page/deferred.py): a quarter of a page's models, which most visits never see.
         add("entropy", EntropyView, draw=_update)
@@ -137,6 +148,13 @@ class Lab:
         )
         titles = {name: sc.title for name, sc in SCENARIOS.items()}
         add("controls", lambda: ControlsPanel(state, scenario_titles=titles), eager=True)
+        # The planes' tips by keyboard, the drag's equivalent (app/views/tip_keys.py).
+        add(
+            "tip_keys",
+            lambda: TipKeys(state, sizing_mode="stretch_width", margin=(4, 10)),
+            draw=_update,
+            eager=True,
+        )
         # The candidates, engine and key/value pairs sit behind "More settings", built when first
         # opened: a third of a page's server memory and CPU, and folded away on a phone anyway.
         add("candidates", partial(later.candidates, state), release=CandidateControls.release)
@@ -164,8 +182,10 @@ class Lab:
             eager=True,
         )
         self.lessons.param.watch(self._lesson_opened, "lesson")
+        self.lessons.param.watch(self._measured, "outcome")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
         add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
+        classroom.session.param.watch(self._vote_counted, "my_vote")
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
@@ -251,6 +271,17 @@ class Lab:
         # The ones the action asks for first: the sidebar scrolls to the first found.
         acted = [n for n in names if f"**{n}**" in step.action]
         self.pointer.point(dict.fromkeys(acted + names))
+
+    def _measured(self, event) -> None:
+        """Measure's verdict, told to a screen reader (the status's live region)."""
+        if event.new is not None:
+            self.status.news.say(self.lessons.verdict)
+
+    def _vote_counted(self, event) -> None:
+        """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""
+        choices = self.lessons.step.choices
+        if event.new is not None and event.new != event.old and 0 <= event.new < len(choices):
+            self.status.news.say(vote_counted(choices[event.new]))
 
     def _source_changed(self, *events) -> None:
         """Show the active source's controls and views (the model's are built on first use)."""

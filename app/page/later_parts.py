@@ -36,7 +36,7 @@ def analysis(lab):
     rows = [pn.Row(entropy, jacobian), dimension.__panel__()]
     for row in rows:
         row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
-    return pn.Column(*rows, sizing_mode="stretch_width", margin=0)
+    return pn.Column(*rows, entropy.text, sizing_mode="stretch_width", margin=0)
 
 
 def candidates(state) -> CandidateControls:

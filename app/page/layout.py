@@ -85,7 +85,7 @@ class PageLayout(param.Parameterized):
         )
         self.model_side = pn.Column(visible=False, sizing_mode="stretch_width")
         self.scenario_side = pn.Column(
-            lab.controls, lab.more_settings, sizing_mode="stretch_width", margin=0
+            lab.controls, lab.tip_keys, lab.more_settings, sizing_mode="stretch_width", margin=0
         )
         self.sidebar = [
             ControlNames(width=0, height=0, margin=0),
@@ -140,6 +140,7 @@ class PageLayout(param.Parameterized):
             planes,
             weights,
             self.logits_cell,
+            lab.scene,  # the plots in words, out of sight (app/views/plot_text.py)
             self.teaching,
             sizing_mode="stretch_both",  # its height comes from STAGE_CSS
             css_classes=["lab-stage"],

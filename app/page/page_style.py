@@ -4,9 +4,10 @@ presenter mode's larger plot text (drawn on canvases, out of CSS's reach)."""
 from __future__ import annotations
 
 import param
+from bokeh.models import InlineStyleSheet
 
 from app.page.a11y import PageTools
-from app.views.style import TextScale, floor_text, slim
+from app.views.style import TOOLBAR_CSS, TextScale, floor_text, slim
 
 # Presenter mode: page text goes from 16 to 20 px (assets/lab.css), plot text likewise.
 PRESENTER_TEXT_SCALE = 1.25
@@ -20,6 +21,9 @@ class PageStyle(param.Parameterized):
 
     def __init__(self, figures, **params):
         super().__init__(**params)
+        # One per page: the toolbar's "⋮" drawn darker (app/views/style.py, TOOLBAR_ICON).
+        self.toolbar_sheet = InlineStyleSheet(css=TOOLBAR_CSS)
+        self._toolbars(figures)
         slim(figures)
         floor_text(figures)
         self.text_scale = TextScale(figures)
@@ -27,12 +31,18 @@ class PageStyle(param.Parameterized):
     def add(self, figures, *, share: bool = True) -> None:
         """A figure built late gets the page's type and presenter size (`share`: its stateless
         models shared too; the head grid's figures are built sharing theirs)."""
+        self._toolbars(figures)
         if share:
             slim(figures)
         floor_text(figures)
         self.text_scale.add(figures)
         if self.tools.presenter:
             self.text_scale.apply(PRESENTER_TEXT_SCALE)
+
+    def _toolbars(self, figures) -> None:
+        for fig in figures:
+            if fig.toolbar.stylesheets != [self.toolbar_sheet]:
+                fig.toolbar.stylesheets = [self.toolbar_sheet]
 
     @param.depends("tools.presenter", watch=True)
     def _presenter_changed(self) -> None:

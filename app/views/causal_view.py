@@ -28,11 +28,13 @@ from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
 from app.state.causal_state import LOOKING, CausalState
+from app.state.head_tables import causal_top_table, patching_top_table
 from app.state.model_state import ModelState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 from engine.trained import causal
 
+from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
@@ -117,6 +119,8 @@ class CausalView(pn.viewable.Viewer):
         self.patch = pn.widgets.Button(label="Patch every head", color="primary")
         self.patch_why = pn.pane.HTML("", sizing_mode="stretch_width", name="patch_why")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.causal_text = PlotText("The causal map in words")
+        self.patch_text = PlotText("The patching map in words")
         self._build_causal_figure()
         self._build_patching_figure()
 
@@ -314,6 +318,7 @@ class CausalView(pn.viewable.Viewer):
             assign(self.source, {k: v[:0] for k, v in self.source.data.items()})
             assign(self.labels, {"weight": [], "effect": [], "text": []})
             self.summary.object = ""
+            self.causal_text.show(())
             return
         recs = cmap.records
         norms = np.array([r.contribution for r in recs])
@@ -353,6 +358,7 @@ class CausalView(pn.viewable.Viewer):
         )
         self.figure.xaxis.axis_label = f"weight on {shown_token(cmap.token_text)[:16]}"
         self.summary.object = causal_summary(cmap)
+        self.causal_text.show((causal_top_table(cmap),))
         if self.token.value != cmap.token:
             self._tokens()
 
@@ -360,6 +366,7 @@ class CausalView(pn.viewable.Viewer):
         if pmap is None:
             assign(self.patch_source, {k: v[:0] for k, v in self.patch_source.data.items()})
             self.patch_summary.object = ""
+            self.patch_text.show(())
             return
         recs = pmap.records
         layers, heads = max(r.layer for r in recs) + 1, max(r.head for r in recs) + 1
@@ -379,6 +386,7 @@ class CausalView(pn.viewable.Viewer):
             },
         )
         self.patch_summary.object = patching_summary(pmap)
+        self.patch_text.show((patching_top_table(pmap),))
 
     def __panel__(self):
         return pn.Column(
@@ -392,6 +400,7 @@ class CausalView(pn.viewable.Viewer):
             self.note,
             pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
             self.summary,
+            self.causal_text,
             pn.pane.HTML(
                 "<h3>Activation patching</h3><p>Run a changed sentence with one head's output "
                 "taken from the open sentence, for every head in turn. Red: that head alone "
@@ -403,6 +412,7 @@ class CausalView(pn.viewable.Viewer):
             pn.Row(self.patch, self.patch_why, sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.patch_figure, sizing_mode="stretch_width"),
             self.patch_summary,
+            self.patch_text,
             sizing_mode="stretch_width",
         )
 

@@ -8,12 +8,16 @@ import panel as pn
 from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
 from bokeh.models.glyphs import Line, Scatter
 
-from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from app.state.scene_tables import entropy_table
+
+from .plot_text import PlotText
+from .style import EDGES, OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
 
 class EntropyView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.text = PlotText("The entropy plot in words")  # placed by the page, after the plot
         cols = ("temperature", "entropy", "effective_keys")
         self.source = ColumnDataSource(name="entropy_sweep", data={c: f32([]) for c in cols})
         self.current = ColumnDataSource(name="entropy_now", data={c: f32([]) for c in cols})
@@ -48,7 +52,7 @@ class EntropyView(pn.viewable.Viewer):
             source=self.source,
             line_width=3,
             line_dash="dashed",
-            color=OKABE_ITO["orange"],
+            color=EDGES[OKABE_ITO["orange"]],  # 3:1 on white (a line has no outline)
             y_range_name="eff",
             legend_label="effective keys",
         )
@@ -86,6 +90,7 @@ class EntropyView(pn.viewable.Viewer):
         self.figure = fig
 
     def update(self, snap) -> None:
+        self.text.show((entropy_table(snap),))
         sweep = snap.temperature_sweep
         temps = np.asarray(sweep.temperatures, dtype=np.float64)
         entropy = np.asarray(sweep.entropy, dtype=np.float64)

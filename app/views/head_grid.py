@@ -45,11 +45,13 @@ from bokeh.palettes import Blues256
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once
 from app.state import head_patterns as hp
+from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
 from engine.heads import shown_token
 
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
+from .plot_text import PlotText
 from .style import add_hover, f32, make_figure
 
 GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
@@ -174,6 +176,7 @@ class HeadGridView(pn.viewable.Viewer):
         self.query_source = ColumnDataSource(name="pattern_query", data=box_data())
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
+        self.text = PlotText("The open head's pattern in words")
 
     # ------------------------------------------------------------------ figures
 
@@ -370,6 +373,7 @@ class HeadGridView(pn.viewable.Viewer):
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
             self.pattern_fig.y_range.update(start=n - 0.5, end=-0.5)
         self.query_source.data = box_data(-0.5, q + 0.5, q - 0.5, q + 0.5)
+        self.text.show((pattern_row_table(run.tokens, matrix, q, layer, head),))
         title = f"Layer {layer} head {head}"
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title
@@ -413,6 +417,7 @@ class HeadGridView(pn.viewable.Viewer):
         return pn.Column(
             self.caption,
             row,
+            self.text,
             sizing_mode="stretch_width",
             css_classes=["lab-head-grid"],
             stylesheets=[GRID_CSS],

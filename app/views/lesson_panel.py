@@ -67,6 +67,7 @@ class LessonsView(pn.viewable.Viewer):
         self._show_ghost = show_ghost
         self._index = 0
         self._before = None
+        self.verdict = ""  # the last Measure's result in plain words
         # A step waiting for its model to load: ("load" or "restore", its index), or None.
         self._waiting: tuple[str, int] | None = None
         self._watching_loads = False
@@ -317,18 +318,14 @@ class LessonsView(pn.viewable.Viewer):
         if not is_model_step(step):
             self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.prediction
-        self.outcome = (
-            self._index + 1,
-            choice,
-            choice is not None and step.is_right(choice),
-            confirmed,
-        )
         if choice is None:
-            verdict = "You made no prediction this time."
+            verdict = plain = "You made no prediction this time."
         elif step.is_right(choice):
-            verdict = "Your prediction was right."
+            verdict = plain = "Your prediction was right."
         else:
-            verdict = f"The expected answer was: *{html.escape(step.choices[step.answer])}*."
+            expected = step.choices[step.answer]
+            verdict = f"The expected answer was: *{html.escape(expected)}*."
+            plain = f"The expected answer was: {expected}."
         outcome = (
             "The measurement bears it out."
             if confirmed
@@ -338,6 +335,14 @@ class LessonsView(pn.viewable.Viewer):
         self.result.object = (
             f"**Measured:** {html.escape(measured)}.\n\n{verdict} {outcome}\n\n"
             f"{_text(step.takeaway)}"
+        )
+        # What a screen reader is told (the page's live region, app/views/announcer.py).
+        self.verdict = f"Measured: {measured}. {plain} {outcome}"
+        self.outcome = (
+            self._index + 1,
+            choice,
+            choice is not None and step.is_right(choice),
+            confirmed,
         )
 
     def __panel__(self):

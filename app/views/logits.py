@@ -17,6 +17,7 @@ from .style import (
     FitText,
     add_hover,
     assign,
+    edged,
     f32,
     make_figure,
     style_legend,
@@ -67,7 +68,7 @@ class LogitsView(pn.viewable.Viewer):
                 offset,
                 BAR,
                 right={"logit": "logit_drawn", "raw": "visible"}.get(column, column),
-                color=STAGE_COLOURS[column],
+                **edged(STAGE_COLOURS[column]),
                 legend_label="q·k in the plane" if column == "raw" else text,
             )
             for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True)

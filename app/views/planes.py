@@ -22,7 +22,16 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
-from .style import ROLE_COLOURS, FitText, add_glyph, add_hover, make_figure, style_legend
+from .style import (
+    CASING,
+    EDGES,
+    ROLE_COLOURS,
+    FitText,
+    add_glyph,
+    add_hover,
+    make_figure,
+    style_legend,
+)
 
 # Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
 FRAME = 300
@@ -82,9 +91,12 @@ def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxi
     cloud = _cloud(fig, distractors, "vx", "vy", 0.35, "distractor values")
     _arrows(fig, geometry, values, "colour", width=3)
     _tip_labels(fig, geometry, values, PAYLOAD_FONT_PX, ROLE_COLOURS["value"])
-    c_seg, _ = _arrows(
-        fig, contributions, _kind("contribution"), ROLE_COLOURS["contribution"], width=5
-    )
+    # The w·v shafts on a darker casing: orange alone is 2.25:1 on white (style.EDGES).
+    contribution = ROLE_COLOURS["contribution"]
+    c_view = _kind("contribution")
+    _casing(fig, contributions, c_view, EDGES[contribution], width=5 + 2 * CASING)
+    c_seg, c_head = _arrows(fig, contributions, c_view, contribution, width=5)
+    c_head.glyph.line_color = EDGES[contribution]
     o_seg, _ = _arrows(fig, contributions, _kind("output"), ROLE_COLOURS["output"], width=3)
     _arrows(fig, ghost, None, ROLE_COLOURS["output"], width=3, dash=[6, 5])
     add_hover(
@@ -144,6 +156,23 @@ def _cloud(fig, source, x, y, alpha, legend):
         color=ROLE_COLOURS["distractor"],
         alpha=alpha,
         legend_label=legend,
+    )
+
+
+def _casing(fig, source, view, colour, *, width):
+    """A wider shaft drawn under an arrow's own, so a light colour keeps a dark edge."""
+    return add_glyph(
+        fig,
+        Segment,
+        "x0",
+        "y0",
+        "x1",
+        "y1",
+        source=source,
+        view=view,
+        line_color=colour,
+        line_width=width,
+        line_alpha="alpha",
     )
 
 

@@ -13,6 +13,7 @@ from panel.reactive import ReactiveHTML
 import attention_lab_assets
 from app import js
 
+from .announcer import Announcer
 from .notify import notify
 
 # The error banner lies over the top of the stage instead of taking a row of it (see the file).
@@ -22,20 +23,26 @@ LOADING_CSS = attention_lab_assets.read_text("components", "loading-note.css")
 
 
 class LiveSummary(ReactiveHTML):
-    """A stable `role=status` element whose text is replaced in place.
+    """The route's one-line summary, shown, and the page's polite live region for what changed
+    (`role=status`), out of sight, whose text is replaced in place (`say`).
 
+    The summary changes with every drawing (a drag redraws it several times a second); a screen
+    reader hears the news instead, said once a change has settled (app/views/announcer.py).
     Replacing the whole element (as an HTML pane does) would stop some screen readers from
     announcing the change; keeping the element and swapping its text does not.
     """
 
-    # The sentence travels percent-encoded and is decoded into textContent: Panel rewrites
+    # The texts travel percent-encoded and are decoded into textContent: Panel rewrites
     # markup-like characters in the string parameters it sends (a label "A&B" arrived as
     # "A&amp;B", and "<b id=x>A</b>" lost its attribute), and labels come from links and imports.
     encoded_text = param.String(default="")
+    # "N:sentence", N counting what was said, so the same sentence twice is said twice.
+    encoded_news = param.String(default="")
 
     _template = (
-        '<p id="summary" class="lab-summary" role="status" aria-live="polite" '
-        'aria-atomic="true"></p>'
+        '<div id="box"><p id="summary" class="lab-summary"></p>'
+        '<p id="news" class="lab-news" role="status" aria-live="polite" aria-atomic="true"></p>'
+        "</div>"
     )
     _scripts = js.sections("live_summary.js")  # noqa: RUF012 - Panel reads this
 
@@ -48,6 +55,15 @@ class LiveSummary(ReactiveHTML):
     @text.setter
     def text(self, value: str) -> None:
         self.encoded_text = quote(value, safe=" ")
+
+    @property
+    def news(self) -> str:
+        """The last sentence said through the live region."""
+        return unquote(self.encoded_news.partition(":")[2])
+
+    def say(self, sentence: str) -> None:
+        count = int(self.encoded_news.partition(":")[0] or 0) + 1
+        self.encoded_news = f"{count}:{quote(sentence, safe=' ')}"
 
 
 def summary_text(text: str) -> str:
@@ -66,6 +82,8 @@ class StatusView(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(state=state, **params)
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
+        # What changed, said through the summary's live region once it settles.
+        self.news = Announcer(self.summary, pn.state.curdoc)
         self.error = pn.pane.Alert(
             "",
             alert_type="danger",
@@ -101,6 +119,7 @@ class StatusView(pn.viewable.Viewer):
 
     def update(self, snap) -> None:
         text = summary_text(snap.summary)
+        self.news.route(snap)
         if self.summary.text != text:
             self.summary.text = text
         notice = html.escape(getattr(snap, "notice", "") or "")

@@ -62,6 +62,25 @@ STAGE_COLOURS = {
     "theory": OKABE_ITO["black"],
 }
 
+# Non-text contrast (WCAG 2.1, 1.4.11): a mark must stand 3:1 against the white plot. Okabe-Ito's
+# sky and orange do not (2.3:1, 2.25:1), and darkened to 3:1 the orange would merge with the
+# vermillion for a deuteranope (tests/app/test_contrast.py). So they keep their fill and get an
+# edge of their own hue that does: the bars an outline, the w·v arrows a casing under the shaft.
+EDGES = {OKABE_ITO["orange"]: "#8C5E00", OKABE_ITO["sky"]: "#1E6494"}
+EDGE_WIDTH = 1.5
+CASING = 2  # px of edge each side of a cased shaft
+# The toolbar's "⋮" (Bokeh draws it gray, 3.95:1): darker, like the other icons' ink.
+TOOLBAR_ICON = "#595959"
+TOOLBAR_CSS = f".bk-tool-overflow {{ color: {TOOLBAR_ICON}; }}"
+
+
+def edged(colour: str) -> dict:
+    """A bar's colours: its fill, and an outline of at least 3:1 (EDGES) when the fill is
+    lighter than that."""
+    edge = EDGES.get(colour)
+    return {"color": colour} | ({"line_color": edge, "line_width": EDGE_WIDTH} if edge else {})
+
+
 FONT = "'Atkinson Hyperlegible', 'DejaVu Sans', 'Segoe UI', Helvetica, Arial, sans-serif"
 
 # One stylesheet for every component's shadow root (page CSS never reaches inside them): type

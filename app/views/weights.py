@@ -28,6 +28,7 @@ from .style import (
     FitText,
     add_hover,
     assign,
+    edged,
     f32,
     make_figure,
     style_legend,
@@ -63,7 +64,7 @@ class WeightsView(pn.viewable.Viewer):
         fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
         # Per row: its weight, then its share of |w·v| (dotted).
         weight = {"right": "weight", "color": STAGE_COLOURS["weight"]}
-        share = {"right": "norm_share", "color": STAGE_COLOURS["norm_share"], **DOTTED}
+        share = {"right": "norm_share", **edged(STAGE_COLOURS["norm_share"]), **DOTTED}
         w = dodged_bar(fig, self.source, -BAR / 2, BAR, **weight, legend_label="weight w")
         s = dodged_bar(fig, self.source, BAR / 2, BAR, **share, legend_label="share of |w·v|")
         # "All others" and the null candidate: the same bars, cross-hatched weights.

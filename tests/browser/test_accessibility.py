@@ -1,6 +1,7 @@
-"""axe-core (pinned in package.json) over the lab's pages in Chromium: the lab, a lesson step,
-the trained binding model (also with a multi-choice box open), its Causal map tab and the
-teacher's join panel. No critical or serious violation may be left; each failure lists the rules
+"""axe-core (pinned in package.json) over the lab's pages in Chromium: the lab (also at a
+phone's 390x844 and a laptop's 1366x768), a lesson step, the trained binding model (also with a
+multi-choice box open), its Causal map tab, the teacher's join panel and a student's class page
+(at the three sizes). No critical or serious violation may be left; each failure lists the rules
 and the nodes. Beside axe: sliders read their value as shown, a lesson's radio group is named by
 its question, and the model's multi-choice boxes by their titles.
 
@@ -71,10 +72,25 @@ def _model_page(open_lab):
     return lab
 
 
+# A phone and a laptop, beside the tests' 1600x1000: the same page resized, not a new one.
+SIZES = ({"width": 390, "height": 844}, {"width": 1366, "height": 768})
+
+
+def blocking_at_sizes(page) -> list[str]:
+    """blocking() at each of SIZES in turn, every line prefixed with its size."""
+    found = []
+    for size in SIZES:
+        page.set_viewport_size(size)
+        wait_until_settled(page)
+        found += [f"{size['width']}x{size['height']}: {line}" for line in blocking(page)]
+    return found
+
+
 def test_the_lab_page(open_lab):
     lab = open_lab("", more_settings=False)
     wait_until_settled(lab.page)
     assert not (found := blocking(lab.page)), "\n".join(found)
+    assert not (found := blocking_at_sizes(lab.page)), "\n".join(found)
 
 
 def read_sliders(page) -> list[tuple[str, str, str | None]]:
@@ -142,3 +158,15 @@ def test_the_teachers_join_panel(open_lab):
     lab.page.locator(".lab-join-code").wait_for(state="visible", timeout=30000)
     wait_until_settled(lab.page)
     assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def test_a_students_class_page(open_lab):
+    from .test_class_browser import start_class, wait_for_step
+
+    teacher, code = start_class(open_lab)
+    teacher.page.get_by_role("button", name="Load this step").click()
+    student = open_lab(f"?class={code}", more_settings=False)
+    wait_for_step(student, 1)
+    wait_until_settled(student.page)
+    assert not (found := blocking(student.page)), "\n".join(found)
+    assert not (found := blocking_at_sizes(student.page)), "\n".join(found)

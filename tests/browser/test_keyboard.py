@@ -115,3 +115,51 @@ def test_tab_goes_on_past_the_models_multi_choice_boxes(open_lab):
         reached[3],
     ], reached
     assert reached[3] != "Hide positions from this head"
+
+
+# The focused element's slider attributes, through shadow roots.
+FOCUSED_TIP = """() => {
+  let el = document.activeElement;
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+  return el ? [el.getAttribute('role'), el.getAttribute('aria-label'),
+    el.getAttribute('aria-valuetext')] : [null, null, null];
+}"""
+
+
+def test_the_planes_tips_move_by_keyboard_alone(open_lab):
+    from app.views.tip_keys import ANGLE_STEP, KEY_STEP
+
+    from .labpage import FIND_CHECKBOX
+
+    lab = open_lab("", more_settings=False)
+    page = lab.page
+    wait_until_settled(page)
+    # From the last control of the route's settings, Tab reaches the query's tip, then key A's.
+    boxes = page.locator("input[type=checkbox]")
+    boxes.nth(boxes.evaluate_all(FIND_CHECKBOX, "Divide logits")).focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED_TIP) == ["slider", "Query q", "angle 0 degrees"]
+    page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED_TIP) == ["slider", "Key A", "x 1.00, y 0.00"]
+    keys_before = lab.data("geometry")
+    # Two steps right, then one Shift step up: key A moves to (1.2, 0.5), focus stays on it.
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Shift+ArrowUp")
+    x, y = 1.0 + 2 * KEY_STEP, 5 * KEY_STEP
+    lab.wait_until(
+        lambda: page.evaluate(FOCUSED_TIP) == ["slider", "Key A", f"x {x:.2f}, y {y:.2f}"],
+        "key A's new place, read on the focused tip",
+    )
+    assert f"keys={x:g},{y:g}" in lab.search().replace("%2C", ",").replace("%3B", ";")
+    lab.wait_for_change("geometry", keys_before)  # the plane draws it
+    # Back to the query: Up turns it anticlockwise, Shift five steps at a time.
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Shift+ArrowUp")
+    angle = 6 * ANGLE_STEP
+    lab.wait_until(
+        lambda: page.evaluate(FOCUSED_TIP) == ["slider", "Query q", f"angle {angle:.0f} degrees"],
+        "the query's new angle, read on the focused tip",
+    )
+    lab.wait_until(lambda: f"angle={angle:g}" in lab.search(), "the angle in the address")

@@ -26,7 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The page had ~670 models before it was slimmed, ~510 after, and 286 once the analysis plots
 # and More settings waited to be shown and stateless models were shared; a new view may add
 # some, but a slip back to building everything at once (or to per-renderer copies) must fail.
-MODEL_BUDGET = 330
+# Issue 30 added six: the plots in words, the keyboard tips, the w·v casing and the toolbar
+# sheet (328 to 334 in this test).
+MODEL_BUDGET = 336
 ANALYSIS_SOURCES = ("entropy_sweep", "dimension_sweep", "jacobian")
 
 

@@ -139,6 +139,16 @@ SCRIPT_BREAKS = {
     ),
     "a key moves focus to its tab": ("tab_keys.js", "    tabs[next].focus();\n", ""),
     "the dialog is named": ("page_structure.js", "{'aria-label': names.dialog}", "{}"),
+    "a tip's presses add up": (
+        "tip_keys.js",
+        "state.sums[key] = [sum[0] + dx * times, sum[1] + dy * times];",
+        "state.sums[key] = [dx * times, dy * times];",
+    ),
+    "a tip keeps its element while it moves": (
+        "tip_keys.js",
+        "if (shown.length !== tips.length || shown.some((el, i) => el.dataset.tip !== tips[i].name)) {",
+        "if (true) {",
+    ),
 }
 
 
@@ -155,6 +165,7 @@ def test_a_broken_page_script_fails_its_node_tests(tmp_path, name):
         "tests/js/control_names.test.js",
         "tests/js/tab_keys.test.js",
         "tests/js/page_structure.test.js",
+        "tests/js/tip_keys.test.js",
     ]
     env = dict(os.environ, LAB_SCRIPTS_DIR=str(tmp_path))
     result = subprocess.run(

@@ -1,0 +1,113 @@
+"""The planes' tips by keyboard: the drag's equivalent for a student without a mouse.
+
+One focusable tip per query and key, in the sidebar under the route's controls, each a slider
+for a screen reader ("movable tip") that reads its place ("x 0.80, y 0.60"; the query's angle).
+The arrow keys move a key by `KEY_STEP` along x (Left, Right) or y (Up, Down) and turn the
+query by `ANGLE_STEP` degrees (Right and Up anticlockwise); with Shift, five steps. The browser
+sends each press as the sum of the steps taken on that tip (app/js/tip_keys.js); what the sum
+added is applied here to the tip where it is now, through the same state calls as a drag (app/views/tip_drag.py), so the planes, the
+tables and the live region's news follow as they do after a drag.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import param
+from panel.reactive import ReactiveHTML
+
+import attention_lab_assets
+from app import js
+
+from .tip_drag import wrap_angle
+
+KEY_STEP = 0.1
+ANGLE_STEP = 5.0
+HELP = (
+    "Arrow keys move a focused tip: a key 0.1 along x (Left, Right) or y (Up, Down), the query "
+    "5° round. Shift with an arrow: five times as far."
+)
+
+
+def tip_rows(state) -> list[dict]:
+    """The query and each key as the browser draws them (name, label, value, read text)."""
+    angle = float(state.angle)
+    lo, hi = state.param.angle.bounds
+    rows = [
+        {
+            "name": "q",
+            "kind": "query",
+            "index": 0,
+            "label": "Query q",
+            "now": round(angle, 2),
+            "min": lo,
+            "max": hi,
+            "text": f"angle {angle:.0f} degrees",
+            "shown": f"q {angle:.0f}°",
+        }
+    ]
+    for i, ((x, y), label) in enumerate(zip(state.keys, state.labels, strict=True)):
+        rows.append(
+            {
+                "name": f"k{i}",
+                "kind": "key",
+                "index": i,
+                "label": f"Key {label}",
+                "now": round(float(x), 4),
+                "min": -1000,
+                "max": 1000,
+                "text": f"x {float(x):.2f}, y {float(y):.2f}",
+                "shown": f"{label} ({float(x):.2f}, {float(y):.2f})",
+            }
+        )
+    return rows
+
+
+def apply_move(state, move: str, seen: dict) -> None:
+    """One press: "kind:index:sum_x:sum_y", the steps the page has taken on that tip so far;
+    the tip moves by what the sums added since `seen` (updated), from where it is now."""
+    try:
+        kind, index, sx, sy = move.split(":")
+        i, sx, sy = int(index), float(sx), float(sy)
+    except ValueError:
+        return  # not a move this page sent
+    was_x, was_y = seen.get((kind, i), (0.0, 0.0))
+    seen[(kind, i)] = (sx, sy)
+    dx, dy = sx - was_x, sy - was_y
+    if kind == "query":
+        state.angle = wrap_angle(float(state.angle) + dx * ANGLE_STEP, state.param.angle.bounds)
+    elif kind == "key" and 0 <= i < len(state.keys):
+        x, y = state.keys[i]
+        state.set_key(i, round(float(x) + dx * KEY_STEP, 4), round(float(y) + dy * KEY_STEP, 4))
+
+
+class TipKeys(ReactiveHTML):
+    """The focusable tips of one page's planes (the hand-made source only)."""
+
+    encoded_tips = param.String(default="", doc="the tips as percent-encoded JSON")
+    move = param.String(default="", doc="the browser's last press, applied once")
+
+    _template = (
+        '<div class="lab-tip-keys" role="group" aria-label="Move a tip by keyboard">'
+        '<p class="lab-tip-title">Move a tip by keyboard</p>'
+        f'<p id="help" class="lab-tip-help">{HELP}</p>'
+        '<div id="row" class="lab-tip-row"></div></div>'
+    )
+    _scripts = js.sections("tip_keys.js")  # noqa: RUF012 - Panel reads this
+    _stylesheets = [attention_lab_assets.read_text("components", "tip-keys.css")]  # noqa: RUF012
+
+    def __init__(self, state, **params):
+        super().__init__(**params)
+        self._state = state
+        self._seen: dict = {}  # (kind, index) -> the step sums last applied
+        self.param.watch(self._moved, "move")
+
+    def update(self, snap=None) -> None:
+        text = quote(json.dumps(tip_rows(self._state)), safe="")
+        if self.encoded_tips != text:
+            self.encoded_tips = text
+
+    def _moved(self, event) -> None:
+        if event.new:
+            apply_move(self._state, event.new, self._seen)
