@@ -28,7 +28,7 @@ from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
 from app.state.causal_state import LOOKING, CausalState
-from app.state.model_state import ModelState
+from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 from engine.trained import causal
@@ -111,7 +111,9 @@ class CausalView(pn.viewable.Viewer):
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self.corrupted = pn.widgets.TextInput(
-            label="Changed sentence (the same number of tokens)", sizing_mode="stretch_width"
+            label="Changed sentence (the same number of tokens)",
+            max_length=MAX_TEXT_CHARS,
+            sizing_mode="stretch_width",
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
         self.patch = pn.widgets.Button(label="Patch every head", color="primary")
