@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import param
 
 from engine.trained import causal
@@ -28,7 +29,11 @@ LOOKING = "looking for a same-length change..."  # `change` while a suggestion i
 class CausalState(param.Parameterized):
     """One session's maps. Call `measure` or `patch`; read `causal`, `patching`, `progress`."""
 
-    token = param.Integer(default=None, allow_None=True, doc="the key position of the weights")
+    token = param.Integer(
+        default=None,
+        allow_None=True,
+        doc="the key position of the weights, as the student picked it (None: `open_token`)",
+    )
     corrupted = param.String(default="", doc="the changed sentence for activation patching")
     change = param.String(default="", constant=True, doc="what the suggested change is")
 
@@ -91,9 +96,19 @@ class CausalState(param.Parameterized):
 
     # ---------------------------------------------------------------- measuring
 
+    def open_token(self) -> int | None:
+        """The key the open head weighs most from the query position: the map reads every
+        head's weight there until the student picks another token (None: no run yet)."""
+        run = self._m.run
+        if run is None:
+            return None
+        return int(np.argmax(run.head(self._m.layer, self._m.head).weights))
+
     def measure(self) -> None:
-        """Start the causal map of the open sentence (every head ablated in turn)."""
-        model, text, token = self._m.loaded, self._m.text, self.token
+        """Start the causal map of the open sentence (every head ablated in turn), each head's
+        weight read on the picked token, else on the one the open head weighs most."""
+        model, text = self._m.loaded, self._m.text
+        token = self.token if self.token is not None else self.open_token()
         run = self._m.run
         query = run.query_position if run is not None else None  # the row the planes show
 

@@ -31,7 +31,6 @@ from app.state.causal_state import LOOKING, CausalState
 from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
-from engine.trained import causal
 
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
@@ -233,10 +232,10 @@ class CausalView(pn.viewable.Viewer):
 
     # ---------------------------------------------------------------- updates
 
-    @param.depends("mstate.run", watch=True)
+    @param.depends("mstate.run", "mstate.layer", "mstate.head", watch=True)
     def _tokens(self) -> None:
-        """The token picker follows the sentence; it shows the map's token (by default the
-        engine's choice: the answer's earlier mention, or the most-weighed token)."""
+        """The token picker follows the sentence; it shows the map's token: the one the student
+        picked, else the drawn map's, else the one the open head weighs most."""
         run = self.mstate.run
         if run is None:
             return
@@ -244,7 +243,7 @@ class CausalView(pn.viewable.Viewer):
         chosen = self.cstate.token
         if chosen is None:
             cmap = self.cstate.causal
-            chosen = cmap.token if cmap else causal.default_token(run, run.answer)
+            chosen = cmap.token if cmap else self.cstate.open_token()
         self._syncing = True
         try:
             if self.token.options != options:

@@ -1,13 +1,17 @@
-"""The Causal map tab's patching controls, in process: "Patch every head" is enabled only with
-a changed sentence, and says why when it is not."""
+"""The Causal map tab, in process: "Patch every head" is enabled only with a changed sentence,
+and says why when it is not; the map reads every head's weight on the token the open head looks
+at, or on the one the student picked."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.state.causal_state import LOOKING, CausalState
 from app.state.model_state import ModelState
 from app.views.causal_view import CausalView
+from engine import trained
+from engine.trained import causal
 
 
 def _view(text: str) -> tuple[ModelState, CausalState, CausalView]:
@@ -50,3 +54,46 @@ def test_while_a_suggestion_is_sought_the_button_says_so():
     for delivery in held:
         delivery()
     assert c.corrupted == "a=1; b=0; ?b" and not view.patch.disabled
+
+
+def _open_head_top(m: ModelState) -> int:
+    return int(np.argmax(m.run.head(m.layer, m.head).weights))
+
+
+def test_the_map_reads_the_weights_on_the_token_the_open_head_looks_at():
+    # Issue 29: the head put 89% on " loan" and the map's "weight on the token" picked " the".
+    m, c, view = _view("a=5; b=7; a=3; ?a")
+    assert m.try_update(layer=0, head=1)  # it looks at "=" @2; the answer's mention is "3" @11
+    top = _open_head_top(m)
+    assert top == 2 != causal.default_token(m.run, m.run.answer)
+    assert view.token.value == c.open_token() == top
+    c.measure()
+    assert c.settle(60)
+    assert c.causal.token == top and view.token.value == top
+    assert view.figure.xaxis.axis_label == "weight on ="
+    # Opening another head before measuring: the picker follows it.
+    c.forget()
+    assert c.settle(60)
+    assert m.try_update(layer=0, head=0)
+    assert view.token.value == _open_head_top(m) == 12
+
+
+def test_a_token_the_student_picked_stays_when_another_head_opens():
+    m, c, view = _view("a=5; b=7; a=3; ?a")
+    view.token.value = 5  # "b"
+    assert c.token == 5
+    assert m.try_update(layer=0, head=1)
+    assert view.token.value == 5
+    c.measure()
+    assert c.settle(60) and c.causal.token == 5
+
+
+def test_on_smollm2_the_map_opens_on_loan_where_the_default_head_looks():
+    if not (pytest.importorskip("tokenizers") and trained.smollm.status()[0]):
+        pytest.skip("smollm2 is not installed")
+    m = ModelState(model="smollm2-135m", text="The bank approved the loan because it was")
+    c = CausalState(m)
+    view = CausalView(c, m)
+    head = m.run.head(m.layer, m.head)
+    assert (m.layer, m.head) == (13, 8) and head.weights[4] > 0.85
+    assert m.run.tokens[view.token.value] == " loan"
