@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 
 import numpy as np
 
@@ -60,6 +61,11 @@ def run_nbytes(run) -> int:
 
 
 RUNS = BoundedCache("model runs", max_entries=256, max_bytes=RUN_CACHE_MB * MiB, size=run_nbytes)
+# How long each plain run's forward took (seconds), by (model, text, backend): a map of every
+# head is priced from it before it starts (`forward_seconds`). The first measure is kept.
+FORWARD_SECONDS = BoundedCache(
+    "forward times", max_entries=1024, max_bytes=1 * MiB, size=lambda _: 256
+)
 
 
 def _frozen(run):
@@ -76,9 +82,20 @@ def plain_run(model: str, text: str, query: int | None, backend: str):
     key = (model, text, query, backend, ())
 
     def compute():
-        return _frozen(trained.load(model).run(text, query=query, backend=backend))
+        loaded = trained.load(model)
+        start = time.perf_counter()
+        run = loaded.run(text, query=query, backend=backend)
+        took = time.perf_counter() - start
+        FORWARD_SECONDS.get_or_compute((model, text, backend), lambda: took)
+        return _frozen(run)
 
     return RUNS.get_or_compute(key, compute)
+
+
+def forward_seconds(model: str, text: str, backend: str) -> float | None:
+    """How long one forward of `text` took here, as measured when its run was made (None:
+    not run yet in this process)."""
+    return FORWARD_SECONDS.get((model, text, backend))
 
 
 def edited_run(model: str, text: str, query: int | None, backend: str, edits: tuple):
@@ -92,3 +109,4 @@ def edited_run(model: str, text: str, query: int | None, backend: str, edits: tu
 
 def clear() -> None:
     RUNS.clear()
+    FORWARD_SECONDS.clear()
