@@ -106,10 +106,10 @@ class CausalState(param.Parameterized):
     def open_token(self) -> int | None:
         """The key the open head weighs most from the query position: the map reads every
         head's weight there until the student picks another token (None: no run yet)."""
-        run = self._m.run
-        if run is None:
-            return None
-        return int(np.argmax(run.head(self._m.layer, self._m.head).weights))
+        run, layer, head = self._m.run, self._m.layer, self._m.head
+        if run is None or not (layer < run.model.n_layers and head < run.model.n_heads):
+            return None  # another model's head, while a switch of model is under way
+        return int(np.argmax(run.head(layer, head).weights))
 
     def cost(self) -> MapCost:
         """What a map of every head costs on the open sentence: the forwards it runs, and how

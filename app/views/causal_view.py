@@ -288,7 +288,8 @@ class CausalView(pn.viewable.Viewer):
         try:
             if self.token.options != options:
                 self.token.options = options
-            self.token.value = chosen
+            if chosen is not None:  # None: a switch of model under way (run and head in turn)
+                self.token.value = chosen
         finally:
             self._syncing = False
 
@@ -382,6 +383,8 @@ class CausalView(pn.viewable.Viewer):
             return None
         token = self.cstate.token
         token = self.cstate.open_token() if token is None else token
+        if token is None:
+            return None
         plain = attribution_runs.plain_run(self.mstate.model, run.text, run.query_position)
         if plain.query_position != run.query_position or token > plain.query_position:
             return None

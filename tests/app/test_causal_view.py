@@ -23,6 +23,7 @@ from app.views.label_layout import overlaps, text_box
 from app.views.receipt_labels import FONT_PX, screen_points
 from engine import trained
 from engine.trained import causal
+from tests.waiting import wait_until
 
 
 def _view(text: str) -> tuple[ModelState, CausalState, CausalView]:
@@ -187,3 +188,17 @@ def test_the_named_heads_labels_fit_the_frame_and_cover_no_other():
         assert not any(overlaps(box, other) for other in boxes[i + 1 :])
     effects = [r.effect for r in c.causal.records]
     assert fig.y_range.start < min(effects) and fig.y_range.end > max(effects)
+
+
+def test_switching_to_another_model_keeps_the_view_up():
+    # The link ?model=smollm2-135m: the head (13, 8) came before SmolLM2's run, and the token
+    # picker asked the binding model's run for it (ValueError: no head (13, 8)).
+    if not (pytest.importorskip("tokenizers") and trained.smollm.status()[0]):
+        pytest.skip("smollm2 is not installed")
+    m, c, view = _view("a=5; b=7; a=3; ?a")
+    m.try_update(
+        model="smollm2-135m", text="The bank approved the loan because it was", layer=13, head=8
+    )
+    wait_until(lambda: m.poll()[0] == 1.0 and not m.loading, "SmolLM2", timeout=300)
+    assert m.error == "" and (m.layer, m.head) == (13, 8)
+    assert m.run.tokens[view.token.value] == " loan" and c.open_token() == 4
