@@ -105,7 +105,8 @@ def receipt_view(lab):
 def causal_view(lab):
     from app.views.causal_view import CausalView
 
-    view = CausalView(lab.parts.get("causal_state"), lab.sources.model)
+    get = lab.parts.get
+    view = CausalView(get("causal_state"), lab.sources.model, get("receipt_state"))
     lab.style.add([view.figure, view.patch_figure])
     return view
 

@@ -11,24 +11,35 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import param
 
+from app.state import model_runs
+from app.state.map_cost import MapCost, time_left
+from app.state.model_state import ENGINE_BACKENDS
 from engine.trained import causal
 
-# One worker per process: a map keeps one core busy for seconds, and the other core serves the
-# pages. A second student's map waits its turn (the cache then often answers it at once).
+# One worker per process: a map keeps one core busy for seconds (minutes on a long text), and
+# the other core serves the pages. A second student's map waits its turn (the cache then often
+# answers it at once).
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
 CAUSAL, PATCHING = "causal", "patching"
 LOOKING = "looking for a same-length change..."  # `change` while a suggestion is sought
+MAP_BACKEND = "numpy"  # the maps run on NumPy, as the engine's do by default
 
 
 class CausalState(param.Parameterized):
     """One session's maps. Call `measure` or `patch`; read `causal`, `patching`, `progress`."""
 
-    token = param.Integer(default=None, allow_None=True, doc="the key position of the weights")
+    token = param.Integer(
+        default=None,
+        allow_None=True,
+        doc="the key position of the weights, as the student picked it (None: `open_token`)",
+    )
     corrupted = param.String(default="", doc="the changed sentence for activation patching")
     change = param.String(default="", constant=True, doc="what the suggested change is")
 
@@ -48,6 +59,7 @@ class CausalState(param.Parameterized):
         self._busy = False
         self._suggesting = 0
         self._generation = 0
+        self._started = 0.0
         mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
         self.forget()
 
@@ -91,14 +103,42 @@ class CausalState(param.Parameterized):
 
     # ---------------------------------------------------------------- measuring
 
+    def open_token(self) -> int | None:
+        """The key the open head weighs most from the query position: the map reads every
+        head's weight there until the student picks another token (None: no run yet)."""
+        run, layer, head = self._m.run, self._m.layer, self._m.head
+        if run is None or not (layer < run.model.n_layers and head < run.model.n_heads):
+            return None  # another model's head, while a switch of model is under way
+        return int(np.argmax(run.head(layer, head).weights))
+
+    def cost(self) -> MapCost:
+        """What a map of every head costs on the open sentence: the forwards it runs, and how
+        long one forward of this sentence took here (None until one has run)."""
+        m = self._m
+        took = model_runs.forward_seconds(m.model, m.text, MAP_BACKEND)
+        if took is None:
+            took = model_runs.forward_seconds(m.model, m.text, ENGINE_BACKENDS[m.backend])
+        return MapCost(causal.map_forwards(m.loaded), took)
+
+    def time_left(self) -> float | None:
+        """Seconds the map at work has left, at its own pace (None: none at work, or no price
+        and too little done to tell)."""
+        if not self.running:
+            return None
+        return time_left(time.monotonic() - self._started, self.progress, self.cost().seconds)
+
     def measure(self) -> None:
-        """Start the causal map of the open sentence (every head ablated in turn)."""
-        model, text, token = self._m.loaded, self._m.text, self.token
+        """Start the causal map of the open sentence (every head ablated in turn), each head's
+        weight read on the picked token, else on the one the open head weighs most."""
+        name, text = self._m.model, self._m.text
+        token = self.token if self.token is not None else self.open_token()
         run = self._m.run
         query = run.query_position if run is not None else None  # the row the planes show
 
         def job(progress, cancel):
-            return model.causal_map(text, token, query=query, progress=progress, cancel=cancel)
+            # The plain run the estimate is of, shared by the process: no forward of its own.
+            plain = model_runs.plain_run(name, text, query, MAP_BACKEND)
+            return causal.causal_map(plain, token, progress=progress, cancel=cancel)
 
         self._start(CAUSAL, job)
 
@@ -126,6 +166,7 @@ class CausalState(param.Parameterized):
             return
         self._stop = threading.Event()
         stop, generation = self._stop, self._generation
+        self._started = time.monotonic()
         self._set(running=kind, progress=0.0, message="starting", error="")
         with self._idle:
             self._busy = True

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 
 import numpy as np
 
@@ -60,6 +61,14 @@ def run_nbytes(run) -> int:
 
 
 RUNS = BoundedCache("model runs", max_entries=256, max_bytes=RUN_CACHE_MB * MiB, size=run_nbytes)
+# How long each plain run's forward took (seconds), by (model, text, backend): a map of every
+# head is priced from it before it starts (`forward_seconds`). The first measure is kept; the
+# first forward of a model and backend in a process is not (it sets the weights up: SmolLM2's
+# first 8-token forward took 1.9 s, and priced a 10 s map at 4 min).
+FORWARD_SECONDS = BoundedCache(
+    "forward times", max_entries=1024, max_bytes=1 * MiB, size=lambda _: 256
+)
+_WARM: set[tuple[str, str]] = set()  # (model, backend) that have run once in this process
 
 
 def _frozen(run):
@@ -76,9 +85,22 @@ def plain_run(model: str, text: str, query: int | None, backend: str):
     key = (model, text, query, backend, ())
 
     def compute():
-        return _frozen(trained.load(model).run(text, query=query, backend=backend))
+        loaded = trained.load(model)
+        start = time.perf_counter()
+        run = loaded.run(text, query=query, backend=backend)
+        took = time.perf_counter() - start
+        if (model, backend) in _WARM:
+            FORWARD_SECONDS.get_or_compute((model, text, backend), lambda: took)
+        _WARM.add((model, backend))
+        return _frozen(run)
 
     return RUNS.get_or_compute(key, compute)
+
+
+def forward_seconds(model: str, text: str, backend: str) -> float | None:
+    """How long one forward of `text` took here, as measured when its run was made (None:
+    not run yet in this process)."""
+    return FORWARD_SECONDS.get((model, text, backend))
 
 
 def edited_run(model: str, text: str, query: int | None, backend: str, edits: tuple):
@@ -92,3 +114,4 @@ def edited_run(model: str, text: str, query: int | None, backend: str, edits: tu
 
 def clear() -> None:
     RUNS.clear()
+    FORWARD_SECONDS.clear()

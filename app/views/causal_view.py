@@ -2,7 +2,11 @@
 
 Two charts, each one glyph over all heads. The causal map puts one dot per head: across, its
 weight on a chosen token from the query position; down, how much the answer's log-probability
-falls when the head is ablated (dot size: the norm of what the head writes). The patching map
+falls when the head is ablated (dot size: the norm of what the head writes). Until every head
+has been removed it draws the attribution estimate (one backward pass, `ReceiptState`), faded
+and marked as estimated; before "Measure every head" the note says what that will cost (the
+forwards it runs times one forward's time here), and while it runs how long it has left. The
+patching map
 colours a layer x head grid by how much of the clean sentence's answer one head's output brings
 back into the changed sentence. Tapping a head opens it in the planes.
 """
@@ -18,28 +22,35 @@ from bokeh.models import (
     ColorBar,
     ColumnDataSource,
     FixedTicker,
-    LabelSet,
     LinearColorMapper,
     Range1d,
     Span,
     TapTool,
 )
-from bokeh.models.glyphs import Rect, Scatter
+from bokeh.models.glyphs import Rect, Scatter, Text
 
 import attention_lab_assets
+from app.state import attribution_runs
 from app.state.causal_state import LOOKING, CausalState
+from app.state.estimated_map import estimated_map
 from app.state.head_tables import causal_top_table, patching_top_table
-from app.state.model_state import ModelState
+from app.state.map_cost import price_words, running_words
+from app.state.model_state import MAX_TEXT_CHARS, ModelState
+from app.state.receipt_state import ReceiptState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
-from engine.trained import causal
 
 from .plot_text import PlotText
+from .receipt_labels import FONT_PX, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
 
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
 NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
 IDLE_EFFECT = 0.05  # |change of log p| below this: the head "decides nothing" here
+TITLE, ESTIMATED_TITLE = "Weight vs cost", "Weight vs cost (estimated)"
+MEASURED_ALPHA, ESTIMATED_ALPHA = 0.8, 0.35
+# The map's frame in pixels until the browser reports its size (then the labels are placed again).
+FRAME_GUESS = (640.0, 300.0)
 
 
 def _head_tags(records) -> list[str]:
@@ -73,6 +84,21 @@ def causal_summary(cmap) -> str:
     )
 
 
+def estimated_summary(cmap) -> str:
+    """The causal map's sentences for the estimate, each number said as estimated."""
+    token = html.escape(shown_token(cmap.token_text))
+    answer = html.escape(shown_token(cmap.answer))
+    heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
+    return (
+        f"<i>Estimated from one backward pass, until every head is measured.</i> "
+        f"P({answer}) is {cmap.prob:.1%} with every head in place. "
+        f"<b>L{heavy.layer} H{heavy.head}</b> puts the most weight on {token} "
+        f"({heavy.weight:.2f}); removing it would change log P({answer}) by about "
+        f"{heavy.effect:+.2f}. <b>L{decisive.layer} H{decisive.head}</b> would cost the answer "
+        f"most (about {decisive.effect:+.2f}) with weight {decisive.weight:.3f} on {token}."
+    )
+
+
 def patching_summary(pmap) -> str:
     best = pmap.restoring(1)[0]
     clean = html.escape(shown_token(pmap.clean_answer))
@@ -100,9 +126,12 @@ class CausalView(pn.viewable.Viewer):
 
     cstate = param.ClassSelector(class_=CausalState, constant=True, doc="the maps measured")
     mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model they are of")
+    rstate = param.ClassSelector(
+        class_=ReceiptState, constant=True, allow_None=True, doc="the estimate drawn first"
+    )
 
-    def __init__(self, cstate, mstate, **params):
-        super().__init__(cstate=cstate, mstate=mstate, **params)
+    def __init__(self, cstate, mstate, rstate=None, **params):
+        super().__init__(cstate=cstate, mstate=mstate, rstate=rstate, **params)
         self._syncing = False
         self.token = pn.widgets.Select(label="Weight on the token", sizing_mode="stretch_width")
         self.measure = pn.widgets.Button(label="Measure every head", color="primary")
@@ -113,7 +142,9 @@ class CausalView(pn.viewable.Viewer):
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self.corrupted = pn.widgets.TextInput(
-            label="Changed sentence (the same number of tokens)", sizing_mode="stretch_width"
+            label="Changed sentence (the same number of tokens)",
+            max_length=MAX_TEXT_CHARS,
+            sizing_mode="stretch_width",
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
         self.patch = pn.widgets.Button(label="Patch every head", color="primary")
@@ -133,20 +164,22 @@ class CausalView(pn.viewable.Viewer):
         self._tokens()
         self._sync_corrupted()
         self._refresh()
+        self._redraw()
 
     # ---------------------------------------------------------------- figures
 
     def _build_causal_figure(self) -> None:
-        cols = {c: f32([]) for c in ("weight", "effect", "effect_prob", "contribution", "size")}
+        cols = {
+            c: f32([]) for c in ("weight", "effect", "effect_prob", "contribution", "size", "alpha")
+        }
         cols.update(layer=[], head=[], tag=[], colour=[], ablated_answer=[])
         self.source = ColumnDataSource(name="causal_map", data=cols)
-        self.labels = ColumnDataSource(
-            name="causal_labels", data={"weight": [], "effect": [], "text": []}
-        )
+        self.labels = ColumnDataSource(name="causal_labels", data=_no_labels())
         fig = make_figure(
-            "Weight vs cost",
+            TITLE,
             height=380,
             x_range=Range1d(-0.03, 1.03),
+            y_range=Range1d(-1.0, 1.0),  # set from the data: the labels are placed in pixels
             tools="",
         )
         fig.name = "causal_plot"
@@ -162,7 +195,7 @@ class CausalView(pn.viewable.Viewer):
             source=self.source,
             fill_color="colour",
             line_color="#333333",
-            fill_alpha=0.8,
+            fill_alpha="alpha",
         )
         add_hover(
             fig,
@@ -177,19 +210,27 @@ class CausalView(pn.viewable.Viewer):
             ],
         )
         fig.add_tools(TapTool(renderers=[dots]))
-        fig.add_layout(
-            LabelSet(
-                x="weight",
-                y="effect",
-                text="text",
-                source=self.labels,
-                x_offset=6,
-                y_offset=4,
-                text_font_size="14px",
-            )
+        # The named heads, placed in screen pixels as the receipt's are (receipt_labels): no
+        # label covers another or a dot, heads on one spot share one, one without room is
+        # dropped (the hover names every head).
+        add_glyph(
+            fig,
+            Text,
+            x="weight",
+            y="effect",
+            text="text",
+            source=self.labels,
+            x_offset="dx",
+            y_offset="dy",
+            text_align="center",
+            text_baseline="middle",
+            text_font_size=f"{FONT_PX:.0f}px",
         )
         open_head_on_tap(self.source, self.mstate)
         self.figure = fig
+        self._named_heads: list[int] = []
+        fig.on_change("inner_width", self._replace_labels)
+        fig.on_change("inner_height", self._replace_labels)
 
     def _build_patching_figure(self) -> None:
         cols = {c: f32([]) for c in ("recovered", "effect")}
@@ -235,10 +276,10 @@ class CausalView(pn.viewable.Viewer):
 
     # ---------------------------------------------------------------- updates
 
-    @param.depends("mstate.run", watch=True)
+    @param.depends("mstate.run", "mstate.layer", "mstate.head", watch=True)
     def _tokens(self) -> None:
-        """The token picker follows the sentence; it shows the map's token (by default the
-        engine's choice: the answer's earlier mention, or the most-weighed token)."""
+        """The token picker follows the sentence; it shows the map's token: the one the student
+        picked, else the drawn map's, else the one the open head weighs most."""
         run = self.mstate.run
         if run is None:
             return
@@ -246,12 +287,13 @@ class CausalView(pn.viewable.Viewer):
         chosen = self.cstate.token
         if chosen is None:
             cmap = self.cstate.causal
-            chosen = cmap.token if cmap else causal.default_token(run, run.answer)
+            chosen = cmap.token if cmap else self.cstate.open_token()
         self._syncing = True
         try:
             if self.token.options != options:
                 self.token.options = options
-            self.token.value = chosen
+            if chosen is not None:  # None: a switch of model under way (run and head in turn)
+                self.token.value = chosen
         finally:
             self._syncing = False
 
@@ -285,9 +327,11 @@ class CausalView(pn.viewable.Viewer):
         "cstate.progress",
         "cstate.error",
         "mstate.loading",
+        "mstate.run",
         watch=True,
     )
     def _refresh(self) -> None:
+        """The buttons and the note: what a map costs, how far it is, what went wrong."""
         c = self.cstate
         busy = bool(c.running)
         waiting = bool(self.mstate.loading)  # a link's model still loading: measure that one
@@ -301,22 +345,61 @@ class CausalView(pn.viewable.Viewer):
         if waiting:
             self.note.object = "The model is still loading; measure once it is in."
         elif busy:
-            self.note.object = f"Measuring every head ({c.running}): {c.progress:.0%} {c.message}"
+            self.note.object = html.escape(running_words(c.running, c.progress, c.time_left()))
         elif c.error:
             self.note.object = f"<span class='lab-map-error'>{html.escape(c.error)}</span>"
         elif c.message == "stopped":
             self.note.object = "Stopped. Press the button again to measure."
         else:
-            self.note.object = (
-                "" if c.causal else "Each head is ablated in turn; the page stays usable."
-            )
-        self._draw_causal(c.causal)
-        self._draw_patching(c.patching)
+            self.note.object = "" if c.causal else self._price()
 
-    def _draw_causal(self, cmap) -> None:
+    @param.depends(
+        "cstate.causal",
+        "cstate.patching",
+        "cstate.token",
+        "rstate.amap",
+        "mstate.layer",
+        "mstate.head",
+        watch=True,
+    )
+    def _redraw(self) -> None:
+        """The two maps: the exact causal map once measured, else the estimate's picture."""
+        exact = self.cstate.causal
+        if exact is not None:
+            self._draw_causal(exact)
+        else:
+            cmap = self._estimated()
+            self._draw_causal(cmap, estimated=cmap is not None)
+        self._draw_patching(self.cstate.patching)
+
+    def _price(self) -> str:
+        run = self.mstate.run
+        if run is None:
+            return ""
+        model = self.mstate.loaded
+        return html.escape(price_words(self.cstate.cost(), model.n_layers * model.n_heads))
+
+    def _estimated(self):
+        """The causal map drawn from the estimate of the open sentence, or None."""
+        amap = None if self.rstate is None else self.rstate.amap
+        run = self.mstate.run
+        if amap is None or run is None or amap.corrupted is not None or amap.text != run.text:
+            return None
+        token = self.cstate.token
+        token = self.cstate.open_token() if token is None else token
+        if token is None:
+            return None
+        plain = attribution_runs.plain_run(self.mstate.model, run.text, run.query_position)
+        if plain.query_position != run.query_position or token > plain.query_position:
+            return None
+        return estimated_map(amap, plain, token)
+
+    def _draw_causal(self, cmap, estimated: bool = False) -> None:
+        self.figure.title.text = ESTIMATED_TITLE if estimated else TITLE
         if cmap is None:
             assign(self.source, {k: v[:0] for k, v in self.source.data.items()})
-            assign(self.labels, {"weight": [], "effect": [], "text": []})
+            assign(self.labels, _no_labels())
+            self._named_heads = []
             self.summary.object = ""
             self.causal_text.show(())
             return
@@ -340,6 +423,7 @@ class CausalView(pn.viewable.Viewer):
                 "effect_prob": f32([r.effect_prob for r in recs]),
                 "contribution": f32(norms),
                 "size": f32(size),
+                "alpha": f32(np.full(len(recs), ESTIMATED_ALPHA if estimated else MEASURED_ALPHA)),
                 "layer": [r.layer for r in recs],
                 "head": [r.head for r in recs],
                 "tag": _head_tags(recs),
@@ -347,20 +431,56 @@ class CausalView(pn.viewable.Viewer):
                 "ablated_answer": [shown_token(r.ablated_answer) for r in recs],
             },
         )
-        chosen = [r for r in recs if (r.layer, r.head) in named]
-        assign(
-            self.labels,
-            {
-                "weight": [r.weight for r in chosen],
-                "effect": [r.effect for r in chosen],
-                "text": [f"L{r.layer} H{r.head}" for r in chosen],
-            },
-        )
+        effects = [r.effect for r in recs]
+        low, high = min([0.0, *effects]), max([0.0, *effects])
+        pad = 0.12 * ((high - low) or 1.0)
+        self.figure.y_range.update(start=low - pad, end=high + pad)
+        # The most decisive first, then the heaviest: a crowd drops the last.
+        order = sorted(named, key=lambda lh: "decides" not in named[lh])
+        index = {(r.layer, r.head): i for i, r in enumerate(recs)}
+        self._named_heads = [index[lh] for lh in order if lh in index]
+        self._place_labels()
         self.figure.xaxis.axis_label = f"weight on {shown_token(cmap.token_text)[:16]}"
-        self.summary.object = causal_summary(cmap)
-        self.causal_text.show((causal_top_table(cmap),))
+        self.summary.object = estimated_summary(cmap) if estimated else causal_summary(cmap)
+        # The table says "every head ablated": an estimate gets none (the receipt's own view
+        # lists estimate against exact).
+        self.causal_text.show(() if estimated else (causal_top_table(cmap),))
         if self.token.value != cmap.token:
             self._tokens()
+
+    def _place_labels(self) -> None:
+        """The named heads' labels for the frame as the browser drew it (or as guessed)."""
+        data = self.source.data
+        xs = [float(x) for x in data["weight"]]
+        ys = [float(y) for y in data["effect"]]
+        fig = self.figure
+        size = []
+        for name, guess in zip(("inner_width", "inner_height"), FRAME_GUESS, strict=True):
+            try:
+                size.append(float(getattr(fig, name) or guess))
+            except (AttributeError, ValueError):  # Bokeh: "doesn't have a value set"
+                size.append(guess)
+        dx, dy, text = receipt_labels(
+            xs,
+            ys,
+            list(data["tag"]),
+            self._named_heads,
+            (float(fig.x_range.start), float(fig.x_range.end)),
+            (float(fig.y_range.start), float(fig.y_range.end)),
+            tuple(size),
+        )
+        shown = [i for i, t in enumerate(text) if t]
+        self.labels.data = {
+            "weight": [xs[i] for i in shown],
+            "effect": [ys[i] for i in shown],
+            "text": [text[i] for i in shown],
+            "dx": [dx[i] for i in shown],
+            "dy": [dy[i] for i in shown],
+        }
+
+    def _replace_labels(self, attr, old, new) -> None:
+        if old != new and self._named_heads:
+            self._place_labels()
 
     def _draw_patching(self, pmap) -> None:
         if pmap is None:
@@ -415,6 +535,10 @@ class CausalView(pn.viewable.Viewer):
             self.patch_text,
             sizing_mode="stretch_width",
         )
+
+
+def _no_labels() -> dict:
+    return {"weight": [], "effect": [], "text": [], "dx": [], "dy": []}
 
 
 # Blue (the head pushes towards the changed sentence's answer) to red (brings the open one back).

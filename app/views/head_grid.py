@@ -251,7 +251,7 @@ class HeadGridView(pn.viewable.Viewer):
             low_color=WEIGHT_PALETTE[0],
             nan_color=FUTURE_COLOUR,
         )
-        image, rows = add_head_image(
+        image, _rows = add_head_image(
             fig,
             mapper,
             self.pattern_source,
@@ -260,10 +260,13 @@ class HeadGridView(pn.viewable.Viewer):
             outline_width=2,
             cell_edges=("top_edge", "bottom_edge"),
         )
+        # One tooltip: two hovers (the rows' and the image's) stacked two boxes on each cell.
+        # The axes name each position's token; the caption names the query's strongest key.
         add_hover(
-            fig, [rows], [("query", "@label"), ("its strongest key", "@top (@top_weight{0.000})")]
+            fig,
+            [image],
+            [("query position", "$y{0}"), ("key position", "$x{0}"), ("weight", "@image{0.000}")],
         )
-        add_hover(fig, [image], [("key", "$x{0}"), ("weight", "@image{0.000}")])
         bar = ColorBar(
             color_mapper=mapper,
             ticker=FixedTicker(ticks=[0.001, 0.01, 0.1, 1]),

@@ -2,7 +2,8 @@
 
 `place_labels` puts each label near its arrow's tip, clear of the other labels, the tips'
 drag handles, boxes to avoid (a legend, a note) and the arrows themselves, inside the frame.
-A label with no room is shortened, then dropped (its hover still names it). The geometry view
+A label with no room is shortened, then dropped (its hover still names it); a model's token
+keeps its text with its position ("loan@4"), never a bare position. The geometry view
 (app/views/geometry.py) turns its data into screen points and calls it once per plane; the
 receipt's dots are placed the same way (app/views/receipt_labels.py).
 """
@@ -67,8 +68,10 @@ def shorten(text: str) -> str | None:
     core = text.removesuffix(" (masked)")
     token = _POSITION.match(core)
     if token:
-        # A model's token: its position, as in the weights chart's "␣loan @4" (never "␣loa…").
-        return f"@{token.group(2)}" + (" ✕" if masked else "")
+        # A model's token keeps its text with its position, tighter ("␣loan @4" -> "loan@4"):
+        # never its position alone ("@6 @3 @2 @1" said nothing) nor a cut word ("␣loa…").
+        word = token.group(1).lstrip("␣") or token.group(1)
+        return f"{word}@{token.group(2)}" + (" ✕" if masked else "")
     if len(core) <= 5:
         return f"{core} ✕" if masked else None
     return core[:4] + "…" + (" ✕" if masked else "")
@@ -83,7 +86,8 @@ def place_labels(
     `avoid` or an arrow in `segments` (x0, y0, x1, y1), or leaves the frame. Labels are placed
     in `order` (indices, the most important first; default: as given), so a crowd drops the
     last. Without room a label is shortened by `short` (by default `shorten`: a token to its
-    position, "@4"; other text to a few characters and an ellipsis), then dropped ("").
+    text and position without spaces, "loan@4"; other text to a few characters and an
+    ellipsis), then dropped ("").
 
     Pure, so shared process-wide: every follower of a class on one step, with the same plot
     size, asks for the same placement (a bounded cache; about 3 ms a plane otherwise)."""

@@ -14,7 +14,13 @@ import param
 
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once, widgets_of
-from app.state.model_state import ROTATE_BOUNDS, ModelState, model_choices, short_title
+from app.state.model_state import (
+    MAX_TEXT_CHARS,
+    ROTATE_BOUNDS,
+    ModelState,
+    model_choices,
+    short_title,
+)
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
@@ -64,6 +70,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.text = pn.widgets.TextInput(
             label="Program (press Enter to run)",
             value=mstate.text,
+            max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
         )
         self.layer = pn.widgets.Select(label="Layer", sizing_mode="stretch_width")

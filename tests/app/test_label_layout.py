@@ -119,8 +119,11 @@ def test_a_label_is_placed_in_the_order_given():
 
 
 def test_short_forms():
-    assert shorten("approved_limit @10") == "@10"
-    assert shorten("approved_limit @10 (masked)") == "@10 ✕"
+    # A token keeps its text with its position, never the position alone (issue 29).
+    assert shorten("approved_limit @10") == "approved_limit@10"
+    assert shorten("approved_limit @10 (masked)") == "approved_limit@10 ✕"
+    assert shorten("␣loan @4") == "loan@4"
+    assert shorten("␣ @4") == "␣@4"  # a token that is a space keeps its mark
     assert shorten("abcdefgh") == "abcd…"
     assert shorten("abcdefgh (masked)") == "abcd… ✕"
     assert shorten("A") is None  # already short: nothing shorter to try

@@ -15,12 +15,16 @@ from app.views.rows import MAX_ROWS, FitRows, row_positions, rows_that_fit
 from app.views.style import FitText, make_figure, text_width, toolbar_width
 
 
-def test_a_token_label_without_room_becomes_its_position_never_a_cut_word():
-    # 100 px of frame: "approved_limit @10" (about 180 px) cannot fit, its position can.
+def test_a_token_label_without_room_keeps_its_token_or_goes_never_a_bare_position():
+    # Issue 29: keys showed "@6 @3 @2 @1", positions without their tokens. 96 px of frame:
+    # "␣loan @10" (about 99 px) cannot fit, "loan@10" (about 79 px) can.
+    [(_, _, shown)] = place_labels([(48.0, 48.0)], ["␣loan @10"], 16.0, 96.0)
+    assert shown == "loan@10"
+    [(_, _, shown)] = place_labels([(55.0, 55.0)], ["␣loan @10 (masked)"], 16.0, 110.0)
+    assert shown == "loan@10 ✕"
+    # 100 px: "approved_limit @10" has no room, even tighter: dropped (its hover names it).
     [(_, _, shown)] = place_labels([(50.0, 50.0)], ["approved_limit @10"], 16.0, 100.0)
-    assert shown == "@10"
-    [(_, _, shown)] = place_labels([(50.0, 50.0)], ["approved_limit @10 (masked)"], 16.0, 100.0)
-    assert shown == "@10 ✕"
+    assert shown == ""
 
 
 def test_the_most_important_label_is_placed_first_and_keeps_its_name():

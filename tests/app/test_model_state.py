@@ -222,3 +222,21 @@ def test_the_model_runs_on_the_chosen_backend_and_says_so():
     assert (
         "backend: 'gpu'" in fresh.apply_query_params({"model": "smollm2-135m", "backend": "gpu"})[0]
     )
+
+
+def test_the_sentence_boxes_take_exactly_what_the_state_accepts(m):
+    """Issue 29: the box took 5000 characters (Panel's default) and the state then refused
+    anything over 4000. One constant sets both; at the limit only the length check passes."""
+    from app.state.causal_state import CausalState
+    from app.state.model_state import MAX_TEXT_CHARS
+    from app.views.causal_view import CausalView
+    from app.views.model_panel import ModelPanel
+
+    assert ModelPanel(m).text.max_length == MAX_TEXT_CHARS
+    assert CausalView(CausalState(m), m).corrupted.max_length == MAX_TEXT_CHARS
+    program = "a=5; ?a"
+    at_limit = program + " " * (MAX_TEXT_CHARS - len(program))
+    m.try_update(text=at_limit)
+    assert "at most" not in m.error  # refused or not, never for its length
+    assert not m.try_update(text=at_limit + " ")
+    assert f"{MAX_TEXT_CHARS + 1} characters; the lab takes at most {MAX_TEXT_CHARS}" in m.error

@@ -27,11 +27,12 @@ def test_causal_and_patching_maps_open_heads(open_lab):
     assert data["layer"] == [r.layer for r in cmap.records]
     assert data["effect"] == pytest.approx([r.effect for r in cmap.records], abs=1e-5)
     assert data["weight"] == pytest.approx([r.weight for r in cmap.records], abs=1e-6)
-    # One glyph for all the heads, and the most decisive one named on the chart.
+    # One glyph for all the heads (and one for the labels), the most decisive one named.
     renderers = page.page.evaluate(
-        "() => Bokeh.documents[0].get_model_by_name('causal_plot').renderers.length"
+        "() => Bokeh.documents[0].get_model_by_name('causal_plot').renderers"
+        ".map(r => [r.glyph.type, r.data_source.name])"
     )
-    assert renderers == 1
+    assert sorted(renderers) == [["Scatter", "causal_map"], ["Text", "causal_labels"]]
     top = cmap.decisive(1)[0]
     assert f"L{top.layer} H{top.head}" in page.data("causal_labels")["text"]
     assert page.shows(f"L{top.layer} H{top.head}")

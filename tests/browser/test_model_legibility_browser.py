@@ -89,9 +89,11 @@ LEGIBILITY = """() => {
         boxes.push([tag[i], cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]);
       }
       const problems = [];
-      // A token's label is whole or its position ("@4"), never cut ("appr…").
+      // A token's label is whole or tighter, its token with its position ("␣loan @4" as
+      // "loan@4"), never cut ("appr…") nor a bare position ("@4").
+      const tight = t => t.replace(/^(.+) @(\\d+)( \\(masked\\))?$/, (_, w, p, m) => `${w.replace(/^␣+/, '') || w}@${p}${m ? ' ✕' : ''}`);
       for (let i = 0; i < kind.length; i++) {
-        if (wanted.includes(kind[i]) && tag[i] && tag[i] !== label[i] && !/^@\\d+( ✕)?$/.test(tag[i])) problems.push(`${tag[i]} is cut`);
+        if (wanted.includes(kind[i]) && tag[i] && tag[i] !== label[i] && tag[i] !== tight(label[i])) problems.push(`${tag[i]} is cut`);
       }
       for (const b of boxes) {
         if (b[1] < f.left - 1 || b[3] > f.right + 1 || b[2] < f.top - 1 || b[4] > f.bottom + 1) problems.push(`${b[0]} leaves the frame`);
