@@ -30,6 +30,15 @@ LEGIBILITY = """() => {
   const vw = window.innerWidth;
   const ctx = document.createElement('canvas').getContext('2d');
   const out = {overflow: [], titles: [], labels: [], rows: [], scrollWidth: document.documentElement.scrollWidth};
+  // Inside a box clipped to nothing (the plots' tables for screen readers, app/views/plot_text.py):
+  // in the accessibility tree, never drawn.
+  const outOfSight = el => {
+    for (let e = el; e; e = e.parentElement || (e.getRootNode() || {}).host) {
+      const cs = getComputedStyle(e), b = e.getBoundingClientRect();
+      if (cs.clipPath !== 'none' && b.width <= 1 && b.height <= 1) return true;
+    }
+    return false;
+  };
   // Anything drawn past the right edge of the screen (shadow roots included).
   (function walk(root) {
     for (const el of root.querySelectorAll('*')) {
@@ -40,6 +49,7 @@ LEGIBILITY = """() => {
       if (cs.visibility === 'hidden' || cs.display === 'none' || cs.opacity === '0') continue;
       // BokehJS's empty element per glyph renderer, placed at the glyph's bounds: it paints nothing.
       if (el.classList.contains('bk-GlyphRenderer') && el.childElementCount === 0) continue;
+      if (outOfSight(el)) continue;
       out.overflow.push(`${el.tagName}.${String(el.className).slice(0, 40)} to x=${Math.round(b.right)}`);
     }
   })(document);
