@@ -5,10 +5,23 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from tornado.websocket import WebSocketClosedError
 
 from app.server.closed_pages import quiet_closed_page_writes
+
+
+def in_a_fresh_thread(test):
+    """Run `test` in a thread of its own: the pytest worker's thread may hold Playwright's
+    running loop (the browser tests' session Chromium), where no other loop can run."""
+
+    def run(*args, **kwargs):
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(test, *args, **kwargs).result()
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    return run
 
 
 def _leave_unretrieved(loop, make_error) -> None:
@@ -23,6 +36,10 @@ def _leave_unretrieved(loop, make_error) -> None:
 
 
 def test_closed_page_writes_are_quiet_and_every_other_error_is_still_logged(caplog):
+    in_a_fresh_thread(_quiet_and_logged)(caplog)
+
+
+def _quiet_and_logged(caplog):
     loop = asyncio.new_event_loop()
     try:
         assert quiet_closed_page_writes(loop) and quiet_closed_page_writes(loop)  # once
@@ -40,4 +57,4 @@ def test_closed_page_writes_are_quiet_and_every_other_error_is_still_logged(capl
 
 
 def test_without_a_running_loop_nothing_is_installed():
-    assert quiet_closed_page_writes() is False
+    assert in_a_fresh_thread(quiet_closed_page_writes)() is False
