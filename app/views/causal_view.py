@@ -27,7 +27,7 @@ from bokeh.models import (
     Span,
     TapTool,
 )
-from bokeh.models.glyphs import Rect, Scatter, Text
+from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
 from app.state import attribution_runs
@@ -42,7 +42,7 @@ from engine.heads import shown_token
 
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, receipt_labels
-from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
+from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
 
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
 NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
@@ -213,19 +213,7 @@ class CausalView(pn.viewable.Viewer):
         # The named heads, placed in screen pixels as the receipt's are (receipt_labels): no
         # label covers another or a dot, heads on one spot share one, one without room is
         # dropped (the hover names every head).
-        add_glyph(
-            fig,
-            Text,
-            x="weight",
-            y="effect",
-            text="text",
-            source=self.labels,
-            x_offset="dx",
-            y_offset="dy",
-            text_align="center",
-            text_baseline="middle",
-            text_font_size=f"{FONT_PX:.0f}px",
-        )
+        add_placed_labels(fig, self.labels, x="weight", y="effect", text="text", font_px=FONT_PX)
         open_head_on_tap(self.source, self.mstate)
         self.figure = fig
         self._named_heads: list[int] = []

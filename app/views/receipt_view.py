@@ -27,7 +27,7 @@ from bokeh.models import (
     Slope,
     TapTool,
 )
-from bokeh.models.glyphs import Rect, Scatter, Text
+from bokeh.models.glyphs import Rect, Scatter
 
 from app.state.causal_state import CausalState
 from app.state.estimate_words import percent, reasons, sentence_warning, short
@@ -39,7 +39,7 @@ from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
 from .receipt_labels import FONT_PX, receipt_labels
-from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure
+from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
 
 TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
 NOTES_SHOWN = 4  # warnings spelled out, the largest misses first
@@ -248,18 +248,8 @@ class ReceiptView(pn.viewable.Viewer):
         fig.add_tools(TapTool(renderers=[dots]))
         # Placed in screen pixels (receipt_labels): dots on one spot share a label, and no
         # label covers another or a dot. One glyph, its offsets in the data.
-        add_glyph(
-            fig,
-            Text,
-            x="estimate",
-            y="exact",
-            text="label",
-            source=self.receipt_source,
-            x_offset="dx",
-            y_offset="dy",
-            text_align="center",
-            text_baseline="middle",
-            text_font_size=f"{FONT_PX:.0f}px",
+        add_placed_labels(
+            fig, self.receipt_source, x="estimate", y="exact", text="label", font_px=FONT_PX
         )
         open_head_on_tap(self.receipt_source, self.mstate)
         self.receipt_figure = fig

@@ -22,6 +22,7 @@ from bokeh.models import (
     SaveTool,
     UnionRenderers,
 )
+from bokeh.models.glyphs import Text
 from bokeh.plotting import figure
 from panel.theme import Bootstrap
 from panel.viewable import Viewable
@@ -269,6 +270,24 @@ def add_glyph(
     if legend_label is not None:
         _add_to_legend(fig, legend_label, renderer)
     return renderer
+
+
+def add_placed_labels(fig: figure, source, *, x: str, y: str, text: str, font_px: float):
+    """One Text glyph for labels placed beforehand in screen pixels (receipt_labels: the
+    source's `dx` and `dy` columns), centred on their offsets."""
+    return add_glyph(
+        fig,
+        Text,
+        x=x,
+        y=y,
+        text=text,
+        source=source,
+        x_offset="dx",
+        y_offset="dy",
+        text_align="center",
+        text_baseline="middle",
+        text_font_size=f"{font_px:.0f}px",
+    )
 
 
 def _add_to_legend(fig: figure, label: str, renderer) -> None:
