@@ -41,7 +41,7 @@ from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 
 from .plot_text import PlotText
-from .receipt_labels import FONT_PX, receipt_labels
+from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
 
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
@@ -442,12 +442,7 @@ class CausalView(pn.viewable.Viewer):
         xs = [float(x) for x in data["weight"]]
         ys = [float(y) for y in data["effect"]]
         fig = self.figure
-        size = []
-        for name, guess in zip(("inner_width", "inner_height"), FRAME_GUESS, strict=True):
-            try:
-                size.append(float(getattr(fig, name) or guess))
-            except (AttributeError, ValueError):  # Bokeh: "doesn't have a value set"
-                size.append(guess)
+        size = drawn_frame(fig, FRAME_GUESS)
         dx, dy, text = receipt_labels(
             xs,
             ys,

@@ -66,3 +66,15 @@ def receipt_labels(xs, ys, tags, named, x_range, y_range, size):
     for spot, (ox, oy, label) in zip(spots, placed, strict=True):
         dx[spot[0]], dy[spot[0]], text[spot[0]] = ox, oy, label
     return dx, dy, text
+
+
+def drawn_frame(fig, guess: tuple[float, float]) -> tuple[float, float]:
+    """The figure's frame (width, height) in pixels as the browser reported it, else `guess`
+    (before the first drawing Bokeh raises "doesn't have a value set")."""
+    size = []
+    for name, fallback in zip(("inner_width", "inner_height"), guess, strict=True):
+        try:
+            size.append(float(getattr(fig, name) or fallback))
+        except (AttributeError, ValueError):
+            size.append(fallback)
+    return size[0], size[1]

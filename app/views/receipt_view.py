@@ -38,7 +38,7 @@ from engine.heads import shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
-from .receipt_labels import FONT_PX, receipt_labels
+from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
 
 TOP = 10  # the top-k agreement over every head, as the engine's benchmark reports it
@@ -355,12 +355,7 @@ class ReceiptView(pn.viewable.Viewer):
     def _labels(self, data: dict) -> dict:
         """The label columns (label, dx, dy) of the receipt's dots for the frame as drawn."""
         fig = self.receipt_figure
-        size = []
-        for name, guess in zip(("inner_width", "inner_height"), FRAME_GUESS, strict=True):
-            try:
-                size.append(float(getattr(fig, name) or guess))
-            except (AttributeError, ValueError):  # Bokeh: "doesn't have a value set"
-                size.append(guess)
+        size = drawn_frame(fig, FRAME_GUESS)
         dx, dy, label = receipt_labels(
             [float(x) for x in data["estimate"]],
             [float(y) for y in data["exact"]],
