@@ -23,6 +23,7 @@ with one `Run.intervene` per head. A test checks both paths against single inter
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -250,19 +251,21 @@ class _Cache:
                 self._maps.popitem(last=False)
 
 
-_caches: dict[int, _Cache] = {}
+# Keyed by the model object itself, held weakly: a cache dies with its model. Keyed by id(), a
+# model made after another was freed could get its id and read the dead model's maps.
+_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 
 
 def _cache_of(model) -> _Cache:
     with _caches_lock:
-        return _caches.setdefault(id(model), _Cache())
+        return _caches.setdefault(model, _Cache())
 
 
 def clear_cache(model) -> None:
     """Forget every map cached for ``model`` (a benchmark times the map, not the cache)."""
     with _caches_lock:
-        _caches.pop(id(model), None)
+        _caches.pop(model, None)
 
 
 def causal_map(

@@ -447,6 +447,28 @@ def test_binding_causal_map_names_the_retrieval_head():
         model.causal_map("a=5; b=7; ?b", cancel=lambda: True)
 
 
+def test_a_models_map_cache_dies_with_it():
+    """Another model object never reads a freed one's maps: CI once saw a model made after a
+    freed one get its id(), and with it the freed model's ablation effects."""
+    import gc
+
+    from engine.trained import causal
+
+    shipped = trained.load("binding")
+    program = "a=5; b=7; a=3; ?a"
+    other = trained.BindingModel({k: v * 0.5 for k, v in shipped.w.items()})
+    halved = other.causal_map(program)
+    assert other in causal._caches
+    held = len(causal._caches)
+    del other
+    gc.collect()
+    assert len(causal._caches) == held - 1  # the freed model's maps went with it
+    again = trained.BindingModel({k: v * 0.5 for k, v in shipped.w.items()})
+    said = []
+    assert again.causal_map(program, progress=lambda f, m: said.append(m)) == halved
+    assert "from the cache" not in said  # measured anew, not read from a dead model's entry
+
+
 def test_binding_patching_moves_the_answer_with_the_retrieval_head():
     model = trained.load("binding")
     clean, corrupted = "a=5; b=7; a=3; ?a", "a=5; b=7; a=4; ?a"

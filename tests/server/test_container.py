@@ -234,8 +234,26 @@ def test_compose_serves_the_lab_through_haproxy(podman, images):
             "import os, redis; r = redis.Redis.from_url(os.environ['ATTENTION_LAB_STORE']); "
             "print(r.ping(), r.config_get('appendonly')['appendonly'])"
         )
-        store = podman("exec", f"{project}_lab1_1", "python", "-c", probe, check=False)
-        assert store.stdout.split() == ["True", "yes"], store.stdout + store.stderr
+        # Podman's DNS (aardvark-dns) may not answer for the store's name yet: CI once saw
+        # "Temporary failure in name resolution" right after the balancer answered. The lab's
+        # store retries the same way (app/classroom/redis_store.py).
+        answers = []
+
+        def store_answers() -> bool:
+            answers.append(podman("exec", f"{project}_lab1_1", "python", "-c", probe, check=False))
+            return answers[-1].stdout.split() == ["True", "yes"]
+
+        try:
+            wait_until(store_answers, "the replica to reach the class store", 60, interval=1.0)
+        except AssertionError:
+            last = answers[-1]
+            redis_log = podman("logs", f"{project}_redis_1", check=False)
+            raise AssertionError(
+                f"{last.stdout}{last.stderr[-2000:]}\nredis log:\n{redis_log.stdout[-2000:]}"
+                f"{redis_log.stderr[-2000:]}"
+            ) from None
+        first = (answers[0].stdout + answers[0].stderr).strip().splitlines()[-1:]
+        print(f"the store answered the replica after {len(answers)} tries (first: {first})")
     finally:
         down = run("down", "--volumes", "--timeout", "5")
         label = f"label=io.podman.compose.project={project}"
