@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
+from app.views.causal_view import TITLE
 from engine import trained
 
 pytestmark = pytest.mark.browser
@@ -21,7 +22,15 @@ def test_causal_and_patching_maps_open_heads(open_lab):
     page.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
     page.page.get_by_role("button", name="Measure every head").click()
     heads = model.n_layers * model.n_heads
-    page.wait_until(lambda: page.page.evaluate(ROWS % "causal_map") == heads, "the causal map")
+    # The tab draws the estimate in the same glyph first (CI read it once, on a busy machine):
+    # wait for the measured map: every head drawn, titled without "(estimated)".
+    title = "() => Bokeh.documents[0].get_model_by_name('causal_plot').title.text"
+
+    def measured() -> bool:
+        drawn = page.page.evaluate(ROWS % "causal_map") == heads
+        return drawn and page.page.evaluate(title) == TITLE
+
+    page.wait_until(measured, "the measured causal map")
     data = page.data("causal_map")
     cmap = model.causal_map(PROGRAM)
     assert data["layer"] == [r.layer for r in cmap.records]
