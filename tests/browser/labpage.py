@@ -173,6 +173,8 @@ def wait_for_names(page, names, timeout: float = 30.0) -> None:
 SETTLED = """() => {
   if (!(window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle)) return false;
   if (document.fonts.status !== 'loaded') return false;
+  // The controls' names come from a debounced walk (app/js/control_names.js): none pending.
+  if (window.__labA11y && window.__labA11y.timer != null) return false;
   const links = [], handles = [];
   (function walk(root) {
     for (const el of root.querySelectorAll('*')) {
