@@ -36,7 +36,8 @@ def analysis(lab):
     rows = [pn.Row(entropy, jacobian), dimension.__panel__()]
     for row in rows:
         row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
-    return pn.Column(*rows, entropy.text, sizing_mode="stretch_width", margin=0)
+    texts = (entropy.text, jacobian.text, dimension.text)  # the plots in words, out of sight
+    return pn.Column(*rows, *texts, sizing_mode="stretch_width", margin=0)
 
 
 def candidates(state) -> CandidateControls:
