@@ -25,6 +25,7 @@ from app.classroom.session import DEVICE_ROUTE, ClassSession
 from app.state.chart_tables import votes_table
 from app.views.lesson_panel import ALL_LESSONS, LessonsView
 
+from .headings import card_header
 from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, assign, f32, make_figure
 
@@ -192,6 +193,7 @@ class ClassView(pn.viewable.Viewer):
                 margin=0,
             ),
             title="Join a class",
+            header=card_header("Join a class"),
             collapsed=True,
             sizing_mode="stretch_width",
             margin=(0, 10, 6, 10),
@@ -214,6 +216,7 @@ class ClassView(pn.viewable.Viewer):
         )
         self.teacher_more = pn.Card(
             title="More: another device, end the class",
+            header=card_header("More: another device, end the class"),
             collapsed=True,
             visible=False,
             sizing_mode="stretch_width",

@@ -39,6 +39,7 @@ from engine.heads import shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
+from .headings import TITLE_CSS
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
@@ -387,12 +388,13 @@ class ReceiptView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             pn.pane.HTML(
-                "<h3>Every head at once: a fast estimate, then a receipt</h3><p>One backward "
+                "<h2>Every head at once: a fast estimate, then a receipt</h2><p>One backward "
                 "pass estimates what removing each head would do to the answer: red cells "
                 "help it, blue cells work against it. Then the heads with the largest "
                 "estimates are really removed, a few at a time, to check the estimate (their "
                 "cells are outlined). Tap a head to open it.</p>",
                 sizing_mode="stretch_width",
+                stylesheets=[TITLE_CSS],
             ),
             self.status,
             pn.pane.Bokeh(self.grid_figure, sizing_mode="stretch_width"),
