@@ -113,11 +113,33 @@ def assert_headings_in_order(page) -> None:
     assert all(b <= a + 1 for a, b in zip(levels, levels[1:], strict=False)), levels
 
 
+# The top of each teaching tab, shadow roots included.
+_TAB_TOPS = """() => {
+  const out = [];
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.getAttribute('role') === 'tab') out.push(Math.round(el.getBoundingClientRect().top));
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  return out;
+}"""
+
+
+def tab_rows(page) -> list[int]:
+    """The distinct tops of the teaching tabs: one when they fit one row."""
+    return sorted(set(page.evaluate(_TAB_TOPS)))
+
+
 def test_the_lab_page(open_lab):
     lab = open_lab("", more_settings=False)
     wait_until_settled(lab.page)
     assert_headings_in_order(lab.page)
     assert not (found := blocking(lab.page)), "\n".join(found)
+    # A wide screen, the sidebar open: the four teaching tabs take one row.
+    lab.page.set_viewport_size({"width": 1920, "height": 1080})
+    wait_until_settled(lab.page)
+    assert len(tab_rows(lab.page)) == 1, tab_rows(lab.page)
     assert not (found := blocking_at_sizes(lab.page)), "\n".join(found)
 
 
