@@ -88,17 +88,15 @@ def test_the_jacobian_table_is_the_softmax_derivative(lab):
     # d_k 64 lifts the geometry: check the derivative against a finite difference of the
     # softmax of the snapshot's own scaled scores, divided by the temperature.
     s = np.asarray(snap.scaled, dtype=float)
-    soft = lambda x: (
-        np.exp(x / TEMPERATURE - np.max(x / TEMPERATURE))
-        / np.sum(  # noqa: E731
-            np.exp(x / TEMPERATURE - np.max(x / TEMPERATURE))
-        )
-    )
-    h = 1e-6
+
+    def soft(x):
+        z = np.exp(x / TEMPERATURE - np.max(x / TEMPERATURE))
+        return z / z.sum()
+
+    h, steps = 1e-6, np.eye(len(s))
     numeric = np.column_stack(
-        [(soft(s + h * np.eye(len(s))[j]) - soft(s - h * np.eye(len(s))[j])) / (2 * h) for j in
-         range(len(s))]
-    )  # fmt: skip
+        [(soft(s + h * steps[j]) - soft(s - h * steps[j])) / (2 * h) for j in range(len(s))]
+    )
     table = jacobian_table(jacobian_block(snap, MAX_SIDE))
     assert table.columns[1:] == tuple(f"s {label}" for label in snap.labels)
     got = np.array([[float(c) for c in row[1:]] for row in table.rows])
