@@ -3,6 +3,8 @@
 // screen reader where they are. `data.names` are the step's control names (their page labels),
 // `data.nonce` changes on every step opened. A control behind "More settings" is drawn a
 // moment after the step opens, so the search is tried again for a few seconds.
+// `data.shown` changes after every Measure: the verdict (the `.lab-lesson-result` pane, drawn
+// under the Measure button) is scrolled into view; on a laptop it appeared below the fold.
 // @script render
 const HIGHLIGHT_MS = 3000;
 const TRIES = 25;
@@ -65,8 +67,22 @@ function point(tries, nonce) {
     (shown ? 'highlighted in the sidebar.' : 'in the sidebar (open it with the menu button).');
 }
 state.point = () => point(0, data.nonce);
+// The verdict into view once its new text is drawn: its start first when it is taller than the
+// window ('nearest'), the nearest scroller (the lesson column, the page) moved as little as
+// possible.
+function showVerdict(root) {
+  const found = deep(root, el => el.classList && el.classList.contains('lab-lesson-result') &&
+    el.getClientRects().length > 0, [])[0];
+  if (!found) return null;
+  const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  found.scrollIntoView({block: 'nearest', behavior: still ? 'auto' : 'smooth'});
+  return found;
+}
+state.showVerdict = showVerdict;
 state.labelMatches = labelMatches;
 state.findControls = findControls;
 if (data.nonce > 0) state.point();
 // @script nonce
 state.point();
+// @script shown
+setTimeout(() => state.showVerdict(document), 150);

@@ -52,10 +52,12 @@ class TabKeys(ReactiveHTML):
 
 class ControlPointer(ReactiveHTML):
     """Scrolls the sidebar to the controls a lesson step names and outlines them for a few
-    seconds; a polite live region says where they are (app/js/control_pointer.js)."""
+    seconds; a polite live region says where they are. After Measure, scrolls the verdict into
+    view (app/js/control_pointer.js)."""
 
     names = param.List(default=[], item_type=str, doc="the step's control names")
     nonce = param.Integer(default=0, doc="one more for every step opened")
+    shown = param.Integer(default=0, doc="one more for every verdict to bring into view")
 
     _template = '<div id="said" class="lab-said" aria-live="polite"></div>'
     _scripts = js.sections("control_pointer.js")  # noqa: RUF012 - Panel reads this class attribute
@@ -63,6 +65,10 @@ class ControlPointer(ReactiveHTML):
 
     def point(self, names) -> None:
         self.param.update(names=list(names), nonce=self.nonce + 1)
+
+    def show_verdict(self) -> None:
+        """Scroll Measure's verdict into view (drawn under the button, below a laptop's fold)."""
+        self.shown += 1
 
 
 # The page's first Tab stop is the skip link; it opens the Lessons tab if another one is open

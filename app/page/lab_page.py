@@ -273,9 +273,11 @@ class Lab:
         self.pointer.point(dict.fromkeys(acted + names))
 
     def _measured(self, event) -> None:
-        """Measure's verdict, told to a screen reader (the status's live region)."""
+        """Measure's verdict, told to a screen reader (the status's live region) and scrolled
+        into view."""
         if event.new is not None:
             self.status.news.say(self.lessons.verdict)
+            self.pointer.show_verdict()
 
     def _vote_counted(self, event) -> None:
         """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""

@@ -15,6 +15,7 @@ from app.page.layout import FLOW_CSS
 from app.page.session_thread import on_session_thread
 from app.state.lab_state import listed_backends
 from app.views.controls import CandidateControls
+from app.views.headings import group_heading
 
 # The analysis plots below the first screen, built together when first scrolled to.
 ANALYSIS = ("entropy", "dimension", "jacobian")
@@ -36,7 +37,8 @@ def analysis(lab):
     rows = [pn.Row(entropy, jacobian), dimension.__panel__()]
     for row in rows:
         row.param.update(sizing_mode="stretch_width", stylesheets=[*row.stylesheets, FLOW_CSS])
-    return pn.Column(*rows, entropy.text, sizing_mode="stretch_width", margin=0)
+    texts = (entropy.text, jacobian.text, dimension.text)  # the plots in words, out of sight
+    return pn.Column(*rows, *texts, sizing_mode="stretch_width", margin=0)
 
 
 def candidates(state) -> CandidateControls:
@@ -51,7 +53,7 @@ def candidates(state) -> CandidateControls:
 def more_settings(lab):
     """What "More settings" opens: the candidates and engine, then the key/value pairs (the
     swap and reverse the lessons name, and each pair's inputs behind their own button)."""
-    title = pn.pane.Markdown("#### Key / value pairs", margin=(8, 10, 0, 10))
+    title = group_heading("Key / value pairs")
     built = [lab.parts.get(name) for name in ("candidates", "pairs", "pair_rows_section")]
     parts = (built[0], title, *built[1:])
     return pn.Column(*parts, sizing_mode="stretch_width", margin=0)

@@ -128,7 +128,7 @@ class PageLayout(param.Parameterized):
         grow(self.logits, "lab-logits")
         # With a trained model open, its answer takes the logits' cell and the logits move
         # below the first screen (the answer's view is built on first use).
-        self.prediction = None
+        self.prediction = self.prediction_text = None
         self.logits_cell = pn.Column(
             self.logits, sizing_mode="stretch_both", css_classes=["lab-logits"], margin=0
         )
@@ -178,6 +178,7 @@ class PageLayout(param.Parameterized):
         self.model_side.objects = [panel]
         self.prediction = main.prediction.__panel__()
         grow(self.prediction, "lab-logits")
+        self.prediction_text = main.prediction.text  # the answer in words, out of sight
         self.experiments_tab.objects = [main]
         self.heads_below.objects = [heads]
 
@@ -187,7 +188,11 @@ class PageLayout(param.Parameterized):
         self.scenario_side.visible = not model
         self.model_side.visible = model
         # The model's answer takes the logits' place in the first screen; the logits move below.
-        first, below = ([self.prediction], [self.logits]) if model else ([self.logits], [])
+        first, below = (
+            ([self.prediction, self.prediction_text], [self.logits])
+            if model
+            else ([self.logits], [])
+        )
         if list(self.logits_cell.objects) != first:
             self.logits_below.objects = []
             self.logits_cell.objects = first

@@ -40,6 +40,7 @@ from app.state.receipt_state import ReceiptState
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 
+from .headings import TITLE_CSS
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
@@ -505,10 +506,11 @@ class CausalView(pn.viewable.Viewer):
             self.summary,
             self.causal_text,
             pn.pane.HTML(
-                "<h3>Activation patching</h3><p>Run a changed sentence with one head's output "
+                "<h2>Activation patching</h2><p>Run a changed sentence with one head's output "
                 "taken from the open sentence, for every head in turn. Red: that head alone "
                 "brings the open sentence's answer back (1 = all of it).</p>",
                 sizing_mode="stretch_width",
+                stylesheets=[TITLE_CSS],
             ),
             self.corrupted,
             self.change,

@@ -22,8 +22,11 @@ from bokeh.models.glyphs import HBar, Text
 
 import attention_lab_assets
 from app.classroom.session import DEVICE_ROUTE, ClassSession
+from app.state.chart_tables import votes_table
 from app.views.lesson_panel import ALL_LESSONS, LessonsView
 
+from .headings import card_header
+from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, assign, f32, make_figure
 
 CLASS_CSS = attention_lab_assets.read_text("components", "classroom.css")
@@ -126,10 +129,12 @@ class VotesChart:
         )
         fig.add_glyph(self.source, self.counts)
         self.figure = fig
+        self.text = PlotText("The class's predictions in words")
 
     def update(self, step: int, tally, *, mark_answer: bool) -> None:
         rows = vote_rows(step, tally, mark_answer=mark_answer)
         assign(self.source, rows)
+        self.text.show((votes_table(step, rows, revealed=mark_answer),))
         n = len(rows["choice"])
         top = max([1, *rows["count"]])
         self.figure.x_range.update(start=0, end=top * 1.25 + 0.5)
@@ -188,6 +193,7 @@ class ClassView(pn.viewable.Viewer):
                 margin=0,
             ),
             title="Join a class",
+            header=card_header("Join a class"),
             collapsed=True,
             sizing_mode="stretch_width",
             margin=(0, 10, 6, 10),
@@ -210,6 +216,7 @@ class ClassView(pn.viewable.Viewer):
         )
         self.teacher_more = pn.Card(
             title="More: another device, end the class",
+            header=card_header("More: another device, end the class"),
             collapsed=True,
             visible=False,
             sizing_mode="stretch_width",
@@ -300,7 +307,10 @@ class ClassView(pn.viewable.Viewer):
     def _build_chart(self) -> None:
         self.chart = VotesChart()
         self._style_figure(self.chart.figure)  # the page's type sizes, presenter mode included
-        self.chart_pane.objects = [pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width")]
+        self.chart_pane.objects = [
+            pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width"),
+            self.chart.text,  # the votes in words, out of sight
+        ]
 
     # -- wiring ----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from app import js
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.patches.panel_links import forget_js_callbacks
 from app.state.lab_state import LabState
+from app.views.headings import group_heading
 from engine.snapshot import TEMPERATURE_RANGE
 
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
@@ -306,7 +307,7 @@ class CandidateControls(pn.viewable.Viewer):
 
 
 def heading(text: str):
-    return pn.pane.Markdown(f"#### {text}", margin=(8, 10, 0, 10))
+    return group_heading(text)
 
 
 def _backend_text(name: str, notes: dict[str, str], unchecked: tuple[str, ...]) -> str:

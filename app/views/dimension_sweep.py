@@ -8,6 +8,9 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.models.glyphs import Line, Scatter
 
+from app.state.chart_tables import dimension_table
+
+from .plot_text import PlotText
 from .style import STAGE_COLOURS, add_glyph, add_hover, f32, make_figure, style_legend
 
 COLUMNS = (
@@ -23,6 +26,7 @@ COLUMNS = (
 class DimensionView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.text = PlotText("The d_k plots in words")  # placed by the page, after the plots
         self.source = ColumnDataSource(name="dimension_sweep", data={c: f32([]) for c in COLUMNS})
         self.spread = make_figure(
             "Logit spread vs d_k", height=300, x_axis_type="log", y_axis_type="log"
@@ -105,6 +109,7 @@ class DimensionView(pn.viewable.Viewer):
 
     def update(self, snap, d_k: int) -> None:
         sweep = snap.dimension_sweep
+        self.text.show((dimension_table(sweep, d_k),))
         data = {c: f32(np.asarray(getattr(sweep, c), dtype=np.float64)) for c in COLUMNS}
         previous = self.source.data
         if any(

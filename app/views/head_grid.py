@@ -45,6 +45,7 @@ from bokeh.palettes import Blues256
 import attention_lab_assets
 from app.patches.panel_events import respond_at_once
 from app.state import head_patterns as hp
+from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
 from engine.heads import shown_token
@@ -176,7 +177,7 @@ class HeadGridView(pn.viewable.Viewer):
         self.query_source = ColumnDataSource(name="pattern_query", data=box_data())
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
-        self.text = PlotText("The open head's pattern in words")
+        self.text = PlotText("Every head and the open head's pattern in words")
 
     # ------------------------------------------------------------------ figures
 
@@ -342,6 +343,14 @@ class HeadGridView(pn.viewable.Viewer):
         self.open_source.data = box_data(layer - edge, layer + edge, head - edge, head + edge)
         self._axes(L)
         self._update_pattern(run, layer, head)
+        self.text.show(
+            (
+                head_grid_table(rows, (layer, head)),
+                pattern_row_table(
+                    run.tokens, self.mstate.pattern(), run.query_position, layer, head
+                ),
+            )
+        )
 
     def _axes(self, L: int) -> None:
         # Every layer's number while they fit; every other one for SmolLM2's 30.
@@ -376,7 +385,6 @@ class HeadGridView(pn.viewable.Viewer):
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
             self.pattern_fig.y_range.update(start=n - 0.5, end=-0.5)
         self.query_source.data = box_data(-0.5, q + 0.5, q - 0.5, q + 0.5)
-        self.text.show((pattern_row_table(run.tokens, matrix, q, layer, head),))
         title = f"Layer {layer} head {head}"
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title

@@ -21,6 +21,9 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect
 from bokeh.palettes import PuOr11
 
+from app.state.chart_tables import jacobian_block, jacobian_table
+
+from .plot_text import PlotText
 from .rows import set_ticks
 from .style import add_glyph, add_hover, assign, f32, make_figure
 
@@ -33,6 +36,7 @@ VANISHED = 1e-3
 class JacobianView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.text = PlotText("The Jacobian in words")  # placed by the page, after the plots
         cols = {c: f32([]) for c in ("x", "y", "value")}
         cols.update(row_label=[], column_label=[])
         self.source = ColumnDataSource(name="jacobian", data=cols)
@@ -90,18 +94,12 @@ class JacobianView(pn.viewable.Viewer):
         self._shown: tuple = ()
 
     def update(self, snap) -> None:
-        jac = np.asarray(snap.jacobian, dtype=np.float64)
+        block = jacobian_block(snap, MAX_SIDE)
+        self.text.show((jacobian_table(block),))
         weights = np.asarray(snap.weights, dtype=np.float64)
         labels = list(snap.labels)
-        side = min(len(jac), len(labels))
-        if side > MAX_SIDE:
-            keep = np.sort(np.argsort(-weights[:side], kind="stable")[:MAX_SIDE])
-        else:
-            keep = np.arange(side)
-        sub = jac[np.ix_(keep, keep)]
-        k = len(keep)
+        sub, shown, k = block.values, list(block.labels), len(block.labels)
         yy, xx = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
-        shown = [labels[i] for i in keep]
         assign(
             self.source,
             {

@@ -18,6 +18,7 @@ from app.patches.bokeh_walks import walk_once
 from app.state.lab_state import LabState
 from app.state.sources import SourceSwitch
 from app.views.group_name import name_group
+from app.views.headings import TITLE_CSS
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
@@ -75,7 +76,10 @@ class LessonsView(pn.viewable.Viewer):
         self.previous = pn.widgets.Button(label="◀ Previous", width=110)
         self.next = pn.widgets.Button(label="Next ▶", width=110)
         self.load = pn.widgets.Button(label="Load this step", color="primary", width=150)
-        self.text = pn.pane.Markdown("", sizing_mode="stretch_width")
+        # The step's title is an h2, the size of the h3 it was (app/views/headings.py).
+        self.text = pn.pane.Markdown(
+            "", sizing_mode="stretch_width", stylesheets=[TITLE_CSS], disable_anchors=True
+        )
         self.choices = pn.widgets.RadioBoxGroup(
             options=[], value=None, inline=False, label="Your prediction"
         )
@@ -169,7 +173,7 @@ class LessonsView(pn.viewable.Viewer):
         )
         self._set_nav()
         self.text.object = (
-            f"### {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
+            f"## {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
             f"**Predict:** {_text(step.question)}"
         )
         self.choices.options = self._options()

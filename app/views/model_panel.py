@@ -21,6 +21,7 @@ from app.state.model_state import (
     model_choices,
     short_title,
 )
+from app.views.headings import group_heading
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
@@ -305,7 +306,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.finder,
             self.finder_token,
             self.found,
-            pn.pane.Markdown("#### Intervene inside this head", margin=(8, 10, 0, 10)),
+            group_heading("Intervene inside this head"),
             self.temperature,
             self.rotate,
             self.masked,

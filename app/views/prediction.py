@@ -11,31 +11,21 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
 
+from app.state.chart_tables import answer_name, answer_rows, answer_table
 from engine.heads import shown_token
 
 from .bars import dodged_bar
+from .plot_text import PlotText
 from .rows import row_axis, row_range, set_rows
 from .style import OKABE_ITO, FitText, add_hover, assign, f32, make_figure, style_legend
 
 BAR = 0.4
-SHOWN = 8  # the most likely answers; the rest are one "all others" row
-
-
-def top_rows(prediction, shown: int = SHOWN) -> list[int]:
-    """Indices of the answers to draw: the expected one and the likeliest before or after."""
-    before, after = np.asarray(prediction.before), np.asarray(prediction.after)
-    order = np.argsort(-np.maximum(before, after), kind="stable")
-    keep = [int(i) for i in order[:shown]]
-    if prediction.expected in prediction.tokens:
-        expected = prediction.tokens.index(prediction.expected)
-        if expected not in keep:
-            keep[-1] = expected
-    return keep
 
 
 class PredictionView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.text = PlotText("The model's answer in words")  # placed by the page, after it
         cols = {c: f32([]) for c in ("row", "probability", "before")}
         cols.update(token=[], correct=[])
         self.source = ColumnDataSource(name="prediction", data=cols)
@@ -79,18 +69,10 @@ class PredictionView(pn.viewable.Viewer):
         )
 
     def update(self, prediction) -> None:
-        keep = top_rows(prediction)
-        before, after = np.asarray(prediction.before), np.asarray(prediction.after)
-        tokens = [prediction.tokens[i] for i in keep]
-        b, a = [float(before[i]) for i in keep], [float(after[i]) for i in keep]
-        # Everything not drawn, as one row: the rest of the whole vocabulary (a language model
-        # lists only its likeliest tokens, so this is 1 minus what is drawn, not a sum of rows).
-        rest_before, rest_after = max(0.0, 1.0 - sum(b)), max(0.0, 1.0 - sum(a))
-        if len(prediction.tokens) > len(keep) or rest_before > 1e-6 or rest_after > 1e-6:
-            tokens.append("all others")
-            b.append(rest_before)
-            a.append(rest_after)
-        correct = [t == prediction.expected for t in tokens]
+        self.text.show((answer_table(prediction),))
+        rows = answer_rows(prediction)
+        tokens, b, a = list(rows.tokens), list(rows.before), list(rows.after)
+        correct = list(rows.correct)
         assign(
             self.source,
             {
@@ -101,7 +83,7 @@ class PredictionView(pn.viewable.Viewer):
                 "correct": correct,
             },
         )
-        names = [t if t == "all others" else shown_token(t) for t in tokens]
+        names = [answer_name(t) for t in tokens]
         set_rows(self.figure, [f"✓ {t}" if ok else t for t, ok in zip(names, correct, strict=True)])
         answer = f"Answer: {shown_token(prediction.answer_after)}"
         was = ""

@@ -30,6 +30,7 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 from app.state.causal_state import CausalState
+from app.state.chart_tables import estimate_table, receipt_table
 from app.state.estimate_words import percent, reasons, sentence_warning, short
 from app.state.model_state import ModelState
 from app.state.receipt_state import ReceiptState
@@ -38,6 +39,8 @@ from engine.heads import shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
+from .headings import TITLE_CSS
+from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
 
@@ -144,6 +147,7 @@ class ReceiptView(pn.viewable.Viewer):
         super().__init__(rstate=rstate, cstate=cstate, mstate=mstate, **params)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.receipt_text = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
+        self.text = PlotText("The estimate grid and the receipt in words")
         self._build_grid()
         self._build_receipt()
         self._refresh()
@@ -276,6 +280,13 @@ class ReceiptView(pn.viewable.Viewer):
             self.status.object = progress_words(rs)
         self._draw_grid(amap)
         self._draw_receipt(amap)
+        self.text.show(() if amap is None else self.tables(amap))
+
+    @staticmethod
+    def tables(amap) -> tuple:
+        """The two charts in words: the grid's estimates, and the receipt once a head is checked."""
+        tables = (estimate_table(amap),)
+        return tables + ((receipt_table(amap),) if amap.verified() else ())
 
     def _draw_grid(self, amap) -> None:
         if amap is None:
@@ -377,16 +388,18 @@ class ReceiptView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             pn.pane.HTML(
-                "<h3>Every head at once: a fast estimate, then a receipt</h3><p>One backward "
+                "<h2>Every head at once: a fast estimate, then a receipt</h2><p>One backward "
                 "pass estimates what removing each head would do to the answer: red cells "
                 "help it, blue cells work against it. Then the heads with the largest "
                 "estimates are really removed, a few at a time, to check the estimate (their "
                 "cells are outlined). Tap a head to open it.</p>",
                 sizing_mode="stretch_width",
+                stylesheets=[TITLE_CSS],
             ),
             self.status,
             pn.pane.Bokeh(self.grid_figure, sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.receipt_figure, sizing_mode="stretch_width"),
+            self.text,
             self.receipt_text,
             sizing_mode="stretch_width",
         )

@@ -13,6 +13,7 @@ from app.state.lab_state import LabState
 from app.state.route_news import leaders, vote_counted
 from app.views.lesson_panel import ALL_LESSONS
 
+from .labpage import wait_until_settled
 from .test_class_browser import start_class, wait_for_step
 
 pytestmark = pytest.mark.browser
@@ -48,6 +49,26 @@ def news(lab) -> dict:
     return found
 
 
+# Whether the lesson's result line (Measure's verdict) has its first lines inside the window.
+VERDICT_IN_VIEW = """() => {
+  let found = null;
+  (function walk(root) {
+    for (const el of root.querySelectorAll('*')) {
+      if (!found && el.classList.contains('lab-lesson-result') && el.getClientRects().length)
+        found = el;
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  })(document);
+  if (found === null) return false;
+  const r = found.getBoundingClientRect();
+  return r.top >= 0 && r.top + 60 <= window.innerHeight;
+}"""
+
+
+def verdict_in_view(lab) -> bool:
+    return lab.page.evaluate(VERDICT_IN_VIEW)
+
+
 def angle_of(search: str) -> float:
     return float(parse_qs(search.lstrip("?")).get("angle", ["0"])[0])
 
@@ -73,11 +94,17 @@ def test_a_sweep_is_said_once_settled_and_measures_verdict_is_said(open_lab):
     )
     # ... and it is not said once per press: a flood would be a sentence for each of them.
     assert news(lab)["said"] < presses / 2, news(lab)
-    # Measure: its verdict is said (after the step's own set-up, which moves the route).
+    # Measure: its verdict is said (after the step's own set-up, which moves the route), and
+    # on a laptop's screen, where it was drawn below the fold, it is scrolled into view.
+    # A laptop's screen, its sidebar folded as a page opened there has it.
+    lab.page.set_viewport_size({"width": 1366, "height": 768})
+    lab.page.locator("#sidebar-toggle").click()
+    wait_until_settled(lab.page)
     lab.click_button("Load this step")
     lab.wait_until(lambda: "lesson=1" in lab.search(), "step 1 loaded")
     lab.click_button("Measure")
     lab.wait_until(lambda: "Measured:" in news(lab)["text"], "Measure's verdict said")
+    lab.wait_until(lambda: verdict_in_view(lab), "the verdict scrolled into view")
     assert "You made no prediction this time." in news(lab)["text"]
 
 

@@ -10,6 +10,8 @@ import pytest
 from app.views.causal_view import TITLE
 from engine import trained
 
+from .test_plot_text import read_tables
+
 pytestmark = pytest.mark.browser
 
 PROGRAM = "a=5; b=7; a=3; ?a"
@@ -85,6 +87,18 @@ def test_the_tab_estimates_every_head_then_shows_the_receipt(open_lab):
         assert estimate == pytest.approx(by_head[(layer, head)].estimate, abs=1e-6)
         assert exact == pytest.approx(by_head[(layer, head)].exact, rel=1e-5)
     assert sorted(shown["tag"]) == sorted(f"L{r.layer} H{r.head}" for r in whole.records)
+
+    # The estimate grid and the receipt in words (app/state/chart_tables.py), read from the page.
+    def receipt_table():
+        tables = read_tables(page.page)
+        return tables if len(tables.get("receipt", {}).get("rows", [])) == heads else None
+
+    tables = page.wait_until(receipt_table, "the receipt's table")
+    for table, column in (("estimate", 1), ("receipt", 2)):
+        for row in tables[table]["rows"]:
+            layer, head = (int(x) for x in row[0].split()[1::2])
+            want = by_head[(layer, head)].estimate if column == 1 else by_head[(layer, head)].exact
+            assert float(row[column]) == pytest.approx(want, abs=6e-4), (table, row)
     # Three heads sit at (0, 0) (the answer is saturated): one label for them, not three
     # drawn on top of each other, and one for the retrieval head far below.
     labels = sorted(t for t in shown["label"] if t)

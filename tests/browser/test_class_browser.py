@@ -10,6 +10,7 @@ import pytest
 from app.views.lesson_panel import ALL_LESSONS
 
 from .labpage import LOADED, READ_SOURCE, LabPage
+from .test_plot_text import read_tables
 
 pytestmark = pytest.mark.browser
 
@@ -95,6 +96,13 @@ def test_a_class_from_the_teachers_button_to_the_reveal(open_lab):
         s.wait_until(lambda s=s: any(class_votes(s).get("correct", [])), "the reveal", 30)
         assert votes(s) == votes(teacher)
         assert s.shows("The right answer is ticked.")
+    # The chart in words (app/state/chart_tables.py): students per choice, the right one named.
+    table = by_link.wait_until(
+        lambda: read_tables(by_link.page).get("class_votes"), "the votes' table", 30
+    )
+    counted = {row[0]: int(row[1]) for row in table["rows"]}
+    assert counted[f"{right} (right)"] == 1 and counted[wrong] == 1, counted
+    assert f"The right answer is {right}." in table["caption"]
 
 
 def test_lock_keeps_a_student_on_the_teachers_step(open_lab):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from app.state.lab_state import LabState
+from app.state.pipeline import SWEEP_D_KS
 from engine import attention, trained
 from engine.interventions import rotate
 from engine.scenarios import get_scenario
@@ -119,6 +120,16 @@ def test_each_plots_table_holds_the_engines_numbers_and_follows_the_keyboard(ope
     assert rows[f"{SWEEP_TEMPERATURES[0]:.3f}"] == pytest.approx(curve[0], abs=6e-4)
     w = np.asarray(r.weights)
     assert rows[f"{TEMPERATURE:.3f} (now)"] == pytest.approx(-(w * np.log(w)).sum(), abs=6e-4)
+    # The Jacobian's and the d_k sweep's tables, built with it.
+    tables = lab.wait_until(
+        lambda: (t := read_tables(lab.page)) and {"jacobian", "dimension"} <= set(t) and t,
+        "the Jacobian's and the d_k sweep's tables",
+    )
+    jac = np.array([[float(c) for c in row[1:]] for row in tables["jacobian"]["rows"]])
+    np.testing.assert_allclose(jac, (np.diag(w) - np.outer(w, w)) / TEMPERATURE, atol=6e-5)
+    spread = column(tables["dimension"], "√d_k theory")
+    np.testing.assert_allclose(spread, np.sqrt(SWEEP_D_KS), atol=6e-4)
+    assert {"Softmax Jacobian ∂w_i/∂s_j.", "Logit spread and"} <= set(ax_tables(lab.page))
 
 
 def test_the_open_heads_row_is_read_from_the_page(open_lab):
@@ -138,3 +149,16 @@ def test_the_open_heads_row_is_read_from_the_page(open_lab):
     row = np.asarray(run.head(layer, head).all_weights)[q, : q + 1]
     order = np.argsort(-row, kind="stable")[: len(table["rows"])]
     np.testing.assert_allclose(column(table, "weight"), row[order], atol=6e-4)
+    # Every head's row in the grid's table, and the answer's probabilities, from the same run.
+    tables = read_tables(lab.page)
+    for cells in tables["head_grid"]["rows"]:
+        li, hi = (int(x) for x in cells[0].removesuffix(" (open)").split()[1::2])
+        w = np.asarray(run.head(li, hi).weights)
+        assert cells[1].endswith(f"(position {int(np.argmax(w))})")
+        assert float(cells[2]) == pytest.approx(float(w.max()), abs=6e-4)
+    assert len(tables["head_grid"]["rows"]) == model.n_layers * model.n_heads
+    answer = {r[0].removesuffix(" (right)"): r[2] for r in tables["answer"]["rows"]}
+    for token, p in run.probs.items():
+        if token in answer:
+            assert float(answer[token][:-1]) / 100 == pytest.approx(p, abs=6e-4)
+    assert f"{run.expected} (right)" in [r[0] for r in tables["answer"]["rows"]]

@@ -55,3 +55,23 @@ test("each name finds the component its label is drawn in, or null", () => {
   const found = findControls(sidebar, ["Reverse the pairs", "Query position", "Swap values"]);
   assert.deepEqual(found, [button, slider, null]);
 });
+
+test("after Measure the shown verdict is scrolled into view, the nearest way", () => {
+  const {showVerdict} = render();
+  const scrolled = [];
+  const result = el("DIV", {cls: ["lab-lesson-result"]});
+  result.scrollIntoView = (options) => scrolled.push(options);
+  const hidden = el("DIV", {cls: ["lab-lesson-result"]});
+  hidden.getClientRects = () => [];  // an old step's pane, not drawn
+  hidden.scrollIntoView = () => scrolled.push("hidden");
+  const root = el("#shadow", {children: [result]});
+  const page = el("DIV", {children: [hidden, el("DIV", {shadow: root})]});
+  globalThis.window = {matchMedia: (q) => ({matches: q.includes("reduce")})};
+  try {
+    assert.equal(showVerdict(page), result);
+  } finally {
+    delete globalThis.window;
+  }
+  assert.deepEqual(scrolled, [{block: "nearest", behavior: "auto"}]);  // reduced motion: no glide
+  assert.equal(showVerdict(el("DIV")), null);  // no verdict drawn: nothing moves
+});
