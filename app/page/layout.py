@@ -164,6 +164,12 @@ class PageLayout(param.Parameterized):
             classes.append("lab-loading")
         if classes != self.stage.css_classes:
             self.stage.css_classes = classes
+        # The plots in words describe the same other model's run: out of a screen reader's
+        # reach until the model coming has drawn (it read "the model answers 5000" meanwhile).
+        shown = not self.sources.loading
+        for text in (self._lab.scene, self.prediction_text):
+            if text is not None and text.pane.visible != shown:
+                text.pane.visible = shown
 
     def _pick_source(self, event) -> None:
         source = SOURCE_LABELS.get(event.new)
@@ -181,6 +187,7 @@ class PageLayout(param.Parameterized):
         self.prediction_text = main.prediction.text  # the answer in words, out of sight
         self.experiments_tab.objects = [main]
         self.heads_below.objects = [heads]
+        self.loading_changed()  # the answer's words hide while a model loads, as the rest
 
     def show_source(self, model: bool) -> None:
         """Show the hand-made source's views and tabs, or (`model`) the trained model's."""

@@ -14,11 +14,13 @@ import html
 
 import panel as pn
 
+import attention_lab_assets
+
 # A title (a lesson step, a card, a tab's part): the size and margins of the h3 it was.
-TITLE_CSS = "h2 { font-size: 1.17em; font-weight: 700; margin-block: 0.5em; }"
+TITLE_CSS = attention_lab_assets.read_text("components", "heading-title.css")
 CARD_TITLE_STYLE = "font-size: 1.17em; font-weight: 700; margin-block: 0.2em"
 # A sidebar group: the size and margins of the h4 it was.
-GROUP_CSS = "h2 { font-size: 1em; font-weight: 700; margin-block: 0.67em; }"
+GROUP_CSS = attention_lab_assets.read_text("components", "heading-group.css")
 
 
 def group_heading(text: str, margin=(8, 10, 0, 10)) -> pn.pane.Markdown:
