@@ -67,3 +67,8 @@ state.applyPresenter(data.presenter);
 data.presenter = !data.presenter;
 // @script skip
 state.focusLesson(0);
+// @script send_echo
+// The session's echo (PageTools.echo, app/page/a11y.py): the page (or a browser test, through
+// the model) asks when the server has handled everything sent before by raising `echo` and
+// waiting for `echoed` to reach it. This assignment is also what makes Panel send `echo`.
+data.echo = Math.max(data.echo, data.echoed) + 1;

@@ -81,6 +81,11 @@ class PageTools(ReactiveHTML):
     """Header tools: a skip link to the lesson and the presenter-mode switch."""
 
     presenter = param.Boolean(default=False, doc="Larger type, sidebar folded (?presenter=1)")
+    # The session's echo: a script (or a browser test) sets `echo`, and the server copies it to
+    # `echoed`. The server handles a session's messages in order, so once `echoed` has come
+    # back, everything the page sent before has been handled and its answer has arrived.
+    echo = param.Integer(default=0, doc="set by the page")
+    echoed = param.Integer(default=0, doc="`echo`, as the server last saw it")
 
     _template = (
         '<nav class="lab-tools" aria-label="Page tools">'
@@ -92,3 +97,7 @@ class PageTools(ReactiveHTML):
     )
     _scripts = js.sections("page_tools.js")  # noqa: RUF012 - Panel reads this class attribute
     _stylesheets = [attention_lab_assets.read_text("components", "page-tools.css")]  # noqa: RUF012
+
+    @param.depends("echo", watch=True)
+    def _answer_echo(self) -> None:
+        self.echoed = self.echo

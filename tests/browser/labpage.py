@@ -114,13 +114,15 @@ def next_frames(page, n: int = 1) -> None:
     page.evaluate(NEXT_FRAMES, n)
 
 
-# Presenter mode, flipped through the page's own Bokeh model, as its switch does.
-_SET_PRESENTER = """on => {
+# The page's echo (app/page/a11y.py's PageTools): one more than last time, through its Bokeh
+# model; resolves to the number sent.
+_SEND_ECHO = """() => {
   const model = [...Bokeh.documents[0].all_models].find(
-    m => m.data != null && typeof m.data === 'object' && 'presenter' in m.data);
-  model.data.presenter = on;
+    m => m.data != null && typeof m.data === 'object' && 'echoed' in m.data);
+  window.__labEcho = model;
+  model.data.echo = Math.max(model.data.echo, model.data.echoed) + 1;
+  return model.data.echo;
 }"""
-_SIDEBAR_SHOWN = "() => document.getElementById('sidebar').classList.contains('show')"
 
 
 def server_round_trip(page, timeout: float = 30.0) -> None:
@@ -128,17 +130,12 @@ def server_round_trip(page, timeout: float = 30.0) -> None:
 
     The server handles one session's messages in order and answers over one websocket, so once
     the marker's answer is in, everything the page sent before it has been handled and its
-    answer drawn: what has not happened by then was not going to. The marker is presenter
-    mode, switched on and off (the server writes `presenter=1` into the address, then drops
-    it); the sidebar it folds is opened again, so the page is left as it was."""
-    shown = page.evaluate(_SIDEBAR_SHOWN)
-    page.evaluate(_SET_PRESENTER, True)
-    page.wait_for_function("() => location.search.includes('presenter=1')", timeout=timeout * 1000)
-    page.evaluate(_SET_PRESENTER, False)
-    page.wait_for_function("() => !location.search.includes('presenter')", timeout=timeout * 1000)
-    if shown and not page.evaluate(_SIDEBAR_SHOWN):
-        page.locator("#sidebar-toggle").click()
-        page.wait_for_function(_SIDEBAR_SHOWN, timeout=timeout * 1000)
+    answer has arrived: what has not happened by then was not going to. The marker is the
+    page's echo (a number the server copies back); it changes nothing on the page."""
+    sent = page.evaluate(_SEND_ECHO)
+    page.wait_for_function(
+        "sent => window.__labEcho.data.echoed >= sent", arg=sent, timeout=timeout * 1000
+    )
 
 
 # Every accessible name the page's a11y script (app/page/a11y.py) has set, shadow roots included.
