@@ -318,9 +318,26 @@ def move_temperature_until_it_answers(
     raise AssertionError(f"the lab never answered the slider after {attempts} moves")
 
 
-def open_lab_page(context, url: str):
-    """A page (in a browser context) showing the lab at `url`, once its weights have arrived."""
+# What a page that never showed its lab had got to: BokehJS, its documents, its address.
+_PAGE_STAGE_JS = """() => ({href: location.href, bokeh: !!window.Bokeh,
+  documents: window.Bokeh ? Bokeh.documents.length : 0})"""
+
+
+def open_lab_page(context, url: str, timeout_s: float = 90.0):
+    """A page (in a browser context) showing the lab at `url`, once its weights have arrived.
+    If they never arrive, the failure says how far the page got and what its console said."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = context.new_page()
-    page.goto(url, wait_until="load", timeout=90_000)
-    page.wait_for_function(LAB_READY_JS, timeout=90_000)
+    console: list[str] = []
+    page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+    page.on("websocket", lambda ws: console.append(f"websocket opened: {ws.url}"))
+    page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+    try:
+        page.wait_for_function(LAB_READY_JS, timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        stage = page.evaluate(_PAGE_STAGE_JS)
+        raise AssertionError(
+            f"the lab at {url} never showed its weights: {stage}; console: {console[-20:]}"
+        ) from None
     return page

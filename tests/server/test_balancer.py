@@ -331,7 +331,16 @@ def test_a_class_from_one_address_spreads_over_replicas_and_each_page_stays_on_i
 def test_updates_flow_in_chromium_through_the_balancer(balancer, chromium):
     context = chromium.new_context()
     try:
-        page = open_lab_page(context, f"{balancer.base}/app")
+        try:
+            page = open_lab_page(context, f"{balancer.base}/app")
+        except AssertionError as exc:  # what HAProxy and the replicas saw of it
+            logs = {"haproxy": balancer.haproxy.log()} | {
+                name: server.log() for name, server in balancer.replicas.items()
+            }
+            tails = "".join(
+                f"\n--- {k}:\n" + "\n".join(v.splitlines()[-12:]) for k, v in logs.items()
+            )
+            raise AssertionError(f"{exc}{tails}") from None
         replica = {c["name"]: c["value"] for c in context.cookies()}.get("SRV")
         assert replica in REPLICAS
         before = page.evaluate(WEIGHTS_JS)
