@@ -8,7 +8,7 @@ import pytest
 
 from engine import trained
 
-from .labpage import LOADED, READ_SOURCE, page_wait_until
+from .labpage import LOADED, READ_SOURCE, page_wait_until, server_round_trip
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +63,7 @@ def _run(page, title: str) -> None:
     rows = page.locator("table.lab-experiments tr.run")
     count = rows.count()
     page.get_by_label("Experiment on this head").select_option(label=title)
+    server_round_trip(page)  # the choice may redraw the panel: Run is pressed on what it drew
     page.get_by_role("button", name="Run").first.click()
     page_wait_until(page, lambda: rows.count() == count + 1, f"the row of {title!r}")
 
