@@ -208,6 +208,14 @@ def test_phone_folds_the_sidebar_and_nothing_is_wider_than_the_screen(sized):
     for name in ("address", "payload", "weights"):
         box = boxes[name]
         assert box["left"] >= 0 and box["right"] <= 390 and box["width"] >= 300, (name, box)
+    # The route's summary sticks to the top: what is scrolled to the top of the main area (a
+    # lesson's button, here Measure) stops below it, not under it.
+    measure = page.get_by_role("button", name="Measure").first
+    measure.evaluate("b => b.scrollIntoView({block: 'start'})")
+    next_frames(page, 3)
+    summary = page.locator(".lab-status").first.bounding_box()
+    shown = measure.bounding_box()
+    assert shown["y"] >= summary["y"] + summary["height"], (shown, summary)
     # The hamburger brings the sidebar back.
     page.locator("#sidebar-toggle").click()
     page.wait_for_function("() => document.getElementById('sidebar').classList.contains('show')")
