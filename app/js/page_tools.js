@@ -55,6 +55,18 @@ state.applyPresenter = applyPresenter; state.focusLesson = focusLesson;
 try {
   Bokeh.require('core/ui_gestures').UIGestures.press_threshold = 2 ** 31 - 1;  // setTimeout's max
 } catch (e) { /* another BokehJS: its gestures stay as they are */ }
+// Every renderer rewrites its own <style> at every paint, mostly with the text it already
+// holds; each write makes the browser recompute the plot's styles, again and again within one
+// paint (BokehJS reads computed styles between renderers). An unchanged text is not written:
+// a drag of a key costs half the browser's CPU (docs/patches.md, "In the browser").
+try {
+  const sheet = Bokeh.require('core/dom').InlineStyleSheet.prototype;
+  if (!sheet._labSkipsSameText) {
+    const write = sheet._update;
+    sheet._update = function (css) { if (this.el.textContent !== css) write.call(this, css); };
+    sheet._labSkipsSameText = true;
+  }
+} catch (e) { /* another BokehJS: its stylesheets are written as it writes them */ }
 // A laptop too: at 1366x768 the sidebar left the planes 321 px and pushed Measure below the
 // fold; folded, the question, planes, weights and lesson share the screen (the menu button
 // brings the settings back, and a lesson step points at the one it needs).

@@ -196,6 +196,20 @@ def test_the_pinned_bokehjs_still_has_the_press_threshold_the_page_raises():
     assert "Bokeh.require('core/ui_gestures').UIGestures.press_threshold" in script
 
 
+def test_the_pinned_bokehjs_still_writes_stylesheets_where_the_page_patches_it():
+    """app/js/page_tools.js skips BokehJS's writes of a stylesheet's unchanged text
+    (docs/patches.md, "In the browser"): the module, the method it wraps, and the per-paint
+    rewrite that makes it worth it."""
+    import bokeh
+
+    bundle = (Path(bokeh.__file__).parent / "server" / "static" / "js" / "bokeh.js").read_text()
+    assert '"core/dom":' in bundle
+    assert re.search(r"_update\(css\) \{\s*this\.el\.textContent = css;\s*\}", bundle)
+    assert "this.update_position();" in bundle and "position.replace(`" in bundle
+    script = (ROOT / "app" / "js" / "page_tools.js").read_text()
+    assert "Bokeh.require('core/dom').InlineStyleSheet.prototype" in script
+
+
 # ------------------------------------------------------------------ internals in tools/
 
 # The one module of tools/ that may use another package's private names (docs/patches.md,

@@ -122,6 +122,26 @@ def test_every_control_is_reachable_by_keyboard(lab):
         assert any(text.startswith(name) for text in reached), f"{name!r} not reachable by Tab"
 
 
+# A stylesheet of BokehJS's written twice, the same text then a new one, under a
+# MutationObserver: how many writes reached the page, and the text it holds.
+SAME_TEXT_WRITES = """() => new Promise(resolve => {
+  const {InlineStyleSheet} = Bokeh.require('core/dom');
+  const sheet = new InlineStyleSheet(':host { left: 1px; }');
+  let writes = 0;
+  const observer = new MutationObserver(records => { writes += records.length; });
+  observer.observe(sheet.el, {childList: true, characterData: true, subtree: true});
+  sheet.replace(':host { left: 1px; }');
+  sheet.replace(':host { left: 2px; }');
+  setTimeout(() => { observer.disconnect(); resolve({writes, css: sheet.css}); }, 0);
+})"""
+
+
+def test_a_plot_stylesheet_is_rewritten_only_when_its_text_changes(lab):
+    """page_tools.js: BokehJS rewrites each renderer's <style> at every paint, and each write
+    makes the browser recompute styles; a text it already holds is not written again."""
+    assert lab.page.evaluate(SAME_TEXT_WRITES) == {"writes": 1, "css": ":host { left: 2px; }"}
+
+
 def test_number_boxes_name_their_spin_buttons(lab):
     lab.show_pair_rows()  # each pair's inputs, behind their own button
     lab.wait_until(lambda: lab.shows("Distractor norm"), "the sidebar")
