@@ -32,8 +32,10 @@ ROW_LABEL_PX = """name => {
 }"""
 
 
-def _open(browser, url: str, width: int, height: int, **context):
+def _open(browser, url: str, width: int, height: int, init_script: str | None = None, **context):
     ctx = browser.new_context(viewport={"width": width, "height": height}, **context)
+    if init_script is not None:
+        ctx.add_init_script(init_script)
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_function(LOADED, timeout=30000)
@@ -71,8 +73,8 @@ def _boxes_of(selector: str) -> str:
 def sized(chromium, lab_server):
     pages = []
 
-    def _sized(width: int, height: int, query: str = "", **context):
-        page = _open(chromium, lab_server.url + query, width, height, **context)
+    def _sized(width: int, height: int, query: str = "", init_script=None, **context):
+        page = _open(chromium, lab_server.url + query, width, height, init_script, **context)
         pages.append(page)
         return page
 
@@ -174,21 +176,41 @@ CONTROL_SHOWN = """name => {
 }"""
 
 
+def watch_outlined(name: str) -> str:
+    """A script run before the page's own: every 100 ms until it happens, whether the control
+    named `name` is in view in the sidebar and outlined, the first such look kept in
+    `window.__labOutlined`. The outline lasts 3 s, and a page opened on a step draws it while it
+    loads: under load it could be over before the test was back from opening the page."""
+    return f"""(() => {{
+  const look = {CONTROL_SHOWN};
+  const timer = setInterval(() => {{
+    if (!document.getElementById('sidebar')) return;
+    const c = look({name!r});
+    if (c !== null && c.outline !== 'none' && c.top >= c.sidebarTop &&
+        c.bottom <= c.sidebarBottom) {{
+      window.__labOutlined = c;
+      clearInterval(timer);
+    }}
+  }}, 100);
+}})()"""
+
+
 def _in_view_and_outlined(page, name: str) -> dict:
+    """The first look at the control in view and outlined, with what the pointer said."""
+    page.wait_for_function("() => window.__labOutlined !== undefined", timeout=30000)
     page.wait_for_function(
-        f"""() => {{ const c = ({CONTROL_SHOWN})({name!r});
-            return c !== null && c.outline !== 'none' && c.top >= c.sidebarTop &&
-                   c.bottom <= c.sidebarBottom; }}""",
-        timeout=30000,
+        f"() => ({CONTROL_SHOWN})({name!r}).said.includes('highlighted')", timeout=30000
     )
-    return page.evaluate(CONTROL_SHOWN, name)
+    said = page.evaluate(CONTROL_SHOWN, name)["said"]
+    return {**page.evaluate("() => window.__labOutlined"), "said": said}
 
 
 @pytest.mark.parametrize(
     "query,name", [("", "Swap the value of"), ("?lesson=10", "Reverse the pairs")]
 )
 def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, name):
-    page = sized(1920, 1080, query)  # its sidebar open (a laptop's starts folded)
+    # Its sidebar open (a laptop's starts folded).
+    page = sized(1920, 1080, query, init_script=watch_outlined(name))
     if not query:  # the student loads the first step
         page.get_by_role("button", name="Load this step").first.click()
     shown = _in_view_and_outlined(page, name)
