@@ -31,7 +31,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import backward
-from .causal import PatchFrame, _log_probs, answer_id, replaced_logits
+from .causal import (
+    PatchFrame,
+    _log_probs,
+    answer_id,
+    check_positions,
+    patched_output,
+    replaced_logits,
+)
 from .edits import PatchHead
 
 # log P(answer) has slope 1 - p along the answer's own logit and tends to a slope of 1 once p is
@@ -79,9 +86,10 @@ class AttributionMap:
     text: str
     corrupted: str | None  # None: an estimate of the causal map, else of the patching map
     answer: str  # the token whose log-probability is measured (with corrupted: the clean answer)
-    other_answer: str | None  # with corrupted: the corrupted run's answer
+    other_answer: str | None  # with corrupted: the corrupted answer compared
     prob: float  # P(answer) in the run the estimate linearises (clean, or the corrupted one)
     records: tuple[HeadAttribution, ...]
+    positions: tuple[int, ...] | None = None  # with corrupted: the positions patched (None: all)
 
     @property
     def measure(self) -> str:
@@ -174,25 +182,39 @@ def attribution_map(
     answer: str | None = None,
     corrupted=None,
     *,
+    answers: tuple[str | None, str | None] | None = None,
+    positions=None,
     verify: int = 10,
     progress: Callable[[float, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> AttributionMap:
     """Every head's first-order estimate of its causal-map ``effect`` on ``answer`` in ``run``
     (default: the run's answer), or with ``corrupted`` (a run of a same-length text) of its
-    patching-map ``recovered`` share; the ``verify`` heads with the largest |estimate| measured
-    exactly. ``progress`` and ``cancel`` are the maps' (they matter for the verification)."""
+    patching-map ``recovered`` share, with `patching_map`'s ``answers`` (the two tokens
+    compared) and ``positions`` (where a head is patched); the ``verify`` heads with the largest
+    |estimate| measured exactly. ``progress`` and ``cancel`` are the maps' (they matter for the
+    verification)."""
     if isinstance(verify, bool) or not isinstance(verify, int) or verify < 0:
         raise ValueError(f"verify must be a number of heads >= 0, got {verify!r}")
     model = run.model
     if corrupted is None:
+        if answers is not None or positions is not None:
+            raise ValueError(
+                "answers and positions choose what a patch compares and where it goes: "
+                "give a corrupted text too"
+            )
         index, answer = answer_id(run, answer)
         at, other = _ablation(run, index), None
     else:
         if answer is not None:
-            raise ValueError("with a corrupted text the map compares the two runs' own answers")
-        frame = PatchFrame.of(run, corrupted)
-        at, answer, other = _patching(run, corrupted, frame), frame.good_text, frame.bad_text
+            raise ValueError(
+                "with a corrupted text the map compares two answers: choose them with "
+                "answers=(clean answer, corrupted answer)"
+            )
+        frame = PatchFrame.of(run, corrupted, answers)
+        positions = check_positions(corrupted, positions)
+        at = _patching(run, corrupted, frame, positions)
+        answer, other = frame.good_text, frame.bad_text
     steps, terms = _head_terms(model, at)
     estimates = {lh: float(t.sum() * at.factor) for lh, t in terms.items()}
     chosen = sorted(estimates, key=lambda lh: -abs(estimates[lh]))[:verify]
@@ -209,7 +231,7 @@ def attribution_map(
     )
     probability = _probability(at.run, answer_id(at.run, answer)[0])
     bad_text = None if corrupted is None else corrupted.text
-    return AttributionMap(run.text, bad_text, answer, other, probability, records)
+    return AttributionMap(run.text, bad_text, answer, other, probability, records, positions)
 
 
 def _head_terms(model, at: _Linearisation) -> tuple[dict, dict]:
@@ -241,12 +263,14 @@ def _ablation(run, index: int) -> _Linearisation:
     )
 
 
-def _patching(clean, corrupted, frame: PatchFrame) -> _Linearisation:
-    """The logit difference around the corrupted run; each head steps to the clean output,
-    exactly as PatchHead patches it (in float32), over the clean-vs-corrupted span."""
+def _patching(clean, corrupted, frame: PatchFrame, positions) -> _Linearisation:
+    """The logit difference around the corrupted run; each head steps to the clean output at
+    ``positions`` (None: every one), exactly as PatchHead patches it (in float32), over the
+    clean-vs-corrupted span."""
 
     def step(layer: int, head: int) -> np.ndarray:
-        patched = PatchHead(layer, head, clean.head(layer, head).all_outputs).output
+        value = patched_output(clean, corrupted, layer, head, positions)
+        patched = PatchHead(layer, head, value).output
         return patched.astype(np.float64) - corrupted.head(layer, head).all_outputs
 
     span = frame.d_clean - frame.d_bad
@@ -256,7 +280,7 @@ def _patching(clean, corrupted, frame: PatchFrame) -> _Linearisation:
         step=step,
         factor=1.0 / span if span else 0.0,
         saturation=None,  # a difference of two logits is linear in them: nothing saturates
-        exact=_exact_patching(clean, corrupted, frame),
+        exact=_exact_patching(clean, corrupted, frame, positions),
     )
 
 
@@ -289,11 +313,13 @@ def exact_effects(
     return _exact_ablation(run, answer_id(run, answer)[0])(chosen, progress, cancel)
 
 
-def _exact_patching(clean, corrupted, frame: PatchFrame):
+def _exact_patching(clean, corrupted, frame: PatchFrame, positions):
     """The patching map's recovered share for chosen heads, as `causal.patching_map` has it."""
 
     def measure(chosen, progress, cancel) -> dict[tuple[int, int], float]:
-        requests = [(lay, hd, clean.head(lay, hd).all_outputs) for lay, hd in chosen]
+        requests = [
+            (lay, hd, patched_output(clean, corrupted, lay, hd, positions)) for lay, hd in chosen
+        ]
         logits = replaced_logits(corrupted, requests, progress, cancel)
         return {
             lh: frame.share(frame.difference(row)[0])

@@ -124,6 +124,27 @@ def test_verified_heads_hold_the_patching_maps_share_bit_for_bit(model):
     assert [r.exact for r in amap.records] == [r.recovered for r in pmap.records]
 
 
+@pytest.mark.parametrize(
+    "chosen",
+    [
+        {"answers": ("7", "0")},  # another clean answer against the corrupted run's own
+        {"positions": [11, 13, 14]},  # the changed value and the query's tokens only
+        {"answers": (None, "5"), "positions": [0, 1, 2, 14]},
+    ],
+)
+def test_chosen_answers_and_positions_are_the_patching_maps_own(model, chosen):
+    """The estimate of a patching map with chosen answers and positions verifies against that
+    same map, bit for bit, and its estimates are of those answers and positions."""
+    amap = model.attribution_map(TEXT, corrupted=CORRUPTED, verify=4, **chosen)
+    pmap = model.patching_map(TEXT, CORRUPTED, **chosen)
+    assert (amap.answer, amap.other_answer) == (pmap.clean_answer, pmap.corrupted_answer)
+    assert amap.positions == pmap.positions
+    assert [r.exact for r in amap.records] == [r.recovered for r in pmap.records]
+    assert amap.receipt().spearman > 0.5
+    whole = model.attribution_map(TEXT, corrupted=CORRUPTED, verify=0)
+    assert [r.estimate for r in amap.records] != [r.estimate for r in whole.records]
+
+
 @pytest.mark.parametrize("verify", [0, 1, 3])
 def test_only_the_largest_estimates_are_verified(model, verify):
     amap = model.attribution_map(TEXT, verify=verify)
@@ -187,8 +208,15 @@ def test_bad_arguments_are_refused(model):
     for verify in (-1, True, 2.5):
         with pytest.raises(ValueError, match="verify"):
             model.attribution_map(TEXT, verify=verify)
-    with pytest.raises(ValueError, match="own answers"):
+    with pytest.raises(ValueError, match=r"answers=\(clean answer, corrupted answer\)"):
         model.attribution_map(TEXT, answer="3", corrupted=CORRUPTED)
+    for chosen in ({"answers": ("3", "0")}, {"positions": [1]}):
+        with pytest.raises(ValueError, match="give a corrupted text too"):
+            model.attribution_map(TEXT, **chosen)
+    with pytest.raises(ValueError, match="out of range"):
+        model.attribution_map(TEXT, corrupted=CORRUPTED, positions=[99])
+    with pytest.raises(ValueError, match="two different tokens"):
+        model.attribution_map(TEXT, corrupted=CORRUPTED, answers=("3", "3"))
     with pytest.raises(ValueError, match="same length"):
         model.attribution_map(TEXT, corrupted="a=5; ?a")
     with pytest.raises(ValueError, match="not one of the model's answers"):
