@@ -102,6 +102,18 @@ class LabDesign(Bootstrap):
 MAX_LABELLED_ROWS = 24
 
 
+def figure_name(title: str) -> dict[str, str]:
+    """What a screen reader meets on a plot: a figure named by its title, which says where its
+    numbers are. The drawing itself is a canvas; each plot's table (app/views/plot_text.py)
+    follows the plots. A reference by id cannot reach it: Panel puts the plot and the table in
+    different shadow roots. Not role="img": that would make the toolbar inside it a control
+    nested in an image."""
+    return {
+        "role": "figure",
+        "aria-label": f"{title}: a chart; its numbers are in a table after the plots",
+    }
+
+
 def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
     """A figure with readable fonts, a PNG save tool and no logo.
 
@@ -115,6 +127,7 @@ def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
         tools=tools,
         toolbar_location="above",
         sizing_mode=kwargs.pop("sizing_mode", "stretch_width"),
+        html_attributes=figure_name(title),
         **kwargs,
     )
     fig.add_tools(SaveTool(filename=_slug(title)))

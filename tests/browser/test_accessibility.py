@@ -134,10 +134,23 @@ def tab_rows(page) -> list[int]:
     return sorted(set(page.evaluate(_TAB_TOPS)))
 
 
+# The first screen's plots, by the titles a screen reader hears.
+FIRST_SCREEN_PLOTS = (
+    "Address: query and keys",
+    "Payload: values, w·v, output",
+    "Weights and |w·v| shares",
+    "Logits per key",
+)
+
+
 def test_the_lab_page(open_lab):
     lab = open_lab("", more_settings=False)
     wait_until_settled(lab.page)
     assert_headings_in_order(lab.page)
+    # Each plot is a named figure whose name says where its numbers are.
+    named = [n[0] for n in deep(lab.page, "[role=figure]", "aria-label")]
+    for title in FIRST_SCREEN_PLOTS:
+        assert f"{title}: a chart; its numbers are in a table after the plots" in named, named
     assert not (found := blocking(lab.page)), "\n".join(found)
     # A wide screen, the sidebar open: the four teaching tabs take one row.
     lab.page.set_viewport_size({"width": 1920, "height": 1080})
