@@ -12,8 +12,10 @@ Process-wide patches (they change a class or a table every session shares):
 - `panel_location`: a page's address read as a browser reads it (a `?` in a value, an IPv6 host).
 - `server_routes.send_updates_without_delay`: a websocket handler with TCP_NODELAY, swapped
   into Bokeh's route table.
+- `panel_events.clicks_under_the_document_lock`: a click that arrives while a change from its
+  page is pending is handled under the session's document lock (it was lost).
 
-All six are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All seven are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -48,6 +50,7 @@ PROCESS_WIDE = (
     "markdown_html_once",
     "any_address_opens",
     "websocket_nodelay",
+    "clicks_under_the_lock",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -64,6 +67,7 @@ def apply_all() -> dict[str, bool]:
             from app.patches import (
                 bokeh_speedups,
                 panel_design,
+                panel_events,
                 panel_location,
                 panel_markdown,
                 panel_resources,
@@ -83,5 +87,7 @@ def apply_all() -> dict[str, bool]:
                 "any_address_opens": panel_location.read_addresses_as_browsers_do(),
                 # Raises if Panel's websocket route is gone: the server must not start without.
                 "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
+                # A click that came while a change from its page was pending was lost.
+                "clicks_under_the_lock": panel_events.clicks_under_the_document_lock(),
             }
         return dict(_applied)

@@ -1,4 +1,4 @@
-"""Widgets that answer a browser change at once.
+"""Widgets that answer a browser change at once, and clicks handled under the document lock.
 
 Panel waits 50 ms after a widget's first change from the browser before handling it (its
 `_debounce`), which adds 50 ms to every update a student sees. Waiting buys nothing on a busy
@@ -12,7 +12,11 @@ indicator, and keeping it cost every change two rounds of watcher bookkeeping.
 
 from __future__ import annotations
 
+import logging
+
 import panel as pn
+
+_log = logging.getLogger(__name__)
 
 # Panel's per-class knobs (Syncable._debounce, Reactive._busy__ignore) set per instance.
 _NO_WAIT_MS = 0
@@ -30,3 +34,39 @@ def respond_at_once(*widgets: pn.widgets.Widget) -> None:
 def widgets_of(obj) -> list[pn.widgets.Widget]:
     """The widgets an object holds as attributes (a view's controls)."""
     return [value for value in vars(obj).values() if isinstance(value, pn.widgets.Widget)]
+
+
+def clicks_under_the_document_lock() -> bool:
+    """Handle a browser event (a button's click) that arrives while a change from the same page
+    is still pending under the session's document lock, as every other callback is; False if
+    this Panel has no such method (then nothing is changed).
+
+    Panel 1.9.4's `Syncable._server_event` hands such an event to `state.execute(...,
+    schedule=True)`, which runs a coroutine through param's `async_executor`: on the loop, but
+    outside Bokeh's document lock. The click's handler then changes the document, Bokeh raises
+    "_pending_writes should be non-None when we have a document lock", and the click is lost
+    (measured: "On to step 3" pressed by keyboard right after the Tab that reached it, which
+    the page answers with a change of its own; any click that follows a change from its page
+    that closely is exposed alike). Bokeh's
+    `add_next_tick_callback` runs the same coroutine under the lock."""
+    from functools import partial
+
+    from panel.io.state import state
+    from panel.reactive import Syncable
+
+    original = getattr(Syncable, "_server_event", None)
+    if original is None or not hasattr(Syncable, "_event_coroutine"):
+        _log.info("Panel's Syncable has no _server_event/_event_coroutine; left alone")
+        return False
+    if getattr(original, "_lab_locked", False):
+        return True
+
+    def _server_event(self, doc, event) -> None:
+        if doc.session_context and (not state._unblocked(doc) or doc in state._change_callbacks):
+            doc.add_next_tick_callback(partial(self._event_coroutine, doc, event))
+        else:
+            self._comm_event(doc, event)
+
+    _server_event._lab_locked = True
+    Syncable._server_event = _server_event
+    return True

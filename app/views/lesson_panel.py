@@ -12,6 +12,7 @@ import html
 import panel as pn
 import param
 
+from app import js
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.patches.bokeh_walks import walk_once
@@ -23,6 +24,7 @@ from app.views.headings import TITLE_CSS
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
 FIRST_MODEL_STEP = len(LESSONS) + 1  # 1-based, as in the address
+_ONWARD_FOCUS = js.source("onward_focus.js")
 
 
 def first_step_of(model: str) -> int:
@@ -96,8 +98,13 @@ class LessonsView(pn.viewable.Viewer):
         self.result = pn.pane.Markdown(
             "", sizing_mode="stretch_width", css_classes=["lab-lesson-result"]
         )
+        # After a Measure, the way on sits under the verdict: by keyboard one Tab from Measure
+        # (Next above was many Tabs on, or four back), on a phone no scroll back up.
+        self.onward = pn.widgets.Button(label="Next ▶", width=150, visible=False)
+        self.onward.js_on_click(code=_ONWARD_FOCUS)
         self.previous.on_click(lambda e: self.open(self._index))  # 1-based: one back
         self.next.on_click(lambda e: self.open(self._index + 2))
+        self.onward.on_click(lambda e: self.open(self._index + 2))
         self.load.on_click(lambda e: self.open(self._index + 1))
         self.do_it.on_click(self._act)
         self.measure.on_click(self._measure)
@@ -238,6 +245,15 @@ class LessonsView(pn.viewable.Viewer):
     def _set_nav(self) -> None:
         self.previous.disabled = self.pinned or self._index == 0
         self.next.disabled = self.pinned or self._index == len(self._steps) - 1
+        self._set_onward()
+
+    def _set_onward(self, measured: bool = False) -> None:
+        """The way on under the verdict: shown once a step is measured, while Next is on."""
+        last = self._index == len(self._steps) - 1
+        if measured and not self.pinned and not last:
+            self.onward.param.update(visible=True, label=f"On to step {self._index + 2} ▶")
+        elif self.onward.visible:  # a follower's step change sends nothing more
+            self.onward.visible = False
 
     def _set_ready(self, ready: bool) -> None:
         self.do_it.disabled = not ready
@@ -342,6 +358,7 @@ class LessonsView(pn.viewable.Viewer):
         )
         # What a screen reader is told (the page's live region, app/views/announcer.py).
         self.verdict = f"Measured: {measured}. {plain} {outcome}"
+        self._set_onward(measured=True)
         self.outcome = (
             self._index + 1,
             choice,
@@ -358,6 +375,7 @@ class LessonsView(pn.viewable.Viewer):
             self.action,
             pn.Row(self.do_it, self.measure),
             self.result,
+            self.onward,
             sizing_mode="stretch_width",
             css_classes=["lab-lessons"],
         )

@@ -14,6 +14,7 @@ from bokeh.models.glyphs import HBar, Scatter
 
 from app.patches.bokeh_glyphs import positional_args
 from app.patches.documents import serve_stylesheets_locally
+from app.patches.panel_events import clicks_under_the_document_lock
 from app.patches.panel_links import forget_js_callbacks
 from app.patches.param_values import CheckedParameter, check_value
 
@@ -250,3 +251,37 @@ def test_addresses_panel_reads_are_read_the_same_and_the_others_as_a_browser_doe
         assert got.items() >= want.items(), (address, got)
     for host in ("[2001:db8::7]", "2001:db8::7", "lab.example"):
         assert "port" not in panel_location.location_params("http", host, "/app"), host
+
+
+class _ServedDocument:
+    """What `Syncable._server_event` reads of a served document: a session context, and a
+    next-tick callback (which Bokeh runs under the session's document lock)."""
+
+    session_context = True
+
+    def __init__(self):
+        self.next_tick = []
+
+    def add_next_tick_callback(self, callback):
+        self.next_tick.append(callback)
+
+
+def test_a_click_while_a_change_is_pending_runs_under_the_document_lock(monkeypatch):
+    """Panel 1.9.4 ran it through `state.execute`, outside the lock: the click's handler
+    raised in Bokeh and the click was lost (tests/browser/test_keyboard.py's "On to step")."""
+    from panel.io.state import state
+    from panel.reactive import Syncable
+
+    monkeypatch.setattr(Syncable, "_server_event", Syncable._server_event)  # put back after
+    assert clicks_under_the_document_lock()
+    outside = []
+    monkeypatch.setattr(state, "execute", lambda callback, schedule="auto": outside.append(1))
+    button, doc = pn.widgets.Button(), _ServedDocument()
+    state._change_callbacks[doc] = {"pending": lambda: None}  # a change from the page, pending
+    try:
+        button._server_event(doc, "click")
+    finally:
+        del state._change_callbacks[doc]
+    assert outside == []
+    [scheduled] = doc.next_tick
+    assert scheduled.func == button._event_coroutine and scheduled.args == (doc, "click")

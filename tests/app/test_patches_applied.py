@@ -15,6 +15,7 @@ from app.patches import (
     apply_all,
     bokeh_speedups,
     panel_design,
+    panel_events,
     panel_location,
     panel_markdown,
     panel_resources,
@@ -32,6 +33,7 @@ from panel.io import resources
 from panel.io import location
 from panel.pane.markup import Markdown
 from panel.theme.base import Design
+from panel.reactive import Syncable
 print(json.dumps({
     "bokeh_speedups": HasProps.query_properties_with_values.__module__ != "bokeh.core.has_props",
     "mathjax_only_for_tex": resources._panel_use_mathjax.__module__ != "panel.io.resources",
@@ -39,6 +41,7 @@ print(json.dumps({
     "markdown_html_once": getattr(Markdown._transform_object, "lab_cached", False),
     "any_address_opens": location._get_location_params.__module__ != "panel.io.location",
     "websocket_nodelay": any(getattr(h, "sets_nodelay", False) for _, h, *_ in per_app_patterns),
+    "clicks_under_the_lock": getattr(Syncable._server_event, "_lab_locked", False),
 }))
 """
 
@@ -92,6 +95,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(panel_markdown, "cache_markdown_html")
     counted(panel_location, "read_addresses_as_browsers_do")
     counted(server_routes, "send_updates_without_delay")
+    counted(panel_events, "clicks_under_the_document_lock")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -102,6 +106,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "cache_markdown_html",
             "read_addresses_as_browsers_do",
             "send_updates_without_delay",
+            "clicks_under_the_document_lock",
         ]
     )
 

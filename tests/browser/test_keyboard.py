@@ -163,3 +163,31 @@ def test_the_planes_tips_move_by_keyboard_alone(open_lab):
         "the query's new angle, read on the focused tip",
     )
     lab.wait_until(lambda: f"angle={angle:g}" in lab.search(), "the angle in the address")
+
+
+def test_after_measure_one_tab_reaches_the_next_step_and_focus_follows_it(open_lab):
+    """Next sits above the step, many Tabs on from Measure (or four back): under the verdict,
+    "On to step N" is the next Tab stop, and once the step opens focus is on its title, from
+    where Tab goes on to its prediction."""
+    from app.views.lesson_panel import ALL_LESSONS
+
+    lab = open_lab("?lesson=2", more_settings=False)
+    wait_until_settled(lab.page)
+    measure = lab.page.get_by_role("button", name="Measure", exact=True).first
+    lab.wait_until(measure.is_enabled, "step 2 ready to measure")
+    measure.focus()
+    lab.page.keyboard.press("Enter")
+    lab.wait_until(lambda: lab.shows("On to step 3 ▶"), "the way on under the verdict")
+    assert lab.shows("Measured:")
+    lab.page.keyboard.press("Tab")
+    assert lab.page.evaluate(FOCUSED) == "On to step 3 ▶"
+    lab.page.keyboard.press("Enter")
+    lab.wait_until(lambda: "lesson=3" in lab.search(), "step 3 in the address")
+    title = ALL_LESSONS[2].title
+    lab.wait_until(
+        lambda: lab.page.evaluate(FOCUSED) == title,
+        f"focus on step 3's title (focused: {lab.page.evaluate(FOCUSED)!r})",
+    )
+    assert not lab.shows("On to step")  # hidden until step 3 is measured
+    lab.page.keyboard.press("Tab")
+    assert lab.page.evaluate(FOCUSED) in ALL_LESSONS[2].choices
