@@ -118,6 +118,8 @@ def _json_with_ids_in_order(doc: Document):
         if isinstance(node, str):
             # "Column00192", and a template's "main-140303282089104" (a Python object id)
             return re.sub(r"^([A-Za-z]+\d?)\d{5}$|^([a-z]+-)\d{9,}$", r"\1\2#", node)
+        if isinstance(node, int) and not isinstance(node, bool) and node > 10**12:
+            return "#"  # a Python object id (Panel tags a js_on_click's CustomJS with its widget's)
         return node
 
     return rename(json.loads(text))
