@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -333,11 +334,24 @@ def open_lab_page(context, url: str, timeout_s: float = 90.0):
     page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     page.on("websocket", lambda ws: console.append(f"websocket opened: {ws.url}"))
     page.goto(url, wait_until="load", timeout=timeout_s * 1000)
-    try:
-        page.wait_for_function(LAB_READY_JS, timeout=timeout_s * 1000)
-    except PlaywrightTimeout:
-        stage = page.evaluate(_PAGE_STAGE_JS)
-        raise AssertionError(
-            f"the lab at {url} never showed its weights: {stage}; console: {console[-20:]}"
-        ) from None
-    return page
+    deadline = time.monotonic() + timeout_s
+    reloaded = False
+    while True:
+        try:
+            page.wait_for_function(LAB_READY_JS, timeout=5000)
+            return page
+        except PlaywrightTimeout:
+            pass
+        # The machine's network changed under the page (podman sets up the container test's
+        # bridge beside these tests): Chromium aborted its script loads with
+        # ERR_NETWORK_CHANGED and the page can never draw. A person would reload; so do we, once.
+        if not reloaded and any("ERR_NETWORK_CHANGED" in line for line in console):
+            reloaded = True
+            console.append("(reloaded after ERR_NETWORK_CHANGED)")
+            page.reload(wait_until="load", timeout=timeout_s * 1000)
+            continue
+        if time.monotonic() > deadline:
+            stage = page.evaluate(_PAGE_STAGE_JS)
+            raise AssertionError(
+                f"the lab at {url} never showed its weights: {stage}; console: {console[-20:]}"
+            )
