@@ -100,15 +100,18 @@ class LessonsView(pn.viewable.Viewer):
         )
         # After a Measure, the way on sits under the verdict: by keyboard one Tab from Measure
         # (Next above was many Tabs on, or four back), on a phone no scroll back up.
-        self.onward = pn.widgets.Button(label="Next ▶", width=150, visible=False)
+        self.onward = pn.widgets.Button(label="On to the next step ▶", width=150, visible=False)
         self.onward.js_on_click(code=_ONWARD_FOCUS)
         self.previous.on_click(lambda e: self.open(self._index))  # 1-based: one back
-        self.next.on_click(lambda e: self.open(self._index + 2))
-        self.onward.on_click(lambda e: self.open(self._index + 2))
+        self.next.on_click(self._go_on)
+        self.onward.on_click(self._go_on)
         self.load.on_click(lambda e: self.open(self._index + 1))
         self.do_it.on_click(self._act)
         self.measure.on_click(self._measure)
         self._show()
+
+    def _go_on(self, _event=None) -> None:
+        self.open(self._index + 2)  # 1-based: the step after this one
 
     @property
     def step(self):
