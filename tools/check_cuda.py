@@ -4,8 +4,9 @@
     python -m tools.check_cuda --device cpu       # the same checks on torch:cpu (a dry run)
     python -m tools.check_cuda --models binding   # one model only
 
-For each model: a plain run, one run per kind of edit, a sample of the causal map and (SmolLM2)
-a 512-token text. Every comparison is engine.tolerance.check_close: the golden value is the
+For each model: a plain run, one run per kind of edit, a sample of the causal map, every head's
+gradient from one backward pass with the attribution map built on it, and (SmolLM2) a 512-token
+text. Every comparison is engine.tolerance.check_close: the golden value is the
 NumPy forward in float64 (the binding model's own precision; float64 copies of SmolLM2's
 weights), the reference the NumPy forward at the torch run's precision (float32 copies of the
 binding weights; SmolLM2's own float32), the test the torch run. A check passes when the torch
@@ -168,6 +169,29 @@ def compare_causal_map(model, golden_model, reference_model, text, backend, samp
     return judge(model.name, name, test, golden, reference, numpy_ms, torch_ms, note)
 
 
+def compare_gradients(model, golden_model, reference_model, text, backend):
+    """Every head's gradient of log P(answer) from one backward pass (engine.trained.backward,
+    written once against the array namespace), and the attribution map's estimates built on
+    it, on torch against golden and reference NumPy."""
+    from engine.trained.attribution import attribution_map
+    from engine.trained.backward import log_prob_seed
+
+    plain = golden_model.run(text)
+    index = int(np.argmax(plain.logits))
+
+    def parts(m, backend=None):
+        run = m.run(text) if backend is None else m.run(text, backend=backend)
+        gradient = m.head_gradients(run, log_prob_seed(run.logits, index))
+        estimates = [r.estimate for r in attribution_map(run, verify=0).records]
+        return {"gradient": np.asarray(gradient), "estimate": np.array(estimates)}, run.answer
+
+    test, torch_ms = _timed(lambda: parts(model, backend), 1)
+    reference, numpy_ms = _timed(lambda: parts(reference_model), 1)
+    golden = parts(golden_model)
+    name = f"head gradients ({len(plain.ids)} tokens)"
+    return judge(model.name, name, test, golden, reference, numpy_ms, torch_ms)
+
+
 # ----------------------------------------------------------------------------------- binding
 
 
@@ -199,6 +223,7 @@ def check_binding(backend: str, repeats: int) -> Iterator[Check]:
     for name, edits in ({"plain run": ()} | binding_edits(model)).items():
         yield compare_runs(name, BINDING_TEXT, edits, model, model, single, backend, repeats)
     yield compare_causal_map(model, model, single, BINDING_TEXT, backend, sample=0)
+    yield compare_gradients(model, model, single, BINDING_TEXT, backend)
 
 
 # ----------------------------------------------------------------------------------- SmolLM2
@@ -262,6 +287,7 @@ def check_smollm(
         yield compare_runs(name, MEETING, edits, model, double, model, backend, repeats)
     if causal_map:
         yield compare_causal_map(model, double, model, MEETING, backend, sample)
+    yield compare_gradients(model, double, model, MEETING, backend)
     text = long_text(model, long_tokens)
     name = f"plain run ({len(model.encode(text))} tokens)"
     yield compare_runs(name, text, (), model, double, model, backend, 1)

@@ -122,7 +122,7 @@ def _backend_of(x) -> dict[str, str]:
     """engine.attention's backend options for arrays like ``x``."""
     if isinstance(x, np.ndarray):
         return {"backend": "numpy"}
-    return {"backend": "torch", "device": str(x.device)}
+    return {"backend": "torch", "device": x.device.type}  # "cuda", not "cuda:0"
 
 
 def _contiguous(x):

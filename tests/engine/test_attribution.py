@@ -108,6 +108,20 @@ def test_the_seeds_are_the_metrics_gradients():
 # ------------------------------------------------------------------- the map against exact
 
 
+@pytest.mark.parametrize("vocab", [backward.VOCAB_CHUNK * 3, backward.VOCAB_CHUNK * 3 + 57, 40])
+def test_the_vocabulary_product_in_chunks_is_the_plain_product(vocab):
+    # Every row counted once (the chunks and the rest), in float32 as close as NumPy's own
+    # product to the float64 one.
+    rng = np.random.default_rng(vocab)
+    seed, embed = rng.standard_normal(vocab), rng.standard_normal((vocab, 24))
+    golden = seed @ embed
+    chunked = backward.vocabulary_backward(seed.astype(np.float32), embed.astype(np.float32))
+    reference = seed.astype(np.float32) @ embed.astype(np.float32)
+    assert chunked.shape == (24,) and chunked.dtype == np.float32
+    assert check_close(chunked, golden, reference).passed
+    assert np.allclose(backward.vocabulary_backward(seed, embed), golden, rtol=1e-12)
+
+
 def test_verified_heads_hold_the_causal_maps_effect_bit_for_bit(model):
     causal.clear_cache(model)
     amap = model.attribution_map(TEXT, verify=4)

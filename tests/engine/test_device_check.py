@@ -15,10 +15,17 @@ def test_the_dry_run_checks_the_binding_model_on_torch_cpu(capsys):
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith(("pass", "FAIL"))]
     names = [line.split(None, 2)[2] for line in lines]
-    assert len(lines) == 12 and all(line.startswith("pass") for line in lines), out
-    for kind in ("plain run", "swap values", "rotate the query", "patch", "causal map (4 of 4)"):
+    assert len(lines) == 13 and all(line.startswith("pass") for line in lines), out
+    for kind in (
+        "plain run",
+        "swap values",
+        "rotate the query",
+        "patch",
+        "causal map (4 of 4)",
+        "head gradients",
+    ):
         assert any(name.startswith(kind) for name in names), (kind, out)
-    assert "12 of 12 checks passed on torch:cpu" in out
+    assert "13 of 13 checks passed on torch:cpu" in out
 
 
 @pytest.mark.torch

@@ -806,7 +806,7 @@ def test_the_device_scripts_smollm_checks_pass_as_a_dry_run_on_the_cpu(model, do
     checks = list(checks)
     names = [c.name for c in checks]
     assert names[0] == "plain run (16 tokens)" and names[-1] == "plain run (64 tokens)"
-    assert {"swap values", "rotate the query", "patch"} <= set(names)
+    assert {"swap values", "rotate the query", "patch", "head gradients (16 tokens)"} <= set(names)
     assert not any(name.startswith("causal map (") for name in names)
     failed = [c.line() for c in checks if not c.passed]
     assert not failed, failed

@@ -201,3 +201,16 @@ def test_torch_weights_are_placed_once_and_the_cpu_shares_numpys_memory():
         tensor = placed.w[key]
         assert str(tensor.dtype) == "torch.float64" and tensor.device.type == "cpu"
         assert tensor.data_ptr() == array.ctypes.data, key  # a view, not a copy
+
+
+def test_a_tensor_on_a_numbered_gpu_asks_the_engine_for_its_device_kind():
+    # SmolLM2 on torch:cuda failed at its first attention: the engine was asked for device
+    # 'cuda:0' (str of the tensor's device), where it knows 'cuda'. Found on an H200.
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from engine.trained import llama
+
+    on_gpu = SimpleNamespace(device=torch.device("cuda", 0))
+    assert llama._backend_of(on_gpu) == {"backend": "torch", "device": "cuda"}
+    assert llama._backend_of(torch.zeros(1)) == {"backend": "torch", "device": "cpu"}
