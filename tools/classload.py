@@ -39,6 +39,7 @@ from tools.harness import require_loopback
 
 STEP_HEADING = re.compile(r"Step (\d+) of \d+")
 JOINED = re.compile(r"data-class-joined=.(\d+)")
+ARRIVED = re.compile(r"data-class-arrived=.(\d+)")
 
 
 def register_models() -> None:
@@ -221,8 +222,15 @@ class Teacher(Page):
         self.updates.append((time.time(), int(sum(self.votes.data.get("count", [])))))
 
     def joined(self) -> int:
+        return self._count(JOINED)
+
+    def arrived(self) -> int:
+        """How many students the teacher's page says are on the class's step."""
+        return self._count(ARRIVED)
+
+    def _count(self, pattern) -> int:
         for model in self._doc.models:
-            match = JOINED.search(_text(model))
+            match = pattern.search(_text(model))
             if match:
                 return int(match.group(1))
         return 0
@@ -283,7 +291,10 @@ def drive(
         _wait(lambda: teacher.joined() >= len(live), f"{len(live)} students joined", deadline)
         shown_ms = []
         teacher.press("Load this step")
-        _wait(lambda: all(1 in p.step_seen for p in live), "step 1 everywhere", deadline)
+        # Every page already shows "Step 1" before the class has a step: wait, as the teacher
+        # does, for the teacher's count of students on the step (else the first Next is pressed
+        # while step 1 is still reaching the class, and measures both).
+        _wait(lambda: teacher.arrived() >= len(live), "step 1 everywhere", deadline)
         for step in range(2, steps + 2):
             sent = teacher.press("Next ▶")
             _wait(lambda s=step: all(s in p.step_seen for p in live), f"step {step}", deadline)

@@ -269,3 +269,45 @@ def test_a_followed_step_walks_the_page_at_most_once_and_a_plain_one_not_at_all(
     assert walks == [2]
     _follow(doc, lab, 3)
     assert walks == [2]
+
+
+def _first_step(needs_more_settings: bool) -> int:
+    from app.page.lab_page import MORE_SETTINGS_NAMES
+
+    return next(
+        number
+        for number, step in enumerate(LESSONS, start=1)
+        if bool(set(control_names(step)) & MORE_SETTINGS_NAMES) == needs_more_settings
+    )
+
+
+def test_a_step_behind_more_settings_builds_them_on_a_later_turn_then_points_at_them():
+    # A class's Next reaches every follower's step first; each page's settings come after.
+    from app.page.lab_page import create_app
+
+    lab = create_app().lab
+    later = []
+    lab._later = later.append
+    number = _first_step(needs_more_settings=True)
+    nonce = lab.pointer.nonce
+    lab.lessons.open(number)
+    assert lab.lessons.lesson == number and len(later) == 1
+    assert not lab.more_settings.built and lab.pointer.nonce == nonce
+    later.pop()()
+    assert lab.more_settings.built and lab.more_settings.button.open
+    assert lab.pointer.nonce == nonce + 1
+    assert set(lab.pointer.names) == set(control_names(LESSONS[number - 1]))
+
+
+def test_settings_queued_for_a_step_already_left_are_not_built():
+    from app.page.lab_page import create_app
+
+    lab = create_app().lab
+    later = []
+    lab._later = later.append
+    lab.lessons.open(_first_step(needs_more_settings=True))
+    plain = _first_step(needs_more_settings=False)
+    lab.lessons.open(plain)  # the teacher pressed Next again before the first turn came
+    nonce = lab.pointer.nonce
+    later.pop()()
+    assert not later and not lab.more_settings.built and lab.pointer.nonce == nonce
