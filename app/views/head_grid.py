@@ -393,7 +393,8 @@ class HeadGridView(pn.viewable.Viewer):
             f"The outlined cell is the open head (layer {layer}, head {head}); the outlined row "
             f"is the query, {short_label(run.tokens[q], q)}, whose strongest key is "
             f"{short_label(run.tokens[top], top)}. Click a cell to open that head, or a row of "
-            "the pattern to make it the query."
+            "the pattern to make it the query (by keyboard: Layer and Head, and Query position, "
+            "in the sidebar)."
         )
 
     def figures(self) -> list:
