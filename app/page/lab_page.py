@@ -189,10 +189,11 @@ class Lab:
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
-        # Work for a later turn of the server's loop (in-process, at once).
-        self._later = on_session_thread(self.doc) if served else (lambda work: work())
+        # Work for a later turn of the server's loop once nothing else waits (in-process, at
+        # once): a class's Next then reaches every follower before any page tidies up.
+        self._later = on_session_thread(self.doc, when_idle=True) if served else (lambda w: w())
         if served:
-            state.deliver = self._later  # torch results come back here
+            state.deliver = on_session_thread(self.doc)  # torch results come back here
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
@@ -268,9 +269,9 @@ class Lab:
         the controls the step names and outlines them (they were up to 2000 px down)."""
         step = self.lessons.step
         if set(control_names(step)) & MORE_SETTINGS_NAMES and not self.more_settings.button.open:
-            # Built on a later turn of the server's loop: a class's Next then reaches every
-            # follower's step first, and their settings after it (about 110 ms of server CPU
-            # a page to build, measured: built at once, 30 followers' first step took 3 s).
+            # Built once the server's loop has nothing else waiting: a class's Next reaches
+            # every follower's step first, and their settings after it (about 110 ms of server
+            # CPU a page to build, measured: built at once, 30 followers' first step took 3 s).
             self._later(lambda: self._open_settings_for(step))
             return
         self._point_at(step)

@@ -13,6 +13,7 @@ session's thread only, and that is what the test checks every time.
 from __future__ import annotations
 
 import threading
+import time
 
 from bokeh.document import Document
 from bokeh.document.events import SessionCallbackAdded
@@ -64,9 +65,9 @@ def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds(
         worker.start()
     for worker in workers:
         worker.join(60)
-    drained = threading.Event()
-    loop.add_callback(drained.set)  # after every hand-over: the loop runs them in order
-    assert drained.wait(60)
+    deadline = time.monotonic() + 60
+    while len(arrived) < WORKERS * EACH and time.monotonic() < deadline:
+        time.sleep(0.05)  # one hand-over per turn of the loop: they arrive over many turns
     holding.clear()
     loop.add_callback(loop.stop)
     loop_thread.join(10)
@@ -74,3 +75,67 @@ def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds(
     # Every one was added on the session's thread, where holds begin and end: none can fall
     # between a hold's release and its list being cleared.
     assert {thread.name for thread in arrived} == {loop_thread.name}
+
+
+class _ServedDocument:
+    """What a served document does with a next-tick callback: the loop runs it next turn."""
+
+    def __init__(self, loop: IOLoop):
+        self.loop = loop
+
+    def add_next_tick_callback(self, callback) -> None:
+        self.loop.add_callback(callback)
+
+
+def _loop_on_a_thread() -> tuple[IOLoop, threading.Thread]:
+    started = threading.Event()
+    box: dict[str, IOLoop] = {}
+
+    def run_loop() -> None:
+        box["loop"] = IOLoop()
+        started.set()
+        box["loop"].start()
+
+    thread = threading.Thread(target=run_loop, daemon=True)
+    thread.start()
+    assert started.wait(10)
+    return box["loop"], thread
+
+
+def test_each_hand_over_has_a_turn_of_the_loop_and_what_can_wait_goes_last():
+    # A class's Next wakes every follower at once: the loop must still get to its other work
+    # (a health check, a vote, a click) between two followers' refreshes, not after them all;
+    # and a page's tidying up (when_idle) waits behind every refresh handed over before it ran.
+    loop, loop_thread = _loop_on_a_thread()
+    order: list[str] = []
+    done = threading.Event()
+    doc = _ServedDocument(loop)
+    deliver, when_idle = on_session_thread(doc, loop), on_session_thread(doc, loop, when_idle=True)
+
+    def work(name: str, then=None):
+        def run() -> None:
+            order.append(name)
+            if then is not None:
+                then()
+
+        return run
+
+    other = lambda: loop.add_callback(order.append, "other work")  # noqa: E731 - due next turn
+    gate = threading.Event()
+    loop.add_callback(gate.wait, 10)  # the loop busy while everything is handed over
+    when_idle(work("tidy up", then=done.set))  # handed over first, runs last
+    deliver(work("follower 0", then=other))
+    for k in range(1, 4):  # handed over together, from another thread, as the store does
+        deliver(work(f"follower {k}"))
+    gate.set()
+    assert done.wait(10)
+    loop.add_callback(loop.stop)
+    loop_thread.join(10)
+    assert order == [
+        "follower 0",
+        "other work",
+        "follower 1",
+        "follower 2",
+        "follower 3",
+        "tidy up",
+    ], order
