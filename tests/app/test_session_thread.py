@@ -24,7 +24,7 @@ from app.page.session_thread import on_session_thread
 WORKERS, EACH = 2, 10_000
 
 
-def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds():
+def _loop_on_a_thread() -> tuple[IOLoop, threading.Thread]:
     started = threading.Event()
     box: dict[str, IOLoop] = {}
 
@@ -33,10 +33,14 @@ def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds(
         started.set()
         box["loop"].start()
 
-    loop_thread = threading.Thread(target=run_loop, daemon=True)
-    loop_thread.start()
+    thread = threading.Thread(target=run_loop, daemon=True)
+    thread.start()
     assert started.wait(10)
-    loop = box["loop"]
+    return box["loop"], thread
+
+
+def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds():
+    loop, loop_thread = _loop_on_a_thread()
     doc = Document()
     arrived = []
     doc.callbacks.on_change(
@@ -85,21 +89,6 @@ class _ServedDocument:
 
     def add_next_tick_callback(self, callback) -> None:
         self.loop.add_callback(callback)
-
-
-def _loop_on_a_thread() -> tuple[IOLoop, threading.Thread]:
-    started = threading.Event()
-    box: dict[str, IOLoop] = {}
-
-    def run_loop() -> None:
-        box["loop"] = IOLoop()
-        started.set()
-        box["loop"].start()
-
-    thread = threading.Thread(target=run_loop, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    return box["loop"], thread
 
 
 def test_each_hand_over_has_a_turn_of_the_loop_and_what_can_wait_goes_last():
