@@ -24,6 +24,7 @@ until nothing else is queued, so a Next overtakes it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 
@@ -64,6 +65,7 @@ class _Queue:
     def __init__(self) -> None:
         self.urgent: deque = deque()
         self.idle: deque = deque()
+        self.woken = asyncio.Event()  # set when an urgent one is queued: it ends a pause
 
     def __bool__(self) -> bool:
         return bool(self.urgent or self.idle)
@@ -83,7 +85,11 @@ def _take_turn(loop: IOLoop, schedule, when_idle: bool) -> None:
     if queue is None:
         queue = _queues[id(loop)] = _Queue()
         loop.add_callback(_turns, id(loop), queue)
-    (queue.idle if when_idle else queue.urgent).append(schedule)
+    if when_idle:
+        queue.idle.append(schedule)
+    else:
+        queue.urgent.append(schedule)
+        queue.woken.set()
 
 
 async def _turns(key: int, queue: _Queue) -> None:
@@ -91,11 +97,16 @@ async def _turns(key: int, queue: _Queue) -> None:
     sockets) before the next."""
     try:
         while queue:
-            urgent = bool(queue.urgent)
+            if queue.urgent:
+                queue.pop()()
+                await asyncio.sleep(0)
+                continue
             queue.pop()()
-            # After work that can wait, a pause of a few turns: a click's way through the
-            # server (socket, Bokeh, Panel, the handler) takes several turns, which would
-            # otherwise each wait for one more piece of it.
-            await asyncio.sleep(0 if urgent else IDLE_PAUSE)
+            # After work that can wait, a pause of a few turns (ended by urgent work): a
+            # click's way through the server (socket, Bokeh, Panel, the handler) takes several
+            # turns, which would otherwise each wait for one more piece of it.
+            queue.woken.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(queue.woken.wait(), IDLE_PAUSE)
     finally:
         _queues.pop(key, None)

@@ -128,3 +128,18 @@ def test_each_hand_over_has_a_turn_of_the_loop_and_what_can_wait_goes_last():
         "follower 3",
         "tidy up",
     ], order
+
+
+def test_urgent_work_ends_the_pause_after_work_that_can_wait(monkeypatch):
+    from app.page import session_thread
+
+    monkeypatch.setattr(session_thread, "IDLE_PAUSE", 60.0)  # a pause nobody would wait out
+    loop, loop_thread = _loop_on_a_thread()
+    doc = _ServedDocument(loop)
+    tidied, refreshed = threading.Event(), threading.Event()
+    on_session_thread(doc, loop, when_idle=True)(tidied.set)
+    assert tidied.wait(10)
+    on_session_thread(doc, loop)(refreshed.set)  # handed over during the pause
+    assert refreshed.wait(10)
+    loop.add_callback(loop.stop)
+    loop_thread.join(10)
