@@ -172,9 +172,20 @@ def main(argv: list[str] | None = None) -> dict:
         f"{'step':34s} {'before':>15s} {'after':>15s} {'ratio':>6s} {'events':>8s} "
         f"{'kB':>11s} {'models':>7s} {'1st b/a':>12s}"
     )
-    for b, a in zip(before, after, strict=True):
+    # Steps are paired by title: the lessons grow, and a step the older tree lacks has no pair.
+    before_by_title = {b["title"]: b for b in before}
+    for a in after:
+        b = before_by_title.get(a["title"])
+        name = f"{a['step']:2d} {a['title']}"[:34]
+        if b is None:
+            print(
+                f"{name:34s} {'(not in it)':>15s} "
+                f"{a['change'] * 1e3:7.1f}+{a['send'] * 1e3:5.1f} {'':6s} "
+                f"{a['events']:8.0f} {a['bytes'] / 1e3:11.1f} {a['models']:7.0f} "
+                f"{a['first'] * 1e3:12.0f}"
+            )
+            continue
         ratio = b["total"] / a["total"] if a["total"] > 0 else float("inf")
-        name = f"{b['step']:2d} {b['title']}"[:34]
         print(
             f"{name:34s} {b['change'] * 1e3:7.1f}+{b['send'] * 1e3:5.1f} "
             f"{a['change'] * 1e3:7.1f}+{a['send'] * 1e3:5.1f} {ratio:5.1f}x "
