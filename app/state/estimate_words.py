@@ -37,9 +37,12 @@ def _large_step(size: str) -> str:
 
 
 def _cancelling(share: str) -> str:
+    left = float(share)
+    # Rounded to 0% it read as if nothing were left: say "under 1%" instead.
+    amount = "under 1%" if left < 0.005 else f"{left:.0%}"
     return (
         "its effects at different positions pull in opposite directions and mostly cancel "
-        f"(what is left is {float(share):.0%} of their total), so a small error in each can "
+        f"(what is left is {amount} of their total), so a small error in each can "
         "flip the sum"
     )
 

@@ -33,3 +33,10 @@ def test_the_engines_notes_are_the_ones_recognised():
         for said in reasons(note):
             assert not said.startswith(("saturated:", "large step:", "cancelling:")), said
     assert attribution.SATURATED_P <= amap.prob
+
+
+def test_terms_that_cancel_to_almost_nothing_are_said_to_leave_under_one_percent():
+    # Rounded, "0% of their total" read as if nothing at all were left.
+    said = reasons("cancelling: the positions' terms sum to 0.00 of their total")
+    assert said and "under 1%" in said[0] and "0%" not in said[0].replace("under 1%", "")
+    assert "1%" in reasons("cancelling: the positions' terms sum to 0.01 of their total")[0]
