@@ -229,6 +229,13 @@ function nameControls(root) {
   const choices = root.querySelector('input.choices__input--cloned');
   if (label && choices && label.textContent.trim()) setName(choices, label.textContent.trim());
   if (choices && !choices.dataset.labAria) fixChoices(root, choices);
+  // Choices.js marks each chosen chip aria-selected, which a div without a role may not carry
+  // (axe: critical aria-allowed-attr, seen with a head ablated); the chip's text says it all.
+  for (const chip of root.querySelectorAll('.choices__item')) {
+    if (chip.getAttribute('aria-selected') != null && !chip.getAttribute('role')) {
+      chip.removeAttribute('aria-selected');
+    }
+  }
   const title = root.querySelector('.bk-slider-title');
   const titleText = title ? title.textContent.split(':')[0].trim() : '';
   if (titleText) nameHandles(root, titleText);

@@ -229,3 +229,15 @@ test("an open multi-choice list is no Tab stop, and its combobox names the list 
   assert.equal(shown.length, 1, "Choices' own show still runs");
   assert.equal(dropdown.getAttribute("aria-expanded"), null, "the combobox carries it, not the list");
 });
+
+test("a chosen chip drops the aria-selected a div without a role may not carry", () => {
+  const p = page();
+  const host = new Node("DIV");
+  const chip = new Node("DIV", {cls: ["choices__item"], attrs: {"aria-selected": "true"}, text: "layer 1 head 5"});
+  const option = new Node("DIV", {cls: ["choices__item"], attrs: {role: "option", "aria-selected": "false"}});
+  host.attachShadow().append(new Node("DIV", {children: [chip, option]}));
+  p.document.append(host);
+  p.render();
+  assert.equal(chip.getAttribute("aria-selected"), null);
+  assert.equal(option.getAttribute("aria-selected"), "false", "an option keeps its state");
+});
