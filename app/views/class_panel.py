@@ -233,6 +233,8 @@ class ClassView(pn.viewable.Viewer):
         self.outcome = pn.pane.HTML(
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
         )
+        # The votes sit in the step, under its question (LessonsView.class_votes).
+        lessons.class_votes.objects = [self.chart_pane, self.outcome]
         self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
         self.close_join = pn.widgets.Button(
             label="Start the lesson",
@@ -269,8 +271,6 @@ class ClassView(pn.viewable.Viewer):
             self.problem,
             self.teacher_row,
             self.follow,
-            self.chart_pane,
-            self.outcome,
             self.teacher_more,
             sizing_mode="stretch_width",
             margin=0,
@@ -456,7 +456,8 @@ class ClassView(pn.viewable.Viewer):
                     f"{'is' if here == 1 else 'are'} on it"
                 )
             return (
-                f'<p class="lab-class-status">You teach class <b data-class-code="{code}">'
+                f'<p class="lab-class-status lab-class-teaching">You teach class '
+                f'<b data-class-code="{code}">'
                 f"{code}</b> · {facts} · {live}</p>"
             )
         if s.my_vote is not None:
