@@ -31,13 +31,12 @@ LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
 MOVED = "The meeting was on Monday. It moved to Friday. So the meeting is on"
-# SmolLM2's heads for the whole-model steps, on MOVED. Named here so a step opens at once (the
-# causal map of 270 heads takes seconds); tests/app/test_model_lessons.py measures them again
-# on the shipped weights: the light head is the most decisive of those with weight < 0.05 on
-# " Friday", the heavy one the heaviest, the patch head the one bringing back the most.
-LM_LIGHT_HEAD = (12, 3)
-LM_HEAVY_HEAD = (21, 7)
-LM_PATCH_HEAD = (23, 0)
+# The whole-model steps measure their heads when they open: one backward pass estimates every
+# head's effect, and the VERIFIED the estimate ranks first are measured exactly (about a second
+# on SmolLM2, once per process). tests/app/test_model_lessons.py holds the heads found against
+# the full exact maps (every head ablated or patched).
+VERIFIED = 10
+BARELY = 0.05  # "barely looks": under 5% of a head's weight on the token
 SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 # An estimate under this (in nats of log P) calls a head unimportant: a hundredth of a nat is a
 # 1% change of the answer's probability.
@@ -526,11 +525,12 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         text=MOVED,
         part=LM_PART,
         model=LM,
-        opens=lambda m: LM_LIGHT_HEAD,
+        opens=lambda m: _light_head(LM, MOVED, " Friday"),
         setup=(
-            "On the Causal map tab, layer 21 head 7 puts most of its weight on 'Friday', yet "
-            "ablating it costs the answer almost nothing. The planes show layer 12 head 3, "
-            "which puts almost none of its weight on 'Friday'."
+            "On the Causal map tab, the head that puts the most weight on 'Friday' costs the "
+            "answer almost nothing when it is ablated. The planes show a head with under 5% "
+            "of its weight on 'Friday': of those, the one whose removal costs the answer most "
+            "(the estimate ranks them, the first ten are measured exactly when the step opens)."
         ),
         question="Ablate this head. What happens to P(Friday)?",
         choices=(
@@ -560,11 +560,12 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         text=MOVED,
         part=LM_PART,
         model=LM,
-        opens=lambda m: LM_PATCH_HEAD,
+        opens=lambda m: _patch_head(LM, MOVED),
         setup=(
             "Activation patching: run this sentence, but give one head the output it has in a "
-            "sentence where the meeting moved to another day (same length). On the Causal map "
-            "tab, Patch every head finds this one, layer 23 head 0."
+            "sentence where the meeting moved to another day (same length). The planes show "
+            "the head that Patch every head on the Causal map tab puts first, measured when "
+            "the step opens (all 270 estimated at once, the first ten patched exactly)."
         ),
         question="With this head patched, what happens to P(Friday)?",
         choices=(
@@ -673,6 +674,31 @@ def _quiet_head(model: str, text: str):
     layer, head = min(heads, key=lambda lh: exact[lh])
     record = next(r for r in amap.with_exact(exact).records if (r.layer, r.head) == (layer, head))
     return layer, head, record
+
+
+def _light_head(model: str, text: str, token: str) -> tuple[int, int]:
+    """Of the heads with under BARELY of their weight on `token` (its last place) from the last
+    position, the one whose exact ablation costs log P(answer) most, among the VERIFIED whose
+    estimated cost is largest."""
+    query = _last(model, text)
+    run = attribution_runs.plain_run(model, text, query)
+    position = [i for i, t in enumerate(run.tokens) if t == token][-1]
+    amap = attribution_runs.estimate(model, text, query, run=run)
+    barely = [r for r in amap.records if run.head(r.layer, r.head).weights[position] < BARELY]
+    ranked = sorted(barely, key=lambda r: r.estimate)[:VERIFIED]
+    heads = [(r.layer, r.head) for r in ranked]
+    exact = attribution_runs.exact(model, text, query, heads, run=run)
+    return min(exact, key=exact.__getitem__)
+
+
+def _patch_head(model: str, text: str) -> tuple[int, int]:
+    """The head whose output from `text`, patched into its counterfactual, brings back the most
+    of the answer, among the VERIFIED with the largest estimates (what the Causal map tab's
+    Patch every head puts first)."""
+    changed, _ = causal.counterfactual(trained.load(model), text)
+    amap = attribution_runs.patching(model, text, changed, VERIFIED)
+    best = max(amap.verified(), key=lambda r: r.exact)
+    return best.layer, best.head
 
 
 def _last(model: str, text: str) -> int:

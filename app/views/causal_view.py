@@ -378,10 +378,12 @@ class CausalView(pn.viewable.Viewer):
         token = self.cstate.open_token() if token is None else token
         if token is None:
             return None
-        plain = attribution_runs.plain_run(self.mstate.model, run.text, run.query_position)
-        if plain.query_position != run.query_position or token > plain.query_position:
+        # Not the run itself: on a long text it is too large to keep, and a forward here would
+        # hold the page's server for seconds at every redraw.
+        rows = attribution_runs.query_rows(self.mstate.model, run.text, run.query_position)
+        if rows.query_position != run.query_position or token > rows.query_position:
             return None
-        return estimated_map(amap, plain, token)
+        return estimated_map(amap, rows, token)
 
     def _draw_causal(self, cmap, estimated: bool = False) -> None:
         self.figure.title.text = ESTIMATED_TITLE if estimated else TITLE

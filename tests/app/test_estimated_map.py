@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.state.estimated_map import NOT_MEASURED, estimated_map
+from app.state.estimated_map import NOT_MEASURED, QueryRows, estimated_map
 from engine import trained
 from engine.trained import attribution
 
@@ -22,7 +22,7 @@ def run_and_estimate():
 
 def test_each_head_is_drawn_at_its_weight_and_its_estimate(run_and_estimate):
     run, amap = run_and_estimate
-    cmap = estimated_map(amap, run, 2)
+    cmap = estimated_map(amap, QueryRows.of(run), 2)
     assert (cmap.text, cmap.answer, cmap.token, cmap.token_text) == (PROGRAM, "3", 2, "=")
     assert cmap.prob == pytest.approx(amap.prob)
     assert len(cmap.records) == len(amap.records) == 4
@@ -41,8 +41,8 @@ def test_a_patching_estimate_another_text_or_a_later_token_is_refused(run_and_es
     model = run.model
     patch = attribution.attribution_map(run, corrupted=model.run("a=5; b=7; a=0; ?a"), verify=0)
     with pytest.raises(ValueError, match="ablation estimate"):
-        estimated_map(patch, run, 2)
+        estimated_map(patch, QueryRows.of(run), 2)
     with pytest.raises(ValueError, match="two different texts"):
-        estimated_map(amap, model.run("a=1; ?a"), 2)
+        estimated_map(amap, QueryRows.of(model.run("a=1; ?a")), 2)
     with pytest.raises(ValueError, match="out of range"):
-        estimated_map(amap, run, len(run.tokens))
+        estimated_map(amap, QueryRows.of(run), len(run.tokens))

@@ -174,3 +174,19 @@ def test_a_512_token_text_runs_and_every_source_stays_bounded():
     assert len(m.snapshot.labels) == 201 and m.run.query_position == 200
     full = np.asarray(m.run.head(13, 8).all_weights, dtype=np.float32)
     np.testing.assert_allclose(m.snapshot.weights, full[200, :201], atol=1e-3)  # float16 store
+
+
+def test_each_figure_of_the_grid_view_has_one_tooltip(m):
+    """Two hovers on one glyph stack two boxes on each cell (the pattern matrix once showed
+    the rows' tooltip over the image's)."""
+    from bokeh.models import HoverTool
+
+    from app.views.head_grid import HeadGridView
+
+    view = HeadGridView(m)
+    for fig in (view.grid, view.pattern_fig):
+        hovers = [t for t in fig.tools if isinstance(t, HoverTool)]
+        assert len(hovers) == 1, f"{fig.name or fig.title.text}: {len(hovers)} tooltips"
+        assert len(hovers[0].renderers) == 1
+    (hover,) = (t for t in view.pattern_fig.tools if isinstance(t, HoverTool))
+    assert [name for name, _ in hover.tooltips] == ["query position", "key position", "weight"]

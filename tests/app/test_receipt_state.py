@@ -192,3 +192,39 @@ def test_smollm2_receipt_checks_twenty_heads_two_per_delivery():
     assert all(
         x.exact == pytest.approx(effects[(x.layer, x.head)], abs=1e-4) for x in r.amap.verified()
     )
+
+
+def test_a_run_too_large_to_keep_is_made_once_for_the_whole_receipt(monkeypatch):
+    """A long text's run outgrows the run cache: the receipt carries its one forward through
+    every batch, and the page draws the estimate from the rows kept beside it (it made a new
+    forward per batch, and the page one per redraw: seconds each on 400 tokens)."""
+    from app.state import attribution_runs, model_runs
+    from app.state.pipeline import BoundedCache
+
+    monkeypatch.setattr(receipt_state, "BATCH", 1)
+    # Nothing fits: every run is returned, never kept, as a 400-token SmolLM2 run is today.
+    monkeypatch.setattr(
+        model_runs,
+        "RUNS",
+        BoundedCache("runs", max_entries=8, max_bytes=1, size=model_runs.run_nbytes),
+    )
+    attribution_runs.clear()
+    model = trained.load("binding")
+    forwards = []
+    real_run = type(model).run
+    monkeypatch.setattr(
+        type(model), "run", lambda self, *a, **k: forwards.append(a) or real_run(self, *a, **k)
+    )
+    m, r, held = held_state()
+    m.run  # the page's own run
+    before = len(forwards)
+    r.following = True
+    assert r.settle(60)
+    for finish in held:
+        finish()
+    assert r.complete and len(forwards) - before == 1
+    rows = attribution_runs.query_rows("binding", PROGRAM, m.run.query_position)
+    assert len(forwards) - before == 1  # kept beside the estimate: the page makes no forward
+    assert (
+        rows.tokens == tuple(m.run.tokens) and len(rows.weights) == model.n_layers * model.n_heads
+    )
