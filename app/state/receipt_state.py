@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import param
 
-from app.state import attribution_runs
+from app.state import attribution_runs, model_runs
+from app.state.map_cost import time_left
 from engine.trained import causal
 
 # One worker per process, beside the maps' one: its tasks are short (a backward, two ablations),
@@ -51,6 +53,7 @@ class ReceiptState(param.Parameterized):
         self._idle = threading.Condition()
         self._tasks = 0
         self._where = None
+        self._since: float | None = None  # when the estimate was shown and the checks began
         # The run, not the text: it is published after the settings, with its query position;
         # an intervention publishes a run of the same sentence and changes nothing here.
         mstate.param.watch(lambda *_e: self.refresh(), ["run"])
@@ -64,6 +67,17 @@ class ReceiptState(param.Parameterized):
     @property
     def complete(self) -> bool:
         return self.amap is not None and self.checked >= self.planned
+
+    def time_left(self) -> float | None:
+        """Seconds the checks have left: at their own pace once some are in, before that priced
+        from one forward of the sentence (a batch costs about one). None when none are under
+        way or nothing tells."""
+        if self.amap is None or self.complete or self._since is None or self._where is None:
+            return None
+        model, text, _query = self._where
+        forward = model_runs.forward_seconds(model, text, attribution_runs.BACKEND)
+        priced = None if forward is None else forward * self.planned / BATCH
+        return time_left(time.monotonic() - self._since, self.checked / self.planned, priced)
 
     def refresh(self, force: bool = False) -> None:
         """Start over on a new sentence (or query position): drop what was shown and supersede
@@ -126,6 +140,8 @@ class ReceiptState(param.Parameterized):
 
     def _show(self, generation, **values) -> None:
         if generation == self._generation:
+            if "planned" in values:  # the estimate: the checks start now
+                self._since = time.monotonic()
             self._set(**values)
 
     def _set(self, **values) -> None:

@@ -32,6 +32,7 @@ from bokeh.models.glyphs import Rect, Scatter
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
 from app.state.estimate_words import percent, reasons, sentence_warning, short
+from app.state.map_cost import duration
 from app.state.model_state import ModelState
 from app.state.receipt_state import ReceiptState
 from app.views.head_tap import open_head_on_tap
@@ -73,7 +74,12 @@ def progress_words(rs: ReceiptState) -> str:
     )
     if rs.complete:
         return said + f"The {rs.planned} largest estimates were then checked by removing each head."
-    return said + f"Checking the {rs.planned} largest by removing each head: {rs.checked} done..."
+    left = rs.time_left()
+    pace = "" if left is None else f", {duration(left)} left"
+    return (
+        said + f"Checking the {rs.planned} largest by removing each head: {rs.checked} of "
+        f"{rs.planned} done{pace}..."
+    )
 
 
 def receipt_words(amap) -> str:

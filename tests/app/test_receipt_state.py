@@ -228,3 +228,32 @@ def test_a_run_too_large_to_keep_is_made_once_for_the_whole_receipt(monkeypatch)
     assert (
         rows.tokens == tuple(m.run.tokens) and len(rows.weights) == model.n_layers * model.n_heads
     )
+
+
+def test_the_checks_say_how_long_they_have_left(monkeypatch):
+    """Minutes on a long text: before the first check the time is priced from the sentence's
+    forward, then it follows the checks' own pace; none once complete."""
+    from app.state import model_runs
+    from app.state.map_cost import duration
+
+    monkeypatch.setattr(receipt_state, "BATCH", 1)
+    clock = [100.0]
+    monkeypatch.setattr(receipt_state.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(model_runs, "forward_seconds", lambda *a: 3.0)
+    m, r, held = held_state()
+    assert r.time_left() is None  # nothing under way
+    r.following = True
+    assert r.settle(60)
+    first, *checks = held
+    first()
+    assert r.planned == 4 and r.time_left() == 12.0  # four checks at about a forward each
+    clock[0] += 5.0
+    assert r.time_left() == 7.0
+    checks[0]()  # one of four in after 5 s: three more at that pace
+    assert r.time_left() == 15.0
+    words = receipt_view.progress_words(r)
+    assert f"1 of 4 done, {duration(15.0)} left" in words
+    for finish in checks[1:]:
+        finish()
+    assert r.complete and r.time_left() is None
+    assert "left" not in receipt_view.progress_words(r)
