@@ -234,7 +234,7 @@ class ClassView(pn.viewable.Viewer):
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
         )
         # The votes sit in the step, under its question (LessonsView.class_votes).
-        lessons.class_votes.objects = [self.chart_pane, self.outcome]
+        lessons.class_votes = (self.chart_pane, self.outcome)
         self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
         self.close_join = pn.widgets.Button(
             label="Start the lesson",

@@ -92,10 +92,11 @@ class LessonsView(pn.viewable.Viewer):
         # options are put back.
         self.choices.param.watch(self._choice_moved, "value")
         self.choices.param.watch(self._options_moved, "options")
-        # What the class answered (app/views/class_panel.py puts its chart here): under the
-        # question it counts, and below the step's buttons, so that a chart appearing or
-        # changing height never moves Next or Load under a teacher's pointer.
-        self.class_votes = pn.Column(sizing_mode="stretch_width", margin=0)
+        # What the class answered (app/views/class_panel.py sets its chart here before the
+        # page is laid out): under the question it counts, and below the step's buttons, so
+        # that a chart appearing or changing height never moves Next or Load under a
+        # teacher's pointer. Parts, not a Column: every page would pay a model for it.
+        self.class_votes: tuple = ()
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.do_it = pn.widgets.Button(label="Do it for me", width=140)
         self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
@@ -379,7 +380,7 @@ class LessonsView(pn.viewable.Viewer):
             self.position,
             self.text,
             self.choices,
-            self.class_votes,
+            *self.class_votes,
             self.action,
             pn.Row(self.do_it, self.measure),
             self.result,

@@ -216,7 +216,7 @@ def test_a_run_too_large_to_keep_is_made_once_for_the_whole_receipt(monkeypatch)
         type(model), "run", lambda self, *a, **k: forwards.append(a) or real_run(self, *a, **k)
     )
     m, r, held = held_state()
-    m.run  # the page's own run
+    assert m.run is not None  # the page's own run
     before = len(forwards)
     r.following = True
     assert r.settle(60)
