@@ -23,28 +23,21 @@ import numpy as np
 import param
 
 from app.patches.param_values import check_value
-from app.state import head_patterns, model_runs
+from app.state import head_patterns, model_runs, settings_schema
 from app.state.pipeline import _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
 
-MAX_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
-ROTATE_BOUNDS = (-180.0, 180.0)
-URL_KEYS = (
-    "model",
-    "text",
-    "layer",
-    "head",
-    "query",
-    "head_temperature",
-    "rotate",
-    "masked",
-    "ablated",
-    "backend",
+MAX_TEXT_CHARS = settings_schema.MODEL_TEXT_CHARS
+ROTATE_BOUNDS = settings_schema.MODEL_ROTATE_RANGE
+# The address's keys, in order; their grammar is the scenarios' (app/state/settings_schema.py).
+URL_KEYS = tuple(settings_schema.make_model_fields(()))
+# The lab's backend names (the scenarios' and a model's, one vocabulary: settings_schema's
+# BACKENDS) and the engine's for a model's run.
+ENGINE_BACKENDS = dict(
+    zip(settings_schema.BACKENDS, ("numpy", "torch:cpu", "torch:cuda"), strict=True)
 )
-# The lab's backend names (its "More settings" picker) and the engine's for a model's run.
-ENGINE_BACKENDS = {"numpy": "numpy", "torch-cpu": "torch:cpu", "torch-cuda": "torch:cuda"}
 BACKEND_WORDS = {"numpy": "NumPy on the CPU", "torch:cpu": "torch on the CPU"}
 BACKEND_WORDS["torch:cuda"] = "torch on the GPU (CUDA)"
 
@@ -59,6 +52,10 @@ class Prediction:
     expected: str | None
     answer_before: str
     answer_after: str
+
+
+def _fields() -> dict[str, settings_schema.Field]:
+    return settings_schema.make_model_fields([entry[0] for entry in model_choices()])
 
 
 def model_choices() -> list[tuple[str, str, bool, str]]:
@@ -459,21 +456,18 @@ class ModelState(param.Parameterized):
             if self._pending_link:
                 return {k: str(v) for k, v in self._pending.items()}
             return {"model": self.loading}
-        out = {"model": self.model, "text": self.text, "layer": str(self.layer)}
-        out["head"] = str(self.head)
+        said = {"model": self.model, "text": self.text, "layer": self.layer, "head": self.head}
         if self.query not in (None, -1):
-            out["query"] = str(self.query)
+            said["query"] = self.query
         if not math.isclose(self.head_temperature, 1.0):
-            out["head_temperature"] = f"{self.head_temperature:g}"
-        if self.rotate:
-            out["rotate"] = f"{self.rotate:g}"
-        if self.masked:
-            out["masked"] = ",".join(str(p) for p in self.masked)
-        if self.ablated:
-            out["ablated"] = ",".join(self.ablated)
+            said["head_temperature"] = self.head_temperature
+        for name in ("rotate", "masked", "ablated"):
+            if getattr(self, name):
+                said[name] = getattr(self, name)
         if self.backend != "numpy":
-            out["backend"] = self.backend
-        return out
+            said["backend"] = self.backend
+        fields = _fields()
+        return {k: settings_schema.format_text(fields[k], v) for k, v in said.items()}
 
     def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
         """Restore from URL values; a bad value is named and left at its default."""
@@ -482,6 +476,7 @@ class ModelState(param.Parameterized):
             for key in params
             if key not in URL_KEYS
         ]
+        fields = _fields()
         given: dict[str, object] = {}
         name = params.get("model", self.model)
         known = {entry[0]: entry for entry in model_choices()}
@@ -498,47 +493,20 @@ class ModelState(param.Parameterized):
             return warnings
         model = trained.load(name)
         defaults = dict(zip(("layer", "head"), model.retrieval_head, strict=True))
-        if "query" in params:
+        # The grammar first (settings_schema, as for the scenarios), then what this model allows.
+        for key in URL_KEYS[1:]:
+            if key not in params or (key in ("masked", "ablated") and not params[key]):
+                continue
             try:
-                given["query"] = int(params["query"])
-            except ValueError:
-                warnings.append(f"query: {params['query'][:20]!r} is not a whole number")
-        for key in ("layer", "head"):
-            if key in params:
-                try:
-                    value = int(params[key])
-                except ValueError:
-                    warnings.append(f"{key}: {params[key][:20]!r} is not a whole number")
-                    continue
-                problem = self._head_problem(key, value, model)
-                if problem:
-                    warnings.append(f"{problem}; using {key} {defaults[key]}")
-                else:
-                    given[key] = value
-        for key in ("head_temperature", "rotate"):
-            if key in params:
-                try:
-                    value = float(params[key])
-                    check_value(self, key, value)
-                    given[key] = value
-                except ValueError:
-                    warnings.append(f"{key}: {params[key][:20]!r} is not a number in range")
-        if params.get("masked"):
-            try:
-                given["masked"] = [int(p) for p in params["masked"].split(",")]
-            except ValueError:
-                warnings.append(f"masked: {params['masked'][:40]!r} is not a list of positions")
-        if params.get("ablated"):
-            given["ablated"] = params["ablated"].split(",")
-        if "text" in params:
-            given["text"] = params["text"]
-        if "backend" in params:
-            if params["backend"] in ENGINE_BACKENDS:
-                given["backend"] = params["backend"]
+                value = settings_schema.parse_text(fields[key], params[key])
+            except ValueError as exc:
+                warnings.append(str(exc))
+                continue
+            problem = self._head_problem(key, value, model) if key in defaults else ""
+            if problem:
+                warnings.append(f"{problem}; using {key} {defaults[key]}")
             else:
-                warnings.append(
-                    f"backend: {params['backend'][:20]!r} is not one of {', '.join(ENGINE_BACKENDS)}"
-                )
+                given[key] = value
         start = {
             "model": name,
             "text": next(iter(model.examples.values())),

@@ -42,7 +42,10 @@ class Field:
     """One setting: its name (the URL key and JSON key), its kind and its limits."""
 
     name: str
-    kind: str  # "float" | "int" | "bool" | "choice" | "pairs" | "bools" | "labels"
+    # "float" | "int" | "bool" | "choice" | "pairs" | "bools" | "labels" (the scenarios'), and
+    # "text" (high: its length), "positions" (whole numbers >= 0) and "heads" ("layer.head")
+    # for a trained model's (MODEL_FIELDS).
+    kind: str
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
@@ -58,6 +61,12 @@ class Field:
             return f"1 to {MAX_PAIRS} pairs x,y separated by ';' (|x|, |y| <= {_num(COORD_LIMIT)})"
         if self.kind == "bools":
             return f"1 to {MAX_PAIRS} true/false values separated by ','"
+        if self.kind == "text":
+            return f"text of at most {_num(self.high)} characters"
+        if self.kind == "positions":
+            return "token positions (whole numbers) separated by ','"
+        if self.kind == "heads":
+            return "heads written layer.head, separated by ','"
         return f"a list of 1 to {MAX_PAIRS} labels, each at most {LABEL_MAX_CHARS} characters"
 
 
@@ -87,6 +96,31 @@ def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
         Field("values", "pairs"),
         Field("mask", "bools"),
         Field("labels", "labels"),
+    ]
+    return {f.name: f for f in fields}
+
+
+# A trained model's settings, in URL order: the same grammar as the scenarios' (parse_text,
+# format_text), read and written by app/state/model_state.py. What depends on the model (its
+# layers and heads, a text's positions) is checked there, once the model is known.
+MODEL_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
+MODEL_ROTATE_RANGE = (-180.0, 180.0)
+
+
+def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
+    fields = [
+        Field("model", "choice", choices=tuple(model_names)),
+        Field("text", "text", high=MODEL_TEXT_CHARS),
+        # Unbounded here: the model, once known, names its own range of layers, heads and
+        # positions ("layer: 99 is not a layer of this model (0..29)").
+        Field("layer", "int"),
+        Field("head", "int"),
+        Field("query", "int"),
+        Field("head_temperature", "float", *TEMPERATURE_RANGE),
+        Field("rotate", "float", *MODEL_ROTATE_RANGE),
+        Field("masked", "positions"),
+        Field("ablated", "heads"),
+        Field("backend", "choice", choices=BACKENDS),
     ]
     return {f.name: f for f in fields}
 
@@ -146,6 +180,12 @@ def parse_text(field: Field, text: str):
     """One URL value -> a validated Python value. ValueError names the field and the value."""
     if not isinstance(text, str):
         raise ValueError(f"{field.name}: expected text, got {type(text).__name__}")
+    if field.kind == "text":  # as written: a sentence's spaces are tokens
+        if len(text) > field.high:
+            raise ValueError(
+                f"{field.name}: {len(text)} characters; the lab takes at most {_num(field.high)}"
+            )
+        return text
     if len(text) > MAX_QUERY_VALUE_CHARS:
         raise ValueError(f"{field.name}: value is {len(text)} characters long; refused")
     raw = text.strip()
@@ -177,6 +217,21 @@ def parse_text(field: Field, text: str):
         flags = [_parse_bool(f"{field.name}[{i}]", p.strip()) for i, p in enumerate(raw.split(","))]
         _check_count(field, len(flags))
         return flags
+    if field.kind == "positions":
+        try:
+            positions = [int(p.strip(), 10) for p in raw.split(",")]
+        except ValueError:
+            raise ValueError(f"{field.name}: {shown!r} is not {field.describe()}") from None
+        for p in positions:
+            _check_range(field, p)
+        return positions
+    if field.kind == "heads":
+        heads = [p.strip() for p in raw.split(",")]
+        for head in heads:
+            parts = head.split(".")
+            if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
+                raise ValueError(f"{field.name}: {head[:20]!r} is not a head written layer.head")
+        return heads
     if field.kind == "labels":
         # A JSON list, so labels may hold any printable character (commas too).
         try:
@@ -228,6 +283,10 @@ def format_text(field: Field, value) -> str:
         return ",".join("true" if b else "false" for b in value)
     if field.kind == "labels":
         return json.dumps(list(value), ensure_ascii=False, separators=(",", ":"))
+    if field.kind == "text":
+        return str(value)
+    if field.kind in ("positions", "heads"):
+        return ",".join(str(v) for v in value)
     raise AssertionError(f"unknown field kind {field.kind}")
 
 

@@ -99,3 +99,42 @@ def test_a_model_link_names_a_bad_hand_made_value_and_a_bad_model_both():
         "temperature is a hand-made-vectors setting; a model link ignores it",
         "unknown model setting 'zzz' ignored",
     ]
+
+
+def test_a_models_address_speaks_the_scenarios_grammar():
+    """One settings schema: a model's values are written and read by the scenarios' functions,
+    and `backend` is one vocabulary for both sources."""
+    from app.state import settings_schema as schema
+    from app.state.lab_state import LabState
+    from app.state.model_state import ENGINE_BACKENDS
+
+    fields = schema.make_model_fields(["binding"])
+    samples = {
+        "text": " a=5; ?a ",  # spaces kept: they are tokens
+        "layer": 1,
+        "head": 0,
+        "query": 3,
+        "head_temperature": 0.25,
+        "rotate": -45.5,
+        "masked": [0, 2],
+        "ablated": ["0.1", "1.0"],
+        "backend": "torch-cpu",
+    }
+    for key, value in samples.items():
+        assert schema.parse_text(fields[key], schema.format_text(fields[key], value)) == value
+    assert tuple(ENGINE_BACKENDS) == schema.BACKENDS == tuple(LabState.param.backend.objects)
+    for key, bad, said in (
+        ("masked", "1,x", "masked: '1,x' is not token positions"),
+        ("ablated", "1.0,top", "ablated: 'top' is not a head written layer.head"),
+        ("rotate", "400", "rotate: 400 is out of range"),
+        ("backend", "tpu", "backend: 'tpu' is not one of numpy, torch-cpu, torch-cuda"),
+    ):
+        warnings = ModelState().apply_query_params({"model": "binding", key: bad})
+        assert len(warnings) == 1 and warnings[0].startswith(said), warnings
+    # What a state writes, another reads back to the same settings.
+    m = ModelState()
+    assert m.try_update(text="a=5; b=7; a=3; ?a", layer=0, head=1, masked=[1], rotate=45.0)
+    assert m.try_update(head_temperature=0.5, ablated=["1.0"], query=4)
+    again = ModelState()
+    assert again.apply_query_params(m.query_params()) == []
+    assert again.query_params() == m.query_params()
