@@ -79,8 +79,13 @@ function valueText(handle) {
   if (!view || typeof view.pretty !== 'function') return;
   target.dataset.labText = '1';
   const handles = target.querySelectorAll('.noUi-handle');
+  // aria-valuenow at full precision too: noUiSlider rounds it (the log sliders' to one decimal),
+  // and a screen reader speaks a move only when that number changes (Orca 43 said nothing for
+  // most steps of the temperature).
   target.noUiSlider.on('update.labText', (values, i, numbers) => {
-    if (handles[i]) handles[i].setAttribute('aria-valuetext', String(view.pretty(numbers[i])));
+    if (!handles[i]) return;
+    handles[i].setAttribute('aria-valuetext', String(view.pretty(numbers[i])));
+    handles[i].setAttribute('aria-valuenow', String(numbers[i]));
   });
 }
 // Choices.js, open, broke two ARIA rules (axe, critical): its combobox did not say which list it

@@ -63,8 +63,12 @@ function point(tries, nonce) {
   const shown = sidebar.classList.contains('show');
   const toggle = document.getElementById('sidebar-toggle');
   if (!shown && toggle) outline(toggle);  // folded (a laptop, presenter mode): the way in
-  said.textContent = `This step uses ${data.names.join(', ')}: ` +
-    (shown ? 'highlighted in the sidebar.' : 'in the sidebar (open it with the menu button).');
+  // Each name quoted, so a list of labels reads as labels ("Swap the value of", "with the
+  // value of": Orca read them as one phrase).
+  const names = data.names.map(name => `"${name}"`).join(', ');
+  said.textContent = (shown ? 'Highlighted in the sidebar, the controls this step uses: '
+    : 'In the sidebar (open it with the menu button), the controls this step uses: ') +
+    names + '.';
 }
 state.point = () => point(0, data.nonce);
 // The verdict into view once its new text is drawn: its start first when it is taller than the

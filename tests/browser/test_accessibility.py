@@ -177,6 +177,10 @@ def test_sliders_read_their_value_as_the_title_shows_it(open_lab):
     read = {name: text for name, _, text in titled}
     assert read["Temperature τ (log scale)"] == "0.500"  # not log10(0.5) = -0.30
     assert read["d_k (key dimension, log scale)"] == "8"  # not log2(8) = 3.00
+    # aria-valuenow too moves with every step (a screen reader speaks a move only when it
+    # does): noUiSlider rounded it to one decimal of the exponent, so most steps were silent.
+    nows = lambda: [float(v[0]) for v in deep(lab.page, ".noUi-handle", "aria-valuenow")]  # noqa: E731
+    before = nows()
     lab.slider_keys("Temperature τ", "ArrowRight")
 
     def moved():
@@ -185,6 +189,8 @@ def test_sliders_read_their_value_as_the_title_shows_it(open_lab):
         return text not in ("0.500", None) and text == shown
 
     lab.wait_until(moved, "the read value to follow the handle")
+    after = nows()
+    assert sum(a != b for a, b in zip(before, after, strict=True)) == 1, (before, after)
 
 
 def first_steps_of_the_parts() -> list[int]:

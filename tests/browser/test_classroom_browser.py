@@ -166,7 +166,7 @@ CONTROL_SHOWN = """name => {
   let said = '';
   (function walk(root) {
     for (const el of root.querySelectorAll('*')) {
-      if (el.getAttribute('aria-live') === 'polite' && el.textContent.includes('This step uses'))
+      if (el.getAttribute('aria-live') === 'polite' && el.textContent.includes('the controls this step uses'))
         said = el.textContent;
       if (el.shadowRoot) walk(el.shadowRoot);
     }
@@ -199,7 +199,7 @@ def _in_view_and_outlined(page, name: str) -> dict:
     """The first look at the control in view and outlined, with what the pointer said."""
     page.wait_for_function("() => window.__labOutlined !== undefined", timeout=30000)
     page.wait_for_function(
-        f"() => ({CONTROL_SHOWN})({name!r}).said.includes('highlighted')", timeout=30000
+        f"() => ({CONTROL_SHOWN})({name!r}).said.includes('Highlighted')", timeout=30000
     )
     said = page.evaluate(CONTROL_SHOWN, name)["said"]
     return {**page.evaluate("() => window.__labOutlined"), "said": said}
@@ -214,7 +214,7 @@ def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, na
     if not query:  # the student loads the first step
         page.get_by_role("button", name="Load this step").first.click()
     shown = _in_view_and_outlined(page, name)
-    assert name in shown["said"] and "highlighted" in shown["said"], shown
+    assert f'"{name}"' in shown["said"] and "Highlighted" in shown["said"], shown
     # Briefly: the outline goes again (after control_pointer.js's HIGHLIGHT_MS, 3 s).
     page.wait_for_function(f"() => ({CONTROL_SHOWN})({name!r}).outline === 'none'", timeout=30000)
 
