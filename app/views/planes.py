@@ -258,8 +258,20 @@ def _drag_tool(fig, renderers, description: str) -> None:
 
 
 def _legend_proxies(fig, source, entries) -> None:
-    # Invisible glyphs so the legend names each role with its colour and line.
+    # Invisible glyphs so the legend names each role with its colour and line; a role drawn
+    # with a casing (the w·v arrows) shows it in its swatch too: one item, both lines.
     for text, role in entries:
+        if ROLE_COLOURS[role] in EDGES:
+            add_glyph(
+                fig,
+                Line,
+                "x",
+                "y",
+                source=source,
+                line_color=EDGES[ROLE_COLOURS[role]],
+                line_width=4 + 2 * CASING,
+                legend_label=text,
+            )
         add_glyph(
             fig,
             Line,

@@ -6,9 +6,12 @@ built with those edges."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+import attention_lab_assets
 from app.page.lab_page import create_app
 from app.views.entropy import EntropyView
 from app.views.logits import LogitsView
@@ -126,3 +129,25 @@ def test_the_figures_are_built_with_the_edges():
     assert {(orange, 9), (ROLE_COLOURS["contribution"], 5)} <= shafts
     sheets = {s.css for fig in page.lab.figures() for s in fig.toolbar.stylesheets}
     assert len(sheets) == 1 and TOOLBAR_ICON in sheets.pop()
+
+
+HEADER = "#0b3d5c"  # the page's header, where the page tools' rings are drawn
+
+
+def test_the_masked_grey_and_every_components_focus_ring_stand_3_to_1():
+    assert contrast(ROLE_COLOURS["masked"]) >= 3.0  # was 2.8:1
+    # A component's ring: a dark outline for the white page, a light halo for the dark header
+    # (a yellow ring alone was 1.4:1 on white).
+    for sheet in ("deferred.css", "disclosure.css", "page-tools.css"):
+        css = attention_lab_assets.read_text("components", sheet)
+        rule = re.search(r":focus-visible \{([^}]*)\}", css).group(1)
+        outline = re.search(r"outline: 3px solid (#[0-9a-fA-F]{6})", rule).group(1)
+        halo = re.search(r"box-shadow: 0 0 0 3px (#[0-9a-fA-F]{6})", rule).group(1)
+        assert contrast(outline) >= 3.0 and contrast(halo, HEADER) >= 3.0, sheet
+
+
+def test_the_payload_legend_shows_the_arrows_casing():
+    payload = create_app().lab.geometry.payload_fig
+    (item,) = [i for i in payload.legend[0].items if i.label.value == "w·v head to tail"]
+    colours = {r.glyph.line_color for r in item.renderers}
+    assert colours == {OKABE_ITO["orange"], EDGES[OKABE_ITO["orange"]]}
