@@ -22,7 +22,6 @@ from engine import trained
 from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
-from engine.trained import causal
 
 PART = "A trained head"
 LM_PART = "A real language model"
@@ -202,7 +201,7 @@ def _ablate_layer0(m: ModelState) -> None:
 
 
 def _patch_from_changed(m: ModelState) -> None:
-    changed, _ = causal.counterfactual(m.loaded, m.text)
+    changed, _ = attribution_runs.counterfactual(m.model, m.text)
     donor = _run(m, changed).head(m.layer, m.head).all_outputs
     m.try_update(extra=[trained.PatchHead(m.layer, m.head, donor)])
 
@@ -695,7 +694,7 @@ def _patch_head(model: str, text: str) -> tuple[int, int]:
     """The head whose output from `text`, patched into its counterfactual, brings back the most
     of the answer, among the VERIFIED with the largest estimates (what the Causal map tab's
     Patch every head puts first)."""
-    changed, _ = causal.counterfactual(trained.load(model), text)
+    changed, _ = attribution_runs.counterfactual(model, text)
     amap = attribution_runs.patching(model, text, changed, VERIFIED)
     best = max(amap.verified(), key=lambda r: r.exact)
     return best.layer, best.head

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from app.state import model_runs
 from app.state.estimated_map import QueryRows
 from app.state.pipeline import BoundedCache, MiB
-from engine.trained import attribution
+from engine import trained
+from engine.trained import attribution, causal
 
 BACKEND = "numpy"  # the exact maps of the Causal map tab run on NumPy: the receipt checks those
 
@@ -66,6 +67,18 @@ def patching(model: str, clean: str, corrupted: str, verify: int) -> attribution
     return ESTIMATES.get_or_compute(key, compute)
 
 
+CHANGES = BoundedCache("counterfactuals", max_entries=256, max_bytes=1 * MiB, size=lambda _: 1024)
+
+
+def counterfactual(model: str, text: str) -> tuple[str, str]:
+    """`causal.counterfactual` of `text` (the changed sentence and which token changed), once
+    per process: it runs the model on each candidate change, a quarter of a second on SmolLM2,
+    and a step that patches from it asks again for every student who follows."""
+    return CHANGES.get_or_compute(
+        (model, text), lambda: causal.counterfactual(trained.load(model), text)
+    )
+
+
 def exact(
     model: str,
     text: str,
@@ -90,5 +103,6 @@ def exact(
 
 def clear() -> None:
     ESTIMATES.clear()
+    CHANGES.clear()
     ROWS.clear()
     EXACT.clear()
