@@ -261,28 +261,20 @@ def _legend_proxies(fig, source, entries) -> None:
     # Invisible glyphs so the legend names each role with its colour and line; a role drawn
     # with a casing (the w·v arrows) shows it in its swatch too: one item, both lines.
     for text, role in entries:
-        if ROLE_COLOURS[role] in EDGES:
+        colour = ROLE_COLOURS[role]
+        lines = [(EDGES[colour], 4 + 2 * CASING)] if colour in EDGES else []
+        for line_color, line_width in [*lines, (colour, 4)]:
             add_glyph(
                 fig,
                 Line,
                 "x",
                 "y",
                 source=source,
-                line_color=EDGES[ROLE_COLOURS[role]],
-                line_width=4 + 2 * CASING,
+                line_color=line_color,
+                line_width=line_width,
+                line_dash=[10, 6] if role == "query" else "solid",
                 legend_label=text,
             )
-        add_glyph(
-            fig,
-            Line,
-            "x",
-            "y",
-            source=source,
-            line_color=ROLE_COLOURS[role],
-            line_width=4,
-            line_dash=[10, 6] if role == "query" else "solid",
-            legend_label=text,
-        )
     style_legend(fig, "bottom_left")
     fig.legend.label_text_font_size = "13px"
     fig.legend.click_policy = "none"
