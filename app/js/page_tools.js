@@ -1,4 +1,4 @@
-// PageTools (app/page/a11y.py): the header's skip link and presenter-mode switch, as the
+// PageTools (app/page/a11y.py): the page's skip link and the presenter-mode switch, as the
 // ReactiveHTML scripts Panel runs (`data` is the component's parameters, `state` its own
 // scratch object, `toggle_btn` its button). "render" defines the helpers, keeps them in
 // `state` for the other scripts, folds the sidebar on narrow windows and moves it after the
@@ -18,6 +18,17 @@ function foldSidebar() {
     sidebar.classList.remove('show');
     if (toggle) toggle.setAttribute('aria-expanded', 'false');
   }
+}
+// The skip link, the page's first element, so the first Tab reaches it: among the header's
+// tools it came after the sidebar button, the title and Teach a class (assets/lab.css styles it).
+function skipFirst() {
+  if (document.getElementById('lab-skip-first')) return;
+  const link = document.createElement('a');
+  link.id = 'lab-skip-first';
+  link.href = '#main';
+  link.textContent = 'Skip to the lesson';
+  link.addEventListener('click', event => { event.preventDefault(); focusLesson(0); });
+  document.body.prepend(link);
 }
 // The sidebar moves after the main area in the document (assets/lab.css keeps it on the left):
 // Tab and a screen reader reach the lesson first, then the plots, then the 40 settings.
@@ -73,12 +84,11 @@ try {
 if (window.innerWidth < 1400) foldSidebar();
 applyPresenter(data.presenter);
 lessonFirst();
+skipFirst();
 // @script presenter
 state.applyPresenter(data.presenter);
 // @script toggle
 data.presenter = !data.presenter;
-// @script skip
-state.focusLesson(0);
 // @script send_echo
 // The session's echo (PageTools.echo, app/page/a11y.py): the page (or a browser test, through
 // the model) asks when the server has handled everything sent before by raising `echo` and

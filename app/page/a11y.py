@@ -71,8 +71,10 @@ class ControlPointer(ReactiveHTML):
         self.shown += 1
 
 
-# The page's first Tab stop is the skip link; it opens the Lessons tab if another one is open
-# and puts focus on the lesson's first enabled button. Windows under 1400 px (phones, laptops)
+# The page's first Tab stop is the skip link (the first element of <body>, before the header's
+# sidebar button, title and Teach a class: Orca found it the fourth stop when it sat among the
+# header's tools); it opens the Lessons tab if another one is open and puts focus on the
+# lesson's first enabled button. Windows under 1400 px (phones, laptops)
 # start with the sidebar folded (it would cover the page or squeeze the first screen); presenter
 # mode folds it too and enlarges the type (assets/lab.css reads the class on <html>).
 
@@ -87,13 +89,13 @@ class PageTools(ReactiveHTML):
     echo = param.Integer(default=0, doc="set by the page")
     echoed = param.Integer(default=0, doc="`echo`, as the server last saw it")
 
+    # A group, not a second navigation landmark inside the header's (Orca said "navigation"
+    # twice). The skip link is the page's first element, put there by the render script.
     _template = (
-        '<nav class="lab-tools" aria-label="Page tools">'
-        '<button id="skip_link" type="button" class="lab-skip" onclick="${script(\'skip\')}">'
-        "Skip to the lesson</button>"
+        '<div class="lab-tools" role="group" aria-label="Page tools">'
         '<button id="toggle_btn" type="button" class="lab-presenter-toggle" aria-pressed="false" '
         "onclick=\"${script('toggle')}\">Presenter mode</button>"
-        "</nav>"
+        "</div>"
     )
     _scripts = js.sections("page_tools.js")  # noqa: RUF012 - Panel reads this class attribute
     _stylesheets = [attention_lab_assets.read_text("components", "page-tools.css")]  # noqa: RUF012
