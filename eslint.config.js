@@ -101,7 +101,7 @@ module.exports = [
   receives("app/js/control_names.js", [...REACTIVE, "a11y", "Bokeh"]),
   receives("app/js/page_structure.js", [...REACTIVE, "structure", "__SIDEBAR_NAME__", "__DIALOG_NAME__"]),
   receives("app/js/tab_keys.js", [...REACTIVE, "tab_keys", "Bokeh"]),
-  receives("app/js/page_tools.js", [...REACTIVE, "skip_link", "toggle_btn", "Bokeh"]),
+  receives("app/js/page_tools.js", [...REACTIVE, "toggle_btn", "keys_btn", "keys_panel", "Bokeh"]),
   receives("app/js/shown_signal.js", [...REACTIVE, "box", "show"]),
   receives("app/js/disclosure_button.js", [...REACTIVE, "btn", "arrow", "text"]),
   receives("app/js/live_summary.js", [...REACTIVE, "summary", "news"]),

@@ -89,6 +89,20 @@ skipFirst();
 state.applyPresenter(data.presenter);
 // @script toggle
 data.presenter = !data.presenter;
+// @script keys
+// The keyboard help opens under the header (focus into it) and closes (focus back to Keys).
+// Out of the header the first time: its stacking context put a phone's open sidebar on top.
+if (keys_panel.parentNode !== document.body) document.body.appendChild(keys_panel);
+const open = keys_panel.hidden;
+keys_panel.hidden = !open;
+keys_btn.setAttribute('aria-expanded', open ? 'true' : 'false');
+(open ? keys_panel : keys_btn).focus();
+// @script keys_key
+if (state.event && state.event.key === 'Escape') {
+  keys_panel.hidden = true;
+  keys_btn.setAttribute('aria-expanded', 'false');
+  keys_btn.focus();
+}
 // @script send_echo
 // The session's echo (PageTools.echo, app/page/a11y.py): the page (or a browser test, through
 // the model) asks when the server has handled everything sent before by raising `echo` and

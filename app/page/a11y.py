@@ -79,6 +79,43 @@ class ControlPointer(ReactiveHTML):
 # mode folds it too and enlarges the type (assets/lab.css reads the class on <html>).
 
 
+# The keyboard help (the header's Keys button): every key the page answers, in one short
+# panel drawn in the browser alone (no server model). Esc or Close shuts it, and focus goes
+# back to the button.
+KEYS = (
+    (
+        "Tab, Shift+Tab",
+        "the next or the previous control; the first Tab reaches <b>Skip to the lesson</b>",
+    ),
+    ("Enter, Space", "press the focused button; open the focused tab"),
+    (
+        "Left, Right, Home, End",
+        "on the teaching tabs: open the next, the previous, the first or the last tab",
+    ),
+    ("Arrow keys", "a slider one step; a prediction's answers one by one"),
+    ("Page Up, Page Down", "a slider a 24th of its range (the query angle 15°)"),
+    (
+        "Arrow keys on a tip",
+        "the sidebar's tips (q, A, B, ...) move a key 0.1 along x or y, "
+        "the query 5° round; with Shift five times as far",
+    ),
+    (
+        "Typing, Enter, Backspace",
+        "a trained model's multi-choice boxes: filter, pick, remove the last one picked",
+    ),
+    ("Esc", "close this help"),
+)
+KEYS_HELP = (
+    '<div id="keys_panel" class="lab-keys" role="dialog" aria-label="Keyboard help" '
+    'tabindex="-1" hidden onkeydown="${script(\'keys_key\')}">'
+    '<h2 class="lab-keys-title">Keyboard help</h2><dl>'
+    + "".join(f"<dt>{keys}</dt><dd>{what}</dd>" for keys, what in KEYS)
+    + "</dl>"
+    '<button id="keys_close" type="button" class="lab-keys-close" '
+    "onclick=\"${script('keys')}\">Close</button></div>"
+)
+
+
 class PageTools(ReactiveHTML):
     """Header tools: a skip link to the lesson and the presenter-mode switch."""
 
@@ -93,8 +130,11 @@ class PageTools(ReactiveHTML):
     # twice). The skip link is the page's first element, put there by the render script.
     _template = (
         '<div class="lab-tools" role="group" aria-label="Page tools">'
+        '<button id="keys_btn" type="button" class="lab-keys-toggle" aria-expanded="false" '
+        'aria-haspopup="dialog" onclick="${script(\'keys\')}">Keys</button>'
         '<button id="toggle_btn" type="button" class="lab-presenter-toggle" aria-pressed="false" '
         "onclick=\"${script('toggle')}\">Presenter mode</button>"
+        f"{KEYS_HELP}"
         "</div>"
     )
     _scripts = js.sections("page_tools.js")  # noqa: RUF012 - Panel reads this class attribute

@@ -272,3 +272,41 @@ def test_a_students_class_page(open_lab):
     wait_until_settled(student.page)
     assert not (found := blocking(student.page)), "\n".join(found)
     assert not (found := blocking_at_sizes(student.page)), "\n".join(found)
+
+
+def test_the_keyboard_help_opens_and_closes_by_keyboard(open_lab):
+    """The header's Keys button: a dialog listing every key the page answers, focus moved into
+    it, Esc closing it with focus back on the button; nothing for axe to refuse while open."""
+    lab = open_lab("", more_settings=False)
+    wait_until_settled(lab.page)
+    keys = lab.page.get_by_role("button", name="Keys")
+    keys.focus()
+    lab.page.keyboard.press("Enter")
+    dialog = lab.page.get_by_role("dialog", name="Keyboard help")
+    dialog.wait_for(state="visible", timeout=30000)
+    assert keys.get_attribute("aria-expanded") == "true"
+    text = dialog.inner_text()
+    for key in ("Tab, Shift+Tab", "Page Up, Page Down", "Arrow keys on a tip", "Esc"):
+        assert key in text, text
+    focused = lab.page.evaluate(
+        "() => { let el = document.activeElement;"
+        " while (el && el.shadowRoot && el.shadowRoot.activeElement)"
+        " el = el.shadowRoot.activeElement; return el && el.getAttribute('role'); }"
+    )
+    assert focused == "dialog"
+    assert not (found := blocking(lab.page)), "\n".join(found)
+    lab.page.keyboard.press("Escape")
+    dialog.wait_for(state="hidden", timeout=30000)
+    assert keys.get_attribute("aria-expanded") == "false"
+    assert keys.evaluate("el => el.getRootNode().activeElement === el")
+    # On a phone with the sidebar open the help is on top, not under the sidebar.
+    lab.page.set_viewport_size({"width": 390, "height": 844})
+    lab.page.evaluate("() => document.getElementById('sidebar').classList.add('show')")
+    keys.focus()
+    lab.page.keyboard.press("Enter")
+    dialog.wait_for(state="visible", timeout=30000)
+    on_top = dialog.evaluate(
+        "el => { const r = el.getBoundingClientRect();"
+        " return el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + 20)); }"
+    )
+    assert on_top
