@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import param
 
-from app.state import model_runs
+from app.state import attribution_runs, model_runs
 from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
 from engine.trained import causal
@@ -77,7 +77,7 @@ class CausalState(param.Parameterized):
             )
             self.change = LOOKING
         self.token = None
-        model, text, generation = self._m.loaded, self._m.text, self._generation
+        model, text, generation = self._m.model, self._m.text, self._generation
         with self._idle:
             self._suggesting += 1
         _POOL.submit(self._suggest, model, text, generation)
@@ -85,7 +85,8 @@ class CausalState(param.Parameterized):
     def _suggest(self, model, text, generation) -> None:
         try:
             try:
-                corrupted, change = causal.counterfactual(model, text)
+                # Shared with every session on this sentence (and the patch step's lesson).
+                corrupted, change = attribution_runs.counterfactual(model, text)
             except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
                 corrupted, change = "", f"no change suggested ({exc})"
             self.deliver(functools.partial(self._suggested, generation, corrupted, change))
