@@ -6,7 +6,11 @@ Reports, from one run, medians of
    open page holds (traced allocations of pages kept alive, per page);
    (--speedups both: with and without app/patches/bokeh_speedups.py, side by side);
 2. with --browser: in headless Chromium, navigation start to every plot in the page drawn,
-   and (once the page defers its analysis plots) a scroll to them until they are drawn.
+   and (once the page defers its analysis plots) a scroll to them until they are drawn;
+3. with --served N: on real servers, side by side, what opening N pages at once costs the
+   `attention-lab` process and a plain eight-figure Panel page served by `panel serve`
+   (tools/plain_page.py): server CPU per page opened, resident memory per open page, and
+   their ratios (issue 28's targets: at most 0.7x the plain page's CPU and 2.0 MB a page).
 
 `python -m tools.loadtest` measures the same costs on a running server (CPU and resident memory
 per session); this script isolates the page build so a change can be judged side by side.
@@ -150,6 +154,66 @@ def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
     }
 
 
+def _plain_server(log_path):
+    """`panel serve tools/plain_page.py` on a free loopback port, as any Panel app is served."""
+    from pathlib import Path
+
+    from tools import harness
+
+    port = harness.free_port()
+    script = Path(__file__).with_name("plain_page.py")
+    command = [
+        *("python3", "-m", "panel", "serve", str(script), "--port", str(port)),
+        *("--address", "127.0.0.1", "--allow-websocket-origin", f"localhost:{port}"),
+        *("--liveness", "--log-level", "warning"),
+        *("--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"),
+    ]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        process = harness.subprocess.Popen(
+            command, stdout=log, stderr=harness.subprocess.STDOUT, env=harness.clean_env()
+        )
+    server = harness.LabServer(process, port, log_path)
+    harness.wait_until_live(process, server.base, 60, "the plain page", log_path)
+    return server, f"{server.base}/plain_page"
+
+
+def served(sessions: int, rounds: int) -> dict:
+    """Open `sessions` pages at once on each server, `rounds` times, alternating; medians."""
+    import tempfile
+    from pathlib import Path
+
+    from tools import classload, loadtest
+
+    classload.register_models()  # the client must know the lab's own models, as a browser does
+    folder = Path(tempfile.mkdtemp(prefix="attention-lab-bench-page-"))
+    figures = {"lab": {"cpu": [], "rss": []}, "plain": {"cpu": [], "rss": []}}
+    for r in range(rounds):
+        for name in ("plain", "lab"):
+            if name == "lab":
+                server = loadtest.start_server(folder / f"lab{r}.log", 0)
+                url = server.url
+            else:
+                server, url = _plain_server(folder / f"plain{r}.log")
+            options = loadtest.build_parser().parse_args(
+                ["--sessions", str(sessions), "--busy", "0", "--max-seconds", "600"]
+            )
+            try:
+                run = loadtest.Run(options, url, server.pid)
+                report = run.execute([run.phase_crowd])
+            finally:
+                server.stop()
+            crowd = report["phases"]["crowd"]
+            if report["errors"] or crowd.get("opened") != sessions:
+                raise SystemExit(f"{name}: {report['errors'][:3]} ({crowd.get('opened')} opened)")
+            figures[name]["cpu"].append(crowd["server_cpu_s_per_session_open"])
+            figures[name]["rss"].append(crowd["rss_per_session_mb"])
+    return {
+        name: {key: statistics.median(values) for key, values in parts.items()}
+        for name, parts in figures.items()
+    }
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15, help="page builds timed")
@@ -157,6 +221,13 @@ def main(argv=None) -> None:
     parser.add_argument("--browser", action="store_true", help="also time the first drawing")
     parser.add_argument("--loads", type=int, default=8, help="page loads in Chromium")
     parser.add_argument("--viewport", default="1920x1080", help="WIDTHxHEIGHT")
+    parser.add_argument(
+        "--served",
+        type=int,
+        metavar="N",
+        help="also open N pages at once on a served lab and a served plain Panel page",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="--served rounds, alternating")
     parser.add_argument(
         "--speedups",
         choices=("on", "off", "both"),
@@ -181,6 +252,15 @@ def main(argv=None) -> None:
         print(
             f"speedups: CPU x{slow['cpu_s'] / fast['cpu_s']:.2f} faster, "
             f"memory x{slow['held_mb'] / fast['held_mb']:.2f} smaller"
+        )
+    if args.served:
+        f = served(args.served, args.rounds)
+        lab, plain = f["lab"], f["plain"]
+        print(
+            f"served, {args.served} pages at once (median of {args.rounds} rounds): server CPU "
+            f"per page opened {lab['cpu']:.3f} s (plain eight-figure Panel page "
+            f"{plain['cpu']:.3f} s: x{lab['cpu'] / plain['cpu']:.2f}); resident memory per "
+            f"open page {lab['rss']:.2f} MB (plain {plain['rss']:.2f} MB)"
         )
     if args.browser:
         width, height = (int(v) for v in args.viewport.split("x"))

@@ -102,14 +102,9 @@ class PageLayout(param.Parameterized):
             pn.Column(lab.classroom, lab.lessons, sizing_mode="stretch_width", margin=0),
         )
         self.scenario_tabs = [lessons, *(_tab(name) for name in TAB_PARTS)]
-        # The hand-made diagnosis, audit and export describe the scenarios, not a model's head.
-        self.experiments_tab = pn.Column(name="Experiments")
-        self.causal_tab = pn.Column(name="Causal map")
-        self.model_tabs = [
-            lessons,
-            _tab("Experiments", self.experiments_tab),
-            _tab("Causal map", self.causal_tab),
-        ]
+        # The hand-made diagnosis, audit and export describe the scenarios, not a model's head:
+        # a trained model has its own tabs, built with its views (`place_model_views`).
+        self.experiments_tab = self.causal_tab = self.model_tabs = None
         self.teaching = pn.Tabs(
             *self.scenario_tabs,
             # Only the open tab's widgets exist in the page; the others are built when opened.
@@ -185,7 +180,13 @@ class PageLayout(param.Parameterized):
         self.prediction = main.prediction.__panel__()
         grow(self.prediction, "lab-logits")
         self.prediction_text = main.prediction.text  # the answer in words, out of sight
-        self.experiments_tab.objects = [main]
+        self.experiments_tab = pn.Column(main, name="Experiments")
+        self.causal_tab = pn.Column(name="Causal map")
+        self.model_tabs = [
+            self.scenario_tabs[0],  # the lessons
+            _tab("Experiments", self.experiments_tab),
+            _tab("Causal map", self.causal_tab),
+        ]
         self.heads_below.objects = [heads]
         self.loading_changed()  # the answer's words hide while a model loads, as the rest
 

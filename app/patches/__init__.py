@@ -14,8 +14,11 @@ Process-wide patches (they change a class or a table every session shares):
   into Bokeh's route table.
 - `panel_events.clicks_under_the_document_lock`: a click that arrives while a change from its
   page is pending is handled under the session's document lock (it was lost).
+- `panel_panes`: a pane's own wrapping layout built when read, not for every pane.
+- `bokeh_owners`: a Bokeh container's owners in a tuple, not a set per container.
+- `param_watchers`: an instance's watchers of a parameter in two slots, not a dict of lists.
 
-All seven are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All ten are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -51,6 +54,9 @@ PROCESS_WIDE = (
     "any_address_opens",
     "websocket_nodelay",
     "clicks_under_the_lock",
+    "pane_layouts_on_demand",
+    "owners_in_tuples",
+    "compact_instance_watchers",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -65,12 +71,15 @@ def apply_all() -> dict[str, bool]:
     with _lock:
         if _applied is None:
             from app.patches import (
+                bokeh_owners,
                 bokeh_speedups,
                 panel_design,
                 panel_events,
                 panel_location,
                 panel_markdown,
+                panel_panes,
                 panel_resources,
+                param_watchers,
                 server_routes,
             )
 
@@ -89,5 +98,11 @@ def apply_all() -> dict[str, bool]:
                 "websocket_nodelay": server_routes.send_updates_without_delay() is not None,
                 # A click that came while a change from its page was pending was lost.
                 "clicks_under_the_lock": panel_events.clicks_under_the_document_lock(),
+                # Every pane carried a Row of its own that no page of the lab shows.
+                "pane_layouts_on_demand": panel_panes.pane_layouts_on_demand(),
+                # A set per Bokeh container for its one owner: a sixth of a page's memory.
+                "owners_in_tuples": bokeh_owners.owners_in_tuples(),
+                # A dict and a list per watched parameter of every component: a fifth of a page.
+                "compact_instance_watchers": param_watchers.compact_instance_watchers(),
             }
         return dict(_applied)

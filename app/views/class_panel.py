@@ -174,24 +174,9 @@ class ClassView(pn.viewable.Viewer):
         self._template = self._link = None
         self._loaded = False
         pn.state.onload(self._page_loaded)
-        self.code_input = pn.widgets.TextInput(
-            label="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
-        )
-        self.nickname = pn.widgets.TextInput(
-            label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
-        )
-        self.join_button = pn.widgets.Button(label="Join", color="primary", width=90)
-        self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
+        # Folded; its form is built when first unfolded (`_join_box_opened`).
+        self.code_input = self.nickname = self.join_button = None
         self.join_box = pn.Card(
-            # Wraps on a phone: a row of fixed widths would widen the whole page.
-            pn.FlexBox(
-                self.code_input,
-                self.nickname,
-                self.join_button,
-                flex_wrap="wrap",
-                align_items="flex-end",
-                margin=0,
-            ),
             title="Join a class",
             header=card_header("Join a class"),
             collapsed=True,
@@ -199,53 +184,14 @@ class ClassView(pn.viewable.Viewer):
             margin=(0, 10, 6, 10),
             css_classes=["lab-class-join"],
         )
-        self.status = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS]
-        )
-        self.problem = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
-        )
-        # The teacher's controls and the chart are built the first time a page needs them:
-        # most pages never join a class, and these were a sixth of a page's models.
-        self.teacher_row = pn.FlexBox(
-            visible=False,
-            sizing_mode="stretch_width",
-            margin=(0, 5),
-            css_classes=["lab-class-tools"],
-            flex_wrap="wrap",
-        )
-        self.teacher_more = pn.Card(
-            title="More: another device, end the class",
-            header=card_header("More: another device, end the class"),
-            collapsed=True,
-            visible=False,
-            sizing_mode="stretch_width",
-            margin=(0, 10, 6, 10),
-        )
-        # A student's switch.
-        self.follow = pn.widgets.Checkbox(
-            label="Follow the teacher", value=True, visible=False, margin=(0, 10)
-        )
-        self.follow.param.watch(self._follow_changed, "value")
+        self.join_box.param.watch(self._join_box_opened, "collapsed")
+        # What a page in a class shows (its status, the teacher's controls, the student's switch,
+        # the chart, the join panel) is built the first time the page joins or tries to
+        # (`_build_class_parts`): most pages never do, and these were a tenth of a page.
+        self.status = self.problem = self.follow = self.chart_pane = self.outcome = None
+        self.teacher_row = self.teacher_more = self.join_panel = self.close_join = None
         self.chart = None
-        self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
         self._style_figure = style_figure or (lambda fig: None)
-        self.outcome = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
-        )
-        # The votes sit in the step, under its question (LessonsView.class_votes).
-        lessons.class_votes = (self.chart_pane, self.outcome)
-        self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.close_join = pn.widgets.Button(
-            label="Start the lesson",
-            color="primary",
-            width=260,
-            height=52,
-            align="center",
-            css_classes=["lab-join-start"],
-            stylesheets=[CLASS_CSS],
-        )
-        self.close_join.on_click(lambda e: self._template and self._template.close_modal())
         # Watchers, not dependencies: each must run after the watchers registered before it (a
         # dependency runs first), e.g. the page's own reaction to a lesson opened.
         session.param.watch(
@@ -266,17 +212,84 @@ class ClassView(pn.viewable.Viewer):
         lessons.param.watch(self._measured, "outcome")
         lessons.param.watch(self._predicted, "prediction")
         self._layout = pn.Column(
-            self.join_box,
-            self.status,
-            self.problem,
-            self.teacher_row,
-            self.follow,
-            self.teacher_more,
-            sizing_mode="stretch_width",
-            margin=0,
-            css_classes=["lab-class"],
+            self.join_box, sizing_mode="stretch_width", margin=0, css_classes=["lab-class"]
         )
+        self._modal = None  # the template's modal holds the join panel, once built
         self._changed()
+
+    def _join_box_opened(self, event) -> None:
+        if event.new or self.code_input is not None:
+            return
+        self.code_input = pn.widgets.TextInput(
+            label="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
+        )
+        self.nickname = pn.widgets.TextInput(
+            label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
+        )
+        self.join_button = pn.widgets.Button(label="Join", color="primary", width=90)
+        self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
+        # Wraps on a phone: a row of fixed widths would widen the whole page.
+        self.join_box.objects = [
+            pn.FlexBox(
+                self.code_input,
+                self.nickname,
+                self.join_button,
+                flex_wrap="wrap",
+                align_items="flex-end",
+                margin=0,
+            )
+        ]
+
+    def _build_class_parts(self) -> None:
+        self.status = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS]
+        )
+        self.problem = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
+        )
+        # The teacher's controls and the chart wait until a page needs them.
+        self.teacher_row = pn.FlexBox(
+            visible=False,
+            sizing_mode="stretch_width",
+            margin=(0, 5),
+            css_classes=["lab-class-tools"],
+            flex_wrap="wrap",
+        )
+        self.teacher_more = pn.Card(
+            title="More: another device, end the class",
+            header=card_header("More: another device, end the class"),
+            collapsed=True,
+            visible=False,
+            sizing_mode="stretch_width",
+            margin=(0, 10, 6, 10),
+        )
+        # A student's switch.
+        self.follow = pn.widgets.Checkbox(
+            label="Follow the teacher", value=True, visible=False, margin=(0, 10)
+        )
+        self.follow.param.watch(self._follow_changed, "value")
+        self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
+        self.outcome = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
+        )
+        # The votes sit in the step, under its question.
+        self.lessons.show_class_votes(self.chart_pane, self.outcome)
+        self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
+        self.close_join = pn.widgets.Button(
+            label="Start the lesson",
+            color="primary",
+            width=260,
+            height=52,
+            align="center",
+            css_classes=["lab-join-start"],
+            stylesheets=[CLASS_CSS],
+        )
+        self.close_join.on_click(lambda e: self._template and self._template.close_modal())
+        if self._modal is not None:
+            self._modal.objects = [self.join_panel, self.close_join]
+        self._layout.extend(
+            [self.status, self.problem, self.teacher_row, self.follow, self.teacher_more]
+        )
 
     def _build_teacher_controls(self) -> None:
         self.show_code = pn.widgets.Button(label="Show the join code", width=170)
@@ -317,9 +330,12 @@ class ClassView(pn.viewable.Viewer):
     def attach(self, template, link) -> None:
         """The page's template (its modal shows the join panel) and header link."""
         self._template, self._link = template, link
-        template.modal.append(
-            pn.Column(self.join_panel, self.close_join, sizing_mode="stretch_width")
-        )
+        # The template draws its modal's contents once, with the page: a holder, filled when
+        # the class parts are built.
+        self._modal = pn.Column(sizing_mode="stretch_width")
+        if self.join_panel is not None:
+            self._modal.objects = [self.join_panel, self.close_join]
+        template.modal.append(self._modal)
 
     def join(self, code: str, nickname: str = "") -> bool:
         if not self._loaded:
@@ -403,6 +419,12 @@ class ClassView(pn.viewable.Viewer):
         names = {e.name for e in events}
         in_class = bool(s.code) and s.role != ""
         teacher, student = s.role == "teacher", s.role == "student"
+        if self.status is None:
+            if not (s.code or s.problem):
+                if self._link is not None:
+                    self._link.in_class = False
+                return
+            self._build_class_parts()
         with pn.io.hold():
             if teacher and not self.teacher_row.objects:
                 self._build_teacher_controls()

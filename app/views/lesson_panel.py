@@ -92,11 +92,12 @@ class LessonsView(pn.viewable.Viewer):
         # options are put back.
         self.choices.param.watch(self._choice_moved, "value")
         self.choices.param.watch(self._options_moved, "options")
-        # What the class answered (app/views/class_panel.py sets its chart here before the
-        # page is laid out): under the question it counts, and below the step's buttons, so
-        # that a chart appearing or changing height never moves Next or Load under a
-        # teacher's pointer. Parts, not a Column: every page would pay a model for it.
+        # What the class answered (app/views/class_panel.py puts its chart here when the page
+        # joins a class, `show_class_votes`): under the question it counts, and below the
+        # step's buttons, so that a chart appearing or changing height never moves Next or
+        # Load under a teacher's pointer. Parts, not a Column: every page would pay for it.
         self.class_votes: tuple = ()
+        self._layout = None
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.do_it = pn.widgets.Button(label="Do it for me", width=140)
         self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
@@ -374,20 +375,32 @@ class LessonsView(pn.viewable.Viewer):
             confirmed,
         )
 
+    def show_class_votes(self, *views) -> None:
+        """Put the class's chart and outcome under the question, once (a page in a class)."""
+        if self.class_votes:
+            return
+        self.class_votes = views
+        if self._layout is not None:
+            objects = list(self._layout.objects)
+            at = objects.index(self.choices) + 1
+            self._layout.objects = [*objects[:at], *views, *objects[at:]]
+
     def __panel__(self):
-        return pn.Column(
-            pn.Row(self.previous, self.next, self.load),
-            self.position,
-            self.text,
-            self.choices,
-            *self.class_votes,
-            self.action,
-            pn.Row(self.do_it, self.measure),
-            self.result,
-            self.onward,
-            sizing_mode="stretch_width",
-            css_classes=["lab-lessons"],
-        )
+        if self._layout is None:
+            self._layout = pn.Column(
+                pn.Row(self.previous, self.next, self.load),
+                self.position,
+                self.text,
+                self.choices,
+                *self.class_votes,
+                self.action,
+                pn.Row(self.do_it, self.measure),
+                self.result,
+                self.onward,
+                sizing_mode="stretch_width",
+                css_classes=["lab-lessons"],
+            )
+        return self._layout
 
 
 def is_model_step(step) -> bool:

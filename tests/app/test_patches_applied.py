@@ -13,12 +13,15 @@ import app.patches
 from app.patches import (
     PROCESS_WIDE,
     apply_all,
+    bokeh_owners,
     bokeh_speedups,
     panel_design,
     panel_events,
     panel_location,
     panel_markdown,
+    panel_panes,
     panel_resources,
+    param_watchers,
     server_routes,
 )
 
@@ -34,6 +37,9 @@ from panel.io import location
 from panel.pane.markup import Markdown
 from panel.theme.base import Design
 from panel.reactive import Syncable
+from panel.pane.base import PaneBase
+from bokeh.core.property.wrappers import PropertyValueContainer
+from param.parameterized import Parameters
 print(json.dumps({
     "bokeh_speedups": HasProps.query_properties_with_values.__module__ != "bokeh.core.has_props",
     "mathjax_only_for_tex": resources._panel_use_mathjax.__module__ != "panel.io.resources",
@@ -42,6 +48,9 @@ print(json.dumps({
     "any_address_opens": location._get_location_params.__module__ != "panel.io.location",
     "websocket_nodelay": any(getattr(h, "sets_nodelay", False) for _, h, *_ in per_app_patterns),
     "clicks_under_the_lock": getattr(Syncable._server_event, "_lab_locked", False),
+    "pane_layouts_on_demand": getattr(PaneBase.__init__, "lab_lazy_layout", False),
+    "owners_in_tuples": PropertyValueContainer._register_owner.__module__ != "bokeh.core.property.wrappers",
+    "compact_instance_watchers": Parameters._register_watcher.__module__ != "param.parameterized",
 }))
 """
 
@@ -96,6 +105,9 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(panel_location, "read_addresses_as_browsers_do")
     counted(server_routes, "send_updates_without_delay")
     counted(panel_events, "clicks_under_the_document_lock")
+    counted(panel_panes, "pane_layouts_on_demand")
+    counted(bokeh_owners, "owners_in_tuples")
+    counted(param_watchers, "compact_instance_watchers")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -107,6 +119,9 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "read_addresses_as_browsers_do",
             "send_updates_without_delay",
             "clicks_under_the_document_lock",
+            "pane_layouts_on_demand",
+            "owners_in_tuples",
+            "compact_instance_watchers",
         ]
     )
 
