@@ -174,9 +174,14 @@ class ClassView(pn.viewable.Viewer):
         self._template = self._link = None
         self._loaded = False
         pn.state.onload(self._page_loaded)
-        # Folded; its form is built when first unfolded (`_join_box_opened`).
+        # Folded; its form's fields are built when first unfolded (`_join_box_opened`), into a
+        # box that is there from the start: filling the card itself would redraw its header
+        # and drop the keyboard focus that unfolded it. Wraps on a phone: a row of fixed
+        # widths would widen the whole page.
         self.code_input = self.nickname = self.join_button = None
+        self._join_form = pn.FlexBox(flex_wrap="wrap", align_items="flex-end", margin=0)
         self.join_box = pn.Card(
+            self._join_form,
             title="Join a class",
             header=card_header("Join a class"),
             collapsed=True,
@@ -228,17 +233,7 @@ class ClassView(pn.viewable.Viewer):
         )
         self.join_button = pn.widgets.Button(label="Join", color="primary", width=90)
         self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
-        # Wraps on a phone: a row of fixed widths would widen the whole page.
-        self.join_box.objects = [
-            pn.FlexBox(
-                self.code_input,
-                self.nickname,
-                self.join_button,
-                flex_wrap="wrap",
-                align_items="flex-end",
-                margin=0,
-            )
-        ]
+        self._join_form.objects = [self.code_input, self.nickname, self.join_button]
 
     def _build_class_parts(self) -> None:
         self.status = pn.pane.HTML(

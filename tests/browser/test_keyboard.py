@@ -191,3 +191,23 @@ def test_after_measure_one_tab_reaches_the_next_step_and_focus_follows_it(open_l
     assert not lab.shows("On to step")  # hidden until step 3 is measured
     lab.page.keyboard.press("Tab")
     assert lab.page.evaluate(FOCUSED) in ALL_LESSONS[2].choices
+
+
+def test_join_a_class_unfolds_by_keyboard_and_the_next_tab_reaches_the_code(open_lab):
+    # The form's fields are built when the card first unfolds; the header keeps the focus
+    # that unfolded it (filling the card itself redrew the header: focus fell to the body).
+    lab = open_lab("", more_settings=False)
+    wait_until_settled(lab.page)
+    header = lab.page.locator(".lab-class-join").get_by_role("button").first
+    header.focus()
+    lab.page.keyboard.press("Enter")
+    code = lab.page.get_by_placeholder("e.g. ACE F47")
+    code.wait_for(timeout=30000)
+    focused_class = """() => {
+      let el = document.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      return el ? el.className : null;
+    }"""
+    assert "card-header" in lab.page.evaluate(focused_class)  # still on the header
+    lab.page.keyboard.press("Tab")
+    assert lab.page.evaluate(FOCUSED) == "Class code"
