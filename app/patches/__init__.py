@@ -17,8 +17,10 @@ Process-wide patches (they change a class or a table every session shares):
 - `panel_panes`: a pane's own wrapping layout built when read, not for every pane.
 - `bokeh_owners`: a Bokeh container's owners in a tuple, not a set per container.
 - `param_watchers`: an instance's watchers of a parameter in two slots, not a dict of lists.
+- `panel_design.style_text_panes_as_their_updates_do`: a text pane drawn with the stylesheets
+  its first update would send (that update made Bokeh walk the whole page).
 
-All ten are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All eleven are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -57,6 +59,7 @@ PROCESS_WIDE = (
     "pane_layouts_on_demand",
     "owners_in_tuples",
     "compact_instance_watchers",
+    "text_panes_styled_once",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -104,5 +107,7 @@ def apply_all() -> dict[str, bool]:
                 "owners_in_tuples": bokeh_owners.owners_in_tuples(),
                 # A dict and a list per watched parameter of every component: a fifth of a page.
                 "compact_instance_watchers": param_watchers.compact_instance_watchers(),
+                # A text pane's first update swapped its stylesheets: a walk of the whole page.
+                "text_panes_styled_once": panel_design.style_text_panes_as_their_updates_do(),
             }
         return dict(_applied)

@@ -81,3 +81,36 @@ def cache_design_modifiers() -> bool:
     _get_modifiers.original = original
     Design._get_modifiers = classmethod(_get_modifiers)
     return True
+
+
+def style_text_panes_as_their_updates_do() -> bool:
+    """A text pane (HTML, Markdown) drawn with the stylesheets its first update would give it.
+
+    A template renders its components with `isolated=False` (no theme stylesheets in their
+    shadow roots), but a text pane's update recomputes its properties through
+    `Design.params`, which is `isolated=True`: its first new text sent three more stylesheets
+    with it, and each such swap made Bokeh walk the whole page's model graph (the second step of
+    a lesson cost a class follower 20 ms instead of 7, measured with tools/bench_follow.py).
+    Drawn isolated from the start, the first update finds the same stylesheets and sends
+    none: the pane looks from its first paint as it looked after its first change. False if
+    this Panel has no `Design._apply_modifiers` (then nothing is changed)."""
+    from panel.pane.markup import HTMLBasePane
+    from panel.theme.base import Design
+
+    found = Design.__dict__.get("_apply_modifiers")
+    original = getattr(found, "__func__", None)
+    if original is None:
+        _log.info("Panel's Design has no _apply_modifiers; text panes left as Panel draws them")
+        return False
+    if getattr(original, "lab_text_panes", False):
+        return True
+
+    def _apply_modifiers(cls, viewable, mref, theme, isolated, cache=None, document=None):
+        if not isolated and isinstance(viewable, HTMLBasePane):
+            isolated = True  # as `Design.params` will at the pane's next update
+        return original(cls, viewable, mref, theme, isolated, cache, document)
+
+    _apply_modifiers.lab_text_panes = True
+    _apply_modifiers.original = original
+    Design._apply_modifiers = classmethod(_apply_modifiers)
+    return True

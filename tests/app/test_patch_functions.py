@@ -285,3 +285,22 @@ def test_a_click_while_a_change_is_pending_runs_under_the_document_lock(monkeypa
     assert outside == []
     [scheduled] = doc.next_tick
     assert scheduled.func == button._event_coroutine and scheduled.args == (doc, "click")
+
+
+def test_a_text_panes_first_update_sends_no_stylesheets():
+    # Drawn in a template with the stylesheets its updates compute (panel_design.py): a new
+    # text changes the text alone, so Bokeh has no model swap to walk the page for.
+    from bokeh.document.events import ModelChangedEvent
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        text = pn.pane.Markdown("first", stylesheets=[":host { color: navy; }"])
+        html = pn.pane.HTML("<p>first</p>")
+        pn.template.BootstrapTemplate(main=[pn.Column(text, html)]).server_doc(doc)
+        events = []
+        doc.on_change(lambda event: events.append(event))
+        text.object = "second"
+        html.object = "<p>second</p>"
+    changed = {e.attr for e in events if isinstance(e, ModelChangedEvent)}
+    assert "text" in changed and "stylesheets" not in changed

@@ -51,6 +51,7 @@ print(json.dumps({
     "pane_layouts_on_demand": getattr(PaneBase.__init__, "lab_lazy_layout", False),
     "owners_in_tuples": PropertyValueContainer._register_owner.__module__ != "bokeh.core.property.wrappers",
     "compact_instance_watchers": Parameters._register_watcher.__module__ != "param.parameterized",
+    "text_panes_styled_once": getattr(Design._apply_modifiers, "lab_text_panes", False),
 }))
 """
 
@@ -108,6 +109,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(panel_panes, "pane_layouts_on_demand")
     counted(bokeh_owners, "owners_in_tuples")
     counted(param_watchers, "compact_instance_watchers")
+    counted(panel_design, "style_text_panes_as_their_updates_do")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -122,6 +124,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "pane_layouts_on_demand",
             "owners_in_tuples",
             "compact_instance_watchers",
+            "style_text_panes_as_their_updates_do",
         ]
     )
 
