@@ -19,8 +19,10 @@ Process-wide patches (they change a class or a table every session shares):
 - `param_watchers`: an instance's watchers of a parameter in two slots, not a dict of lists.
 - `panel_design.style_text_panes_as_their_updates_do`: a text pane drawn with the stylesheets
   its first update would send (that update made Bokeh walk the whole page).
+- `panel_markdown.update_text_panes_with_their_text`: a text pane's new text sent alone, not
+  every property of the pane recomputed.
 
-All eleven are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All twelve are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -60,6 +62,7 @@ PROCESS_WIDE = (
     "owners_in_tuples",
     "compact_instance_watchers",
     "text_panes_styled_once",
+    "text_panes_send_their_text",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -109,5 +112,7 @@ def apply_all() -> dict[str, bool]:
                 "compact_instance_watchers": param_watchers.compact_instance_watchers(),
                 # A text pane's first update swapped its stylesheets: a walk of the whole page.
                 "text_panes_styled_once": panel_design.style_text_panes_as_their_updates_do(),
+                # A new text recomputed every property of its pane: a sixth of a follower's Next.
+                "text_panes_send_their_text": panel_markdown.update_text_panes_with_their_text(),
             }
         return dict(_applied)

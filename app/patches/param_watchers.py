@@ -63,6 +63,17 @@ class ValueWatchers(MutableMapping):
         else:
             raise KeyError(key)
 
+    # Param reads `.get("value")` at every set of a watched parameter: no KeyError round trip.
+    def get(self, key, default=None):
+        if key == _VALUE:
+            return default if self.value is None else self.value
+        return default if self.more is None else self.more.get(key, default)
+
+    def __contains__(self, key) -> bool:
+        if key == _VALUE:
+            return self.value is not None
+        return self.more is not None and key in self.more
+
     def __iter__(self):
         if self.value is not None:
             yield _VALUE

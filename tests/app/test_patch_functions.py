@@ -304,3 +304,60 @@ def test_a_text_panes_first_update_sends_no_stylesheets():
         html.object = "<p>second</p>"
     changed = {e.attr for e in events if isinstance(e, ModelChangedEvent)}
     assert "text" in changed and "stylesheets" not in changed
+
+
+def _served_text_panes(*panes):
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        pn.template.BootstrapTemplate(main=[pn.Column(*panes)]).server_doc(doc)
+    return doc
+
+
+def _model(pane):
+    return next(iter(pane._models.values()))[0]
+
+
+def test_a_text_panes_new_text_alone_is_sent_as_panel_renders_it():
+    from panel.io.state import set_curdoc
+    from panel.pane.markup import HTMLBasePane
+
+    from app.patches.panel_markdown import update_text_panes_with_their_text
+
+    assert update_text_panes_with_their_text()
+    fast = [pn.pane.Markdown("a", css_classes=["x"]), pn.pane.HTML("<b>a</b>")]
+    full = [pn.pane.Markdown("a", css_classes=["x"]), pn.pane.HTML("<b>a</b>")]
+    doc = _served_text_panes(*fast, *full)
+    texts = ["**one** & <two>", "line\n\n- item", "", "plain"]
+    with set_curdoc(doc):
+        for text in texts:
+            for pane in (*fast, *full):
+                if pane in full:  # Panel's own full re-render, for comparison
+                    pane.__dict__.pop("_lab_render_options", None)
+                pane.object = text
+            for ours, panels in zip(fast, full, strict=True):
+                theirs = _model(panels)
+                assert _model(ours).text == theirs.text
+                assert _model(ours).css_classes == theirs.css_classes
+                assert _model(ours).stylesheets == theirs.stylesheets
+    assert HTMLBasePane._update.lab_text_only
+
+
+def test_a_change_of_a_text_panes_classes_or_alert_type_still_reaches_its_model():
+    import html
+
+    from panel.io.state import set_curdoc
+
+    text = pn.pane.Markdown("a", css_classes=["x"])
+    alert = pn.pane.Alert("careful", alert_type="warning")
+    doc = _served_text_panes(text, alert)
+    with set_curdoc(doc):
+        text.object = "b"  # the first update: Panel's own, in full
+        text.object = "c"  # the text alone
+        text.css_classes = ["y"]  # a render option of Markdown: in full again
+        alert.object = "still careful"
+        alert.alert_type = "danger"
+    assert "y" in _model(text).css_classes and "x" not in _model(text).css_classes
+    assert "<p>c</p>" in html.unescape(_model(text).text)
+    assert "alert-danger" in _model(alert).css_classes

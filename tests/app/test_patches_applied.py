@@ -38,6 +38,7 @@ from panel.pane.markup import Markdown
 from panel.theme.base import Design
 from panel.reactive import Syncable
 from panel.pane.base import PaneBase
+from panel.pane.markup import HTMLBasePane
 from bokeh.core.property.wrappers import PropertyValueContainer
 from param.parameterized import Parameters
 print(json.dumps({
@@ -52,6 +53,7 @@ print(json.dumps({
     "owners_in_tuples": PropertyValueContainer._register_owner.__module__ != "bokeh.core.property.wrappers",
     "compact_instance_watchers": Parameters._register_watcher.__module__ != "param.parameterized",
     "text_panes_styled_once": getattr(Design._apply_modifiers, "lab_text_panes", False),
+    "text_panes_send_their_text": getattr(HTMLBasePane._update, "lab_text_only", False),
 }))
 """
 
@@ -110,6 +112,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(bokeh_owners, "owners_in_tuples")
     counted(param_watchers, "compact_instance_watchers")
     counted(panel_design, "style_text_panes_as_their_updates_do")
+    counted(panel_markdown, "update_text_panes_with_their_text")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -125,6 +128,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "owners_in_tuples",
             "compact_instance_watchers",
             "style_text_panes_as_their_updates_do",
+            "update_text_panes_with_their_text",
         ]
     )
 
