@@ -173,3 +173,14 @@ def test_the_load_tool_drives_a_class_and_counts_every_vote(lab, tmp_path, monke
         assert summary["p50"] == pytest.approx(_quantile(raw, 0.50)), (figure, raw)
         assert summary["p95"] == pytest.approx(_quantile(raw, 0.95)), (figure, raw)
         assert summary["max"] == max(raw), (figure, raw)
+
+
+def test_the_page_bench_sets_the_lab_beside_a_served_plain_panel_page():
+    # tools/bench_page.py --served: the baseline page (tools/plain_page.py) must serve, carry
+    # the control and source the load tool moves, and both servers must report their figures.
+    from tools import bench_page
+
+    figures = bench_page.served(sessions=2, rounds=1)
+    for name in ("lab", "plain"):
+        assert figures[name]["cpu"] > 0, figures
+        assert math.isfinite(figures[name]["rss"]), figures
