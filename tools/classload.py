@@ -312,8 +312,13 @@ def drive(
             when = next(t for t, total in teacher.updates if total >= rank)
             vote_ms.append(max(0.0, (when - sent) * 1000))
         counted = teacher.updates[-1][1]
+        # What the teacher's chart showed, and when, from the first vote sent: how the votes
+        # arrive (a steady climb, or one late batch) says where the wait is.
+        chart_timeline = [(round((t - sent_at[0]) * 1000), n) for t, n in teacher.updates]
+        votes_sent_over_ms = round((sent_at[-1] - sent_at[0]) * 1000)
     except TimeoutError as exc:
         errors.append(str(exc))
+        chart_timeline, votes_sent_over_ms = [], None
         shown_ms, vote_ms = locals().get("shown_ms", []), []
         counted = teacher.updates[-1][1] if teacher.updates else 0
     finally:
@@ -327,6 +332,8 @@ def drive(
         "open_seconds": open_s,
         "next_to_shown_ms": percentiles(shown_ms),
         "vote_to_chart_ms": percentiles(vote_ms),
+        "chart_timeline": chart_timeline,
+        "votes_sent_over_ms": votes_sent_over_ms,
         "votes_sent": len(live),
         "votes_counted": counted,
         "errors": errors,
@@ -346,6 +353,9 @@ def render(report: dict) -> str:
         f"  teacher's Next -> student's step shown: {fig('next_to_shown_ms')}",
         f"  student's vote -> teacher's chart:      {fig('vote_to_chart_ms')}",
         f"  votes counted: {report['votes_counted']} of {report['votes_sent']}",
+        f"  the votes sent over {report.get('votes_sent_over_ms')} ms; the teacher's chart "
+        "(ms from the first vote: total): "
+        + ", ".join(f"{ms}: {n}" for ms, n in report.get("chart_timeline", [])[:20]),
         f"  errors: {len(report['errors'])}",
     ]
     lines += [f"    - {e}" for e in report["errors"][:10]]
