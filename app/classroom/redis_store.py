@@ -263,11 +263,36 @@ class RedisStore(ClassStore):
             return pipe.execute()
 
         joined, votes, measured = self._call(work)
+        return (joined, *self._of_step(step, votes, measured))
+
+    @staticmethod
+    def _of_step(step: int, votes: dict, measured: dict) -> tuple[dict, dict]:
+        """The step's votes and measurements, by student, from the class's hashes."""
         prefix = f"{step}:"
         return (
-            joined,
             {k[len(prefix) :]: int(v) for k, v in votes.items() if k.startswith(prefix)},
             {k[len(prefix) :]: v == "1" for k, v in measured.items() if k.startswith(prefix)},
+        )
+
+    def _step_view(self, code: str, step: int):
+        def work(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.hget(_key(code, "meta"), "created")
+            pipe.sismember(_key(code, "revealed"), step)
+            pipe.hvals(_key(code, "at"))
+            pipe.hlen(_key(code, "students"))
+            pipe.hgetall(_key(code, "votes"))
+            pipe.hgetall(_key(code, "measured"))
+            return pipe.execute()
+
+        created, revealed, at, joined, votes, measured = self._call(work)
+        if created is None:
+            raise UnknownClass(f"there is no class {code} (it may have ended)")
+        return (
+            joined,
+            *self._of_step(step, votes, measured),
+            bool(revealed),
+            sum(1 for value in at if value == str(step)),
         )
 
     def _arrive(self, code: str, student: str, step: int) -> None:

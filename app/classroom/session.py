@@ -334,9 +334,8 @@ class ClassSession(param.Parameterized):
         tally: Tally | None = None
         mine = None
         if shown:
-            tally = self._store.tally(self.code, shown)
-            if self.role == "student":
-                mine = self._store.vote_of(self.code, self.student_id, shown)
+            student = self.student_id if self.role == "student" else None
+            tally, mine = self._store.tally_and_vote(self.code, shown, student)
         updates = dict(
             step=info.step, locked=info.locked, joined=info.students, tally=tally, my_vote=mine
         )

@@ -301,14 +301,18 @@ class ClassStore:
     # -- anyone in the class ----------------------------------------------------------------
 
     def info(self, code: str) -> ClassInfo:
-        code = check_code(code)
-        if not self._exists(code):
-            raise UnknownClass(f"there is no class {code} (it may have ended)")
-        return self._info(code)
+        # Both stores' `_info` raise UnknownClass for a class that is not there: one read.
+        return self._info(check_code(code))
 
     def tally(self, code: str, step: int) -> Tally:
+        return self.tally_and_vote(code, step, None)[0]
+
+    def tally_and_vote(self, code: str, step: int, student: str | None) -> tuple[Tally, int | None]:
+        """A step's votes and one student's stored choice in it (None: no student, or no vote),
+        from one read of the store: a page's refresh after each vote made six round trips to
+        Redis, each holding its replica's loop while a class of 200 voted."""
         code, step = check_code(code), check_step(step)
-        joined, votes, measured = self._tally(code, step)
+        joined, votes, measured, revealed, arrived = self._step_view(code, step)
         counts: dict[int, int] = {}
         for choice in votes.values():
             counts[choice] = counts.get(choice, 0) + 1
@@ -320,9 +324,9 @@ class ClassStore:
             counts=counts,
             measured=len(measured),
             borne_out=borne,
-            revealed=step in self._info(code).revealed,
-            arrived=self._arrived_on(code, step),
-        )
+            revealed=revealed,
+            arrived=arrived,
+        ), (votes.get(student) if student else None)
 
     def vote_of(self, code: str, student: str, step: int) -> int | None:
         """This student's stored choice for a step (what their page shows as counted)."""
@@ -421,6 +425,14 @@ class ClassStore:
 
     def _tally(self, code: str, step: int) -> tuple[int, dict[str, int], dict[str, bool]]:
         raise NotImplementedError
+
+    def _step_view(self, code: str, step: int):
+        """(joined, votes, measured, the step revealed, students on it) for `tally_and_vote`;
+        raises UnknownClass. From the other hooks; a store that reads it all at once
+        overrides it."""
+        joined, votes, measured = self._tally(code, step)
+        revealed = step in self._info(code).revealed
+        return joined, votes, measured, revealed, self._arrived_on(code, step)
 
     def _arrive(self, code: str, student: str, step: int) -> None:
         raise NotImplementedError

@@ -121,3 +121,24 @@ def test_a_clients_address_is_never_kept_only_its_digest(redis_url):
         assert "203.0.113.9" not in everything and "alab:rate:join:" in everything
     finally:
         store.close()
+
+
+def test_a_pages_refresh_reads_redis_twice(redis_url, monkeypatch):
+    # A student's page reads the class after each of its votes: the class (one pipeline) and
+    # the step's tally with its own vote (one pipeline). It was six round trips, each holding
+    # the replica's loop while a class of 200 voted.
+    store = RedisStore(redis_url)
+    try:
+        code, key = store.create()
+        a = student()
+        store.join(code, a)
+        store.set_step(code, key, 2)
+        store.vote(code, a, 2, 0)
+        calls = []
+        real = store._call
+        monkeypatch.setattr(store, "_call", lambda work: calls.append(work) or real(work))
+        store.info(code)
+        assert store.tally_and_vote(code, 2, a)[1] == 0
+        assert len(calls) == 2
+    finally:
+        store.close()

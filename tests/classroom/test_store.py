@@ -297,3 +297,25 @@ def test_a_page_flicking_through_steps_is_not_counted_beyond_the_limit(store):
     assert sent.count(True) == rules.ARRIVALS_PER_MINUTE and not any(sent[-5:])
     store.vote(code, me, 2, 1)  # votes have their own allowance
     assert store.vote_of(code, me, 2) == 1
+
+
+def test_a_steps_tally_and_a_students_vote_come_from_one_read(store):
+    code, key = store.create()
+    a, b = student(), student()
+    store.join(code, a)
+    store.join(code, b)
+    store.set_step(code, key, 2)
+    store.vote(code, a, 2, 1)
+    store.measured(code, a, 2, True)
+    store.arrived(code, a, 2)
+    store.reveal(code, key, 2)
+    tally, mine = store.tally_and_vote(code, 2, a)
+    assert tally == store.tally(code, 2) and mine == store.vote_of(code, a, 2) == 1
+    assert (tally.revealed, tally.arrived, tally.borne_out) == (True, 1, 1)
+    assert store.tally_and_vote(code, 2, b)[1] is None  # b has not voted
+    assert store.tally_and_vote(code, 3, None) == (store.tally(code, 3), None)
+    store.end(code, key)
+    with pytest.raises(UnknownClass):
+        store.tally_and_vote(code, 2, a)
+    with pytest.raises(UnknownClass):
+        store.info(code)
