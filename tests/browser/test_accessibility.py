@@ -310,3 +310,16 @@ def test_the_keyboard_help_opens_and_closes_by_keyboard(open_lab):
         " return el.contains(document.elementFromPoint(r.x + r.width / 2, r.y + 20)); }"
     )
     assert on_top
+
+
+@pytest.mark.parametrize("size", [(390, 844), (1366, 768)])
+def test_the_join_form_unfolded_has_nothing_blocking(open_lab, size):
+    # Its fields are built when the card first unfolds (app/views/class_panel.py): axe reads
+    # them as drawn then, labels included.
+    lab = open_lab("", more_settings=False)
+    lab.page.set_viewport_size({"width": size[0], "height": size[1]})
+    lab.page.locator(".lab-class-join").get_by_role("button").first.focus()
+    lab.page.keyboard.press("Enter")  # by keyboard: a phone's open sidebar covers the pointer
+    lab.page.get_by_placeholder("e.g. ACE F47").wait_for(timeout=30000)
+    wait_until_settled(lab.page)
+    assert blocking(lab.page) == []
