@@ -168,11 +168,7 @@ def _plain_server(log_path):
         *("--liveness", "--log-level", "warning"),
         *("--check-unused-sessions", "1000", "--unused-session-lifetime", "1000"),
     ]
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "wb") as log:
-        process = harness.subprocess.Popen(
-            command, stdout=log, stderr=harness.subprocess.STDOUT, env=harness.clean_env()
-        )
+    process = harness.popen_logged(command, log_path, env=harness.clean_env())
     server = harness.LabServer(process, port, log_path)
     harness.wait_until_live(process, server.base, 60, "the plain page", log_path)
     return server, f"{server.base}/plain_page"

@@ -160,7 +160,7 @@ def stop_process(process: subprocess.Popen | None, timeout: float = STOP_TIMEOUT
         process.wait(timeout=timeout)
 
 
-def _popen_logged(command: Sequence[str], log_path: Path, **kwargs) -> subprocess.Popen:
+def popen_logged(command: Sequence[str], log_path: Path, **kwargs) -> subprocess.Popen:
     """Start `command` with stdout and stderr in `log_path` (a file: a pipe could fill up)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:  # the child keeps its own descriptor
@@ -231,7 +231,7 @@ def start_lab(
     answers; the caller must stop() it. `env` defaults to clean_env(), `command` to
     lab_command()."""
     _count_start(port, log_path)
-    process = _popen_logged(
+    process = popen_logged(
         [*(command or lab_command()), *args],
         log_path,
         cwd=cwd,
@@ -407,7 +407,7 @@ class HAProxy:
         derived = self.folder / "haproxy.cfg"
         bind = f"127.0.0.1:{self.port}"
         derived.write_text(haproxy_config(self.config.read_text(), bind, self.servers))
-        self.process = _popen_logged([binary, "-db", "-f", str(derived)], self.log_path)
+        self.process = popen_logged([binary, "-db", "-f", str(derived)], self.log_path)
         wait_until_live(self.process, self.base, timeout, "HAProxy", self.log_path)
         return self
 

@@ -35,6 +35,11 @@ PARTS = ("meta", "teachers", "students", "revealed", "votes", "measured", "at")
 MAX_MESSAGE = 256  # bytes; anything longer on the channel is not ours
 
 
+def _on_step(at: list[str], step: int) -> int:
+    """How many pages the class's `at` hash places on `step`."""
+    return sum(1 for value in at if value == str(step))
+
+
 def _key(code: str, part: str) -> str:
     return f"alab:class:{code}:{part}"
 
@@ -292,15 +297,14 @@ class RedisStore(ClassStore):
             joined,
             *self._of_step(step, votes, measured),
             bool(revealed),
-            sum(1 for value in at if value == str(step)),
+            _on_step(at, step),
         )
 
     def _arrive(self, code: str, student: str, step: int) -> None:
         self._write(code, lambda p: p.hset(_key(code, "at"), student, step))
 
     def _arrived_on(self, code: str, step: int) -> int:
-        at = self._call(lambda r: r.hvals(_key(code, "at")))
-        return sum(1 for value in at if value == str(step))
+        return _on_step(self._call(lambda r: r.hvals(_key(code, "at"))), step)
 
     def _delete(self, code: str) -> None:
         self._call(lambda r: r.delete(*(_key(code, part) for part in PARTS)))
