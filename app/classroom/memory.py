@@ -157,6 +157,10 @@ class MemoryStore(ClassStore):
                 dict(room.measured.get(step, {})),
             )
 
+    def _vote_of(self, code: str, step: int, student: str) -> int | None:
+        with self._lock:
+            return self._room(code).votes.get(step, {}).get(student)
+
     def _arrive(self, code: str, student: str, step: int) -> None:
         with self._lock:
             self._room(code, touch=True).at[student] = step

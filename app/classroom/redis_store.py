@@ -279,6 +279,10 @@ class RedisStore(ClassStore):
             {k[len(prefix) :]: v == "1" for k, v in measured.items() if k.startswith(prefix)},
         )
 
+    def _vote_of(self, code: str, step: int, student: str) -> int | None:
+        choice = self._call(lambda r: r.hget(_key(code, "votes"), f"{step}:{student}"))
+        return None if choice is None else int(choice)
+
     def _step_view(self, code: str, step: int):
         def work(r):
             pipe = r.pipeline(transaction=False)

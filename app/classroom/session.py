@@ -333,7 +333,11 @@ class ClassSession(param.Parameterized):
         shown = self.shown_step or info.step
         tally: Tally | None = None
         mine = None
-        if shown:
+        if shown and self.role == "student" and shown not in info.revealed:
+            # A student's page shows no counts before the reveal: read the one vote, not the
+            # step's tally (every vote in a class of 200 made each voter's page read them all).
+            mine = self._store.vote_of(self.code, self.student_id, shown)
+        elif shown:
             student = self.student_id if self.role == "student" else None
             tally, mine = self._store.tally_and_vote(self.code, shown, student)
         updates = dict(

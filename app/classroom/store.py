@@ -329,10 +329,10 @@ class ClassStore:
         ), (votes.get(student) if student else None)
 
     def vote_of(self, code: str, student: str, step: int) -> int | None:
-        """This student's stored choice for a step (what their page shows as counted)."""
+        """This student's stored choice for a step (what their page shows as counted): one
+        field, not the step's tally, which a student's page has no use for before the reveal."""
         code, step = check_code(code), check_step(step)
-        _, votes, _ = self._tally(code, step)
-        return votes.get(student)
+        return self._vote_of(code, step, check_student(student))
 
     # -- subscriptions ----------------------------------------------------------------------
 
@@ -425,6 +425,10 @@ class ClassStore:
 
     def _tally(self, code: str, step: int) -> tuple[int, dict[str, int], dict[str, bool]]:
         raise NotImplementedError
+
+    def _vote_of(self, code: str, step: int, student: str) -> int | None:
+        """One student's stored choice; from `_tally` unless a store reads just the one."""
+        return self._tally(code, step)[1].get(student)
 
     def _step_view(self, code: str, step: int):
         """(joined, votes, measured, the step revealed, students on it) for `tally_and_vote`;

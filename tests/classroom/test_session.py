@@ -184,3 +184,34 @@ def test_the_teacher_sees_who_is_on_the_step_and_students_ignore_what_they_canno
     assert reads  # after it, the counts are the page's to show
     b.vote(2, 0)
     settle(a_thread, until=lambda: a.tally.counts == {0: 1}, what="a changed vote, revealed")
+
+
+def test_a_students_page_reads_only_its_own_vote_until_the_reveal(make_store, monkeypatch):
+    # Before the reveal a student's page shows no counts, so its read after each vote is the
+    # class and its own vote; reading the step's whole tally there made every voter in a class
+    # of 200 parse every vote. After the reveal it reads the tally, as the teacher does.
+    store = make_store()
+    code, key = store.create()
+    teacher, _ = page(store, {code: key})
+    teacher.join(code)
+    teacher.teach_step(2)
+    other, _ = page(store)
+    other.join(code)
+    other.vote(2, 0)
+    me, _ = page(store)
+    me.join(code)
+    me.show_step(2)
+    tallies = []
+    real = store.tally_and_vote
+    monkeypatch.setattr(
+        store, "tally_and_vote", lambda *a: tallies.append(a[2]) or real(*a), raising=True
+    )
+    me.vote(2, 1)
+    assert me.my_vote == 1 and me.tally is None and tallies == []
+    me.vote(2, 2)
+    assert me.my_vote == 2 and tallies == []
+    teacher.reveal()
+    me.refresh()
+    assert tallies.count(me.student_id) == 1
+    assert me.tally.revealed and me.tally.counts == {0: 1, 2: 1}
+    assert me.my_vote == 2
