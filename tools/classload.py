@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from tools.bokeh_internals import loop_until_closed, send_without_delay
+from tools.bokeh_internals import loop_until_closed, pull_document, send_without_delay
 from tools.harness import require_loopback
 
 STEP_HEADING = re.compile(r"Step (\d+) of \d+")
@@ -131,7 +131,7 @@ class Page:
             io_loop=self.loop,
             arguments=self.arguments,
         )
-        session.pull()
+        pull_document(session)
         return session
 
     def _run(self) -> None:

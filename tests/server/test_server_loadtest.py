@@ -175,6 +175,37 @@ def test_the_load_tool_drives_a_class_and_counts_every_vote(lab, tmp_path, monke
         assert summary["max"] == max(raw), (figure, raw)
 
 
+def test_the_class_tools_pull_builds_the_page_bokeh_pull_builds(lab):
+    """classload's simulated pages pull their document in one walk (bokeh_internals.
+    pull_document); what they get must be the document `ClientSession.pull()` gets: the same
+    models by type, the same roots and title (that such a page sends its changes, the
+    class run above shows: its votes are counted)."""
+    from bokeh.client.session import ClientSession
+    from bokeh.client.util import websocket_url_for_server_url
+    from tornado.ioloop import IOLoop
+
+    from tools import classload
+    from tools.bokeh_internals import pull_document
+
+    classload.register_models()
+
+    def shape(doc):
+        models = sorted(type(m).__name__ for m in doc.models)  # names hold a session counter
+        return models, [type(r).__name__ for r in doc.roots], doc.title
+
+    pulled = []
+    for pull in (ClientSession.pull, pull_document):
+        session = ClientSession(
+            websocket_url=websocket_url_for_server_url(f"{lab.base}/app"), io_loop=IOLoop()
+        )
+        try:
+            pull(session)
+            pulled.append(shape(session.document))
+        finally:
+            session.close()
+    assert pulled[0] == pulled[1] and len(pulled[0][0]) > 200
+
+
 def test_the_page_bench_sets_the_lab_beside_a_served_plain_panel_page():
     # tools/bench_page.py --served: the baseline page (tools/plain_page.py) must serve, carry
     # the control and source the load tool moves, and both servers must report their figures.
