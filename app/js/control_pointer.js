@@ -24,11 +24,16 @@ function deep(root, test, out) {
   }
   return out;
 }
-// The text that labels a control: a slider's title, a label, a button's own text.
+// The text that labels a control: a slider's title, a label, a button's own text without
+// what it hides from a screen reader (a disclosure button's arrow: in a class a step names
+// "More settings" itself).
 function labelOf(el) {
   if (el.classList && el.classList.contains('bk-slider-title')) return el.textContent;
-  if (el.tagName === 'LABEL' || el.tagName === 'BUTTON') return el.textContent;
-  return null;
+  if (el.tagName === 'LABEL') return el.textContent;
+  if (el.tagName !== 'BUTTON') return null;
+  return Array.from(el.childNodes)
+    .filter(node => !(node.getAttribute && node.getAttribute('aria-hidden') === 'true'))
+    .map(node => node.textContent).join('');
 }
 // The component (the shadow host) each named control is drawn in, or null, name by name.
 function findControls(root, names) {

@@ -61,6 +61,7 @@ PROJECTION_CAPTIONS = {
     "payload": ("along the head's output", "towards the largest w·v"),
 }
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
+MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]  # what the pointer finds it by
 PAIR_ROWS = "Each pair's key, value and mask"
 SCENE_LABEL = "The plots above in words"
 # The state's settings whose controls are behind "More settings" (not the query position: each
@@ -182,9 +183,11 @@ class Lab:
             eager=True,
         )
         self.lessons.param.watch(self._lesson_opened, "lesson")
+        self.more_settings.button.param.watch(self._more_settings_opened, "open")
         self.lessons.param.watch(self._measured, "outcome")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
         add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
+        self._class_session = classroom.session
         classroom.session.param.watch(self._vote_counted, "my_vote")
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
@@ -269,18 +272,28 @@ class Lab:
         the controls the step names and outlines them (they were up to 2000 px down)."""
         step = self.lessons.step
         if set(control_names(step)) & MORE_SETTINGS_NAMES and not self.more_settings.button.open:
+            if self._class_session.role == "student":
+                # A class's Next opens this step on every student's page at once, and these
+                # controls cost 85-110 ms of server CPU a page to build: 20 s of CPU for a
+                # class of 200, which held up the next Next and the votes (measured). So a
+                # student opens them with one press, and the pointer shows that button first.
+                self.pointer.point([MORE_SETTINGS_BUTTON, *control_names(step)])
+                return
             # Built once the server's loop has nothing else waiting: a class's Next reaches
-            # every follower's step first, and their settings after it (about 110 ms of server
-            # CPU a page to build, measured: built at once, 30 followers' first step took 3 s).
+            # the teacher's page first, and its settings after it.
             self._later(lambda: self._open_settings_for(step))
             return
         self._point_at(step)
 
     def _open_settings_for(self, step) -> None:
-        if self.lessons.step is not step:
-            return  # a newer step was opened meanwhile and has seen to its own controls
-        self.show_more_settings()
-        self._point_at(step)
+        if self.lessons.step is step:  # unless a newer step was opened meanwhile
+            self.show_more_settings()  # which points at them (_more_settings_opened)
+
+    def _more_settings_opened(self, event) -> None:
+        """Opened, by the page or the student: outline the ones the step names, now drawn."""
+        step = self.lessons.step
+        if event.new and step is not None and set(control_names(step)) & MORE_SETTINGS_NAMES:
+            self._point_at(step)
 
     def _point_at(self, step) -> None:
         names = control_names(step)

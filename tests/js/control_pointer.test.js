@@ -19,10 +19,14 @@ function render() {
   return state;
 }
 
-// A stand-in element: a tag, classes, text, children and maybe a shadow root.
-function el(tag, {cls = [], text = "", children = [], shadow = null} = {}) {
+// A stand-in element: a tag, classes, text (its own, or its children's), attributes, children
+// and maybe a shadow root.
+function el(tag, {cls = [], text = "", children = [], shadow = null, attrs = {}} = {}) {
   const node = {
-    tagName: tag, textContent: text, shadowRoot: shadow, children,
+    tagName: tag, shadowRoot: shadow, children,
+    textContent: children.length ? children.map((c) => c.textContent).join("") : text,
+    childNodes: children.length ? children : [{textContent: text}],
+    getAttribute: (name) => (name in attrs ? attrs[name] : null),
     classList: {contains: (c) => cls.includes(c)},
     getClientRects: () => [1],
   };
@@ -54,6 +58,17 @@ test("each name finds the component its label is drawn in, or null", () => {
   const sidebar = el("DIV", {children: [slider, button]});
   const found = findControls(sidebar, ["Reverse the pairs", "Query position", "Swap values"]);
   assert.deepEqual(found, [button, slider, null]);
+});
+
+test("a disclosure button is found by its words, not the arrow it hides from screen readers", () => {
+  const {findControls} = render();
+  const arrow = el("SPAN", {text: "▸", attrs: {"aria-hidden": "true"}});
+  const words = el("SPAN", {text: " More settings: candidates, engine, key/value pairs"});
+  const root = el("#shadow", {children: [el("BUTTON", {children: [arrow, words]})]});
+  const disclosure = el("DIV", {shadow: root});
+  root.host = disclosure;
+  const sidebar = el("DIV", {children: [disclosure]});
+  assert.deepEqual(findControls(sidebar, ["More settings", "Swap values"]), [disclosure, null]);
 });
 
 test("after Measure the shown verdict is scrolled into view, the nearest way", () => {
