@@ -54,7 +54,29 @@ function outline(host) {
 function point(tries, nonce) {
   if (nonce !== data.nonce) return;  // another step opened meanwhile
   const sidebar = document.getElementById('sidebar');
-  const found = sidebar ? findControls(sidebar, data.names) : [];
+  if (!sidebar) return;
+  // Each name quoted, so a list of labels reads as labels ("Swap the value of", "with the
+  // value of": Orca read them as one phrase).
+  const names = data.names.map(name => `"${name}"`).join(', ');
+  const toggle = document.getElementById('sidebar-toggle');
+  if (!sidebar.classList.contains('show') && toggle) {
+    // Folded (a laptop, a phone, presenter mode): nothing in it is drawn, so nothing can be
+    // found. Outline the way in, say where the controls are, and point at them once opened.
+    outline(toggle);
+    said.textContent = 'In the sidebar (open it with the menu button), the controls this ' +
+      'step uses: ' + names + '.';
+    state.pending = nonce;
+    if (!state.watching) {
+      state.watching = true;
+      toggle.addEventListener('click', () => {
+        if (state.pending !== data.nonce) return;
+        state.pending = null;
+        whenOpened(0, data.nonce);
+      });
+    }
+    return;
+  }
+  const found = findControls(sidebar, data.names);
   // The first name is the one the step acts on: wait for it (it may still be being drawn).
   if (found[0] == null && tries < TRIES) {
     setTimeout(() => point(tries + 1, nonce), TRY_MS);
@@ -65,15 +87,14 @@ function point(tries, nonce) {
   const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   hosts[0].scrollIntoView({block: 'center', behavior: still ? 'auto' : 'smooth'});
   hosts.forEach(outline);
-  const shown = sidebar.classList.contains('show');
-  const toggle = document.getElementById('sidebar-toggle');
-  if (!shown && toggle) outline(toggle);  // folded (a laptop, presenter mode): the way in
-  // Each name quoted, so a list of labels reads as labels ("Swap the value of", "with the
-  // value of": Orca read them as one phrase).
-  const names = data.names.map(name => `"${name}"`).join(', ');
-  said.textContent = (shown ? 'Highlighted in the sidebar, the controls this step uses: '
-    : 'In the sidebar (open it with the menu button), the controls this step uses: ') +
-    names + '.';
+  said.textContent = 'Highlighted in the sidebar, the controls this step uses: ' + names + '.';
+}
+// The sidebar slides open after its button is pressed: point once it is shown.
+function whenOpened(tries, nonce) {
+  const sidebar = document.getElementById('sidebar');
+  if (nonce !== data.nonce || !sidebar) return;
+  if (sidebar.classList.contains('show')) point(0, nonce);
+  else if (tries < TRIES) setTimeout(() => whenOpened(tries + 1, nonce), TRY_MS);
 }
 state.point = () => point(0, data.nonce);
 // The verdict into view once its new text is drawn: its start first when it is taller than the

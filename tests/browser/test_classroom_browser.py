@@ -219,6 +219,27 @@ def test_a_step_scrolls_to_the_control_it_needs_and_outlines_it(sized, query, na
     page.wait_for_function(f"() => ({CONTROL_SHOWN})({name!r}).outline === 'none'", timeout=30000)
 
 
+def test_a_folded_sidebar_shows_its_way_in_then_the_controls_once_opened(sized):
+    # A laptop's sidebar starts folded: nothing in it is drawn, so the pointer outlines the menu
+    # button and says where the controls are; opened, it points at them (it said nothing here
+    # before, on every step, at 1366 and 390 px).
+    name = "Reverse the pairs"
+    page = sized(1366, 768, "?lesson=10", init_script=watch_outlined(name))
+    page.wait_for_function(
+        """() => { let said = '';
+          (function walk(root) { for (const el of root.querySelectorAll('*')) {
+            if (el.getAttribute('aria-live') === 'polite') said += el.textContent;
+            if (el.shadowRoot) walk(el.shadowRoot); } })(document);
+          return said.includes('open it with the menu button') && said.includes('"Reverse the pairs"')
+            && getComputedStyle(document.getElementById('sidebar-toggle')).outlineStyle !== 'none';
+        }""",
+        timeout=30000,
+    )
+    page.locator("#sidebar-toggle").click()
+    shown = _in_view_and_outlined(page, name)
+    assert f'"{name}"' in shown["said"] and "Highlighted" in shown["said"], shown
+
+
 PHONE_BOXES = """() => {
   const box = el => { const r = el.getBoundingClientRect();
     return {top: r.top, bottom: r.bottom, left: r.left, width: r.width}; };

@@ -11,11 +11,11 @@ const test = require("node:test");
 const FILE = path.resolve(__dirname, "..", "..", "app", "js", "control_pointer.js");
 
 // The "render" section, run as Panel runs it: a function of the component's names.
-function render() {
+function render(data = {names: [], nonce: 0}, said = {}) {
   const text = fs.readFileSync(FILE, "utf8");
   const body = text.split(/^\/\/ @script render$/m)[1].split(/^\/\/ @script /m)[0];
   const state = {};
-  new Function("data", "state", "said", body)({names: [], nonce: 0}, state, {});
+  new Function("data", "state", "said", body)(data, state, said);
   return state;
 }
 
@@ -69,6 +69,33 @@ test("a disclosure button is found by its words, not the arrow it hides from scr
   root.host = disclosure;
   const sidebar = el("DIV", {children: [disclosure]});
   assert.deepEqual(findControls(sidebar, ["More settings", "Swap values"]), [disclosure, null]);
+});
+
+test("a folded sidebar: its button outlined, the controls named, and pointed at once opened", () => {
+  const said = {};
+  const data = {names: ["More settings", "Swap values"], nonce: 0};
+  const {point} = render(data, said);
+  const sidebar = el("DIV", {cls: []});
+  const clicks = [];
+  const toggle = {style: {cssText: ""}, addEventListener: (kind, f) => clicks.push([kind, f])};
+  const timers = [];
+  const realTimeout = globalThis.setTimeout;
+  globalThis.document = {getElementById: (id) => ({sidebar, "sidebar-toggle": toggle})[id]};
+  globalThis.setTimeout = (f) => timers.push(f);
+  try {
+    data.nonce = 1;
+    point();
+    assert.match(said.textContent, /open it with the menu button/);
+    assert.match(said.textContent, /"More settings", "Swap values"/);
+    assert.equal(toggle.style.outline, "4px solid #e69f00");
+    assert.equal(clicks.length, 1);
+    data.nonce = 2;
+    point();  // the next step while still folded: one listener, not one a step
+    assert.equal(clicks.length, 1);
+  } finally {
+    delete globalThis.document;
+    globalThis.setTimeout = realTimeout;
+  }
 });
 
 test("after Measure the shown verdict is scrolled into view, the nearest way", () => {
