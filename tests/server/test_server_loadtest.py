@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -193,16 +194,28 @@ def test_the_class_tools_pull_builds_the_page_bokeh_pull_builds(lab):
         models = sorted(type(m).__name__ for m in doc.models)  # names hold a session counter
         return models, [type(r).__name__ for r in doc.roots], doc.title
 
-    pulled = []
-    for pull in (ClientSession.pull, pull_document):
-        session = ClientSession(
-            websocket_url=websocket_url_for_server_url(f"{lab.base}/app"), io_loop=IOLoop()
-        )
-        try:
-            pull(session)
-            pulled.append(shape(session.document))
-        finally:
-            session.close()
+    def pulled_with(pull):
+        # On a thread of its own with its own loop, as classload's pages are: a worker of the
+        # suite may have an asyncio loop running on its main thread (Playwright's).
+        found = []
+
+        def run():
+            session = ClientSession(
+                websocket_url=websocket_url_for_server_url(f"{lab.base}/app"), io_loop=IOLoop()
+            )
+            try:
+                pull(session)
+                found.append(shape(session.document))
+            finally:
+                session.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join(60)
+        assert found, f"{pull.__name__} pulled no document"
+        return found[0]
+
+    pulled = [pulled_with(ClientSession.pull), pulled_with(pull_document)]
     assert pulled[0] == pulled[1] and len(pulled[0][0]) > 200
 
 
