@@ -180,7 +180,11 @@ def test_the_teacher_sees_who_is_on_the_step_and_students_ignore_what_they_canno
     a_thread.run()
     assert reads == []
     teacher.reveal()
-    settle(a_thread, until=lambda: a.tally.revealed, what="the reveal at a student")
+    settle(
+        a_thread,
+        until=lambda: a.tally is not None and a.tally.revealed,
+        what="the reveal at a student",
+    )
     assert reads  # after it, the counts are the page's to show
     b.vote(2, 0)
     settle(a_thread, until=lambda: a.tally.counts == {0: 1}, what="a changed vote, revealed")
