@@ -14,6 +14,7 @@ import io
 import json
 import math
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
@@ -260,7 +261,17 @@ def test_dragging_a_key_tip_moves_the_key_and_the_route(lab):
     assert moved["x1"][c] == pytest.approx(1.0, abs=0.03)
     assert moved["y1"][c] == pytest.approx(1.0, abs=0.03)
     lab.wait_for_change("weights", weights)
-    lab.wait_until(lambda: "keys=" in lab.search(), "the dragged key to reach the URL")
+
+    def c_in_the_address():
+        # The address is the server's: C there at the release point means the drag's last
+        # sync has arrived (the plot above can be the browser's own preview). Waiting for any
+        # keys= let a late sync land after the next test's Reset and undo it, under load.
+        pairs = parse_qs(lab.search().lstrip("?")).get("keys", [""])[0].split(";")
+        return len(pairs) == 3 and np.allclose(
+            [float(v) for v in pairs[2].split(",")], (moved["x1"][c], moved["y1"][c]), atol=0.02
+        )
+
+    lab.wait_until(c_in_the_address, "the dragged key's release point to reach the URL")
 
 
 def test_masking_a_key_gives_it_zero_weight_and_a_label(lab):
