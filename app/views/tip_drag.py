@@ -60,6 +60,9 @@ class TipDrag:
             and np.allclose(old_y, y, rtol=0, atol=TIP_TOLERANCE)
         ):
             return  # unchanged: do not fight a drag in progress
+        # The server moved the tips itself (a reset, a scenario, a swap): a drag still waiting
+        # for its flush came before that change, and applied after it would undo it.
+        self._pending.clear()
         source.data = {"x": x, "y": y, "index": list(range(len(x)))}
 
     def _changed(self, kind):

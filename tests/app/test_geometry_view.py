@@ -87,3 +87,25 @@ def test_the_query_label_stands_clear_of_the_key_ring_its_tip_shares():
     gap_x, gap_y = max(0.0, abs(dx) - half_w), max(0.0, abs(dy) - half_h)
     assert data["tag"][q] == "q"
     assert np.hypot(gap_x, gap_y) - HANDLE_RADIUS_PX >= 8, (dx, dy)
+
+
+def test_a_drag_waiting_for_its_flush_does_not_undo_a_reset_that_came_after_it():
+    # A drag's move is applied on a later turn (DRAG_FLUSH_MS); a Reset pressed before that
+    # turn must win, as it came after the drag. It lost once in the suite under load.
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        page = create_app()
+        page.server_doc(doc)  # the planes in a document: moves wait for their flush
+        state, geometry = page.lab.state, page.lab.geometry
+        default = np.array(state.snapshot.keys[:3, :2])
+        moved = {"x": [1.0, 0.8, 1.0], "y": [0.0, 0.6, 1.0], "index": [0, 1, 2]}
+        geometry.key_tips.data = moved  # the browser's drag of C
+        state.load_scenario(state.scenario)  # Reset this scenario
+        geometry._drag.flush()  # the drag's turn comes
+        np.testing.assert_allclose(state.snapshot.keys[:3, :2], default)
+        geometry.key_tips.data = dict(moved, x=[1.0, 0.8, 0.5])  # a drag after the reset counts
+        geometry._drag.flush()
+        assert state.snapshot.keys[2, 0] == pytest.approx(0.5)
