@@ -29,6 +29,8 @@ class TipDrag:
         self._writing = False
         self._pending: dict[str, dict] = {}
         self._scheduled = False
+        self._flushing = False
+        state.param.watch(self._set_elsewhere, ["keys", "values", "angle"])
         # Tip positions as last drawn: a drag changes only the rows that moved away from these
         # (with "normalise" on, drawn keys differ from the stored ones, and must not be written).
         self._drawn: dict[str, tuple[list[float], list[float]]] = {
@@ -60,9 +62,6 @@ class TipDrag:
             and np.allclose(old_y, y, rtol=0, atol=TIP_TOLERANCE)
         ):
             return  # unchanged: do not fight a drag in progress
-        # The server moved the tips itself (a reset, a scenario, a swap): a drag still waiting
-        # for its flush came before that change, and applied after it would undo it.
-        self._pending.clear()
         source.data = {"x": x, "y": y, "index": list(range(len(x)))}
 
     def _changed(self, kind):
@@ -81,12 +80,25 @@ class TipDrag:
 
         return callback
 
+    def _set_elsewhere(self, *events) -> None:
+        """A reset, a scenario, a swap or a typed value set what a waiting drag would set: the
+        drag came first, and applied after it on its flush it would undo that change."""
+        if not self._flushing:
+            self._pending.clear()
+
     def flush(self) -> None:
         """Apply the latest dragged positions (at most one state change per kind per flush)."""
         self._scheduled = False
         pending, self._pending = self._pending, {}
         if not self.draggable:
             return  # a trained head's planes are not settings
+        self._flushing = True
+        try:
+            self._apply(pending)
+        finally:
+            self._flushing = False
+
+    def _apply(self, pending: dict[str, dict]) -> None:
         state = self._state
         for kind, data in pending.items():
             if kind == "query":

@@ -102,10 +102,17 @@ def test_a_drag_waiting_for_its_flush_does_not_undo_a_reset_that_came_after_it()
         state, geometry = page.lab.state, page.lab.geometry
         default = np.array(state.snapshot.keys[:3, :2])
         moved = {"x": [1.0, 0.8, 1.0], "y": [0.0, 0.6, 1.0], "index": [0, 1, 2]}
-        geometry.key_tips.data = moved  # the browser's drag of C
-        state.load_scenario(state.scenario)  # Reset this scenario
-        geometry._drag.flush()  # the drag's turn comes
+        angle = state.angle
+        geometry.key_tips.data = dict(moved, x=[1.0, 0.8, 0.9])  # the browser drags C ...
+        geometry.query_tip.data = {"x": [0.5], "y": [0.5]}  # ... and the query
+        geometry._drag.flush()  # applied on their turn
+        assert state.snapshot.keys[2, 0] == pytest.approx(0.9) and state.angle != angle
+        geometry.key_tips.data = moved  # the drags go on
+        geometry.query_tip.data = {"x": [0.0], "y": [1.0]}
+        state.load_scenario(state.scenario)  # Reset this scenario, before their next turn
+        geometry._drag.flush()  # the drags' turn comes
         np.testing.assert_allclose(state.snapshot.keys[:3, :2], default)
+        assert state.angle == angle
         geometry.key_tips.data = dict(moved, x=[1.0, 0.8, 0.5])  # a drag after the reset counts
         geometry._drag.flush()
         assert state.snapshot.keys[2, 0] == pytest.approx(0.5)
