@@ -24,7 +24,11 @@ def start_class(open_lab):
     code_box = page.locator(".lab-join-code")
     code_box.wait_for(state="visible", timeout=30000)
     code = code_box.get_attribute("data-class-code")
-    page.get_by_role("button", name="Start the lesson").click()
+    start = page.get_by_role("button", name="Start the lesson")
+    start.click()
+    # The server closes the join panel (a modal). Until it has, the modal holds the focus: a key
+    # pressed on a button behind it goes nowhere (CI, under load, lost a "Load this step" so).
+    start.wait_for(state="hidden", timeout=30000)
     return teacher, code
 
 
