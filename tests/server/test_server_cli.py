@@ -275,6 +275,36 @@ def test_serve_installs_the_no_delay_websocket(monkeypatch):
     assert getattr(handler, "sets_nodelay", False)
 
 
+def _serve_as_a_fresh_process(monkeypatch) -> list:
+    """Run cli.serve up to Panel's serve command, undoing what it sets in this process."""
+    monkeypatch.setattr(app.patches, "_applied", None)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: None)
+    monkeypatch.setattr(cli.gc, "set_threshold", lambda *thresholds: None)
+    monkeypatch.setattr(cli, "apply_all", lambda: None)
+    monkeypatch.delenv("BOKEH_RESOURCES", raising=False)
+    monkeypatch.delenv(cli.BOKEH_ORIGIN_ENV, raising=False)
+    seen = []
+    cli.serve(["--port", "0", str(cli.SERVE_SCRIPT)], run=lambda ns: seen.append(ns))
+    assert seen, "serve() did not reach the serve command"
+    return seen
+
+
+def test_the_server_leaves_bokehs_per_session_checks_to_the_test_suite(monkeypatch):
+    """Bokeh's integrity checks cost every page 29 ms to open; tests/app/test_page_integrity.py
+    runs them on the lab's pages instead. An operator's explicit setting wins."""
+    from bokeh.settings import settings
+
+    monkeypatch.setenv(cli.BOKEH_VALIDATE_ENV, "")  # restored to what it was after the test
+    monkeypatch.delenv(cli.BOKEH_VALIDATE_ENV)
+    assert settings.perform_document_validation()  # Bokeh's default
+    _serve_as_a_fresh_process(monkeypatch)
+    assert not settings.perform_document_validation()
+
+    monkeypatch.setenv(cli.BOKEH_VALIDATE_ENV, "true")
+    _serve_as_a_fresh_process(monkeypatch)
+    assert settings.perform_document_validation()
+
+
 @pytest.mark.parametrize(
     "url", ["postgres://db:5432/x", "redis://", "redis:6379", "localhost:6379", "unix://"]
 )
