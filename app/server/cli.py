@@ -56,7 +56,6 @@ ENV = {
 }
 # Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
 BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
-BOKEH_VALIDATE_ENV = "BOKEH_VALIDATE_DOC"  # Bokeh's switch for its per-document checks
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -360,11 +359,7 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     os.environ.pop(BOKEH_ORIGIN_ENV, None)
     # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
     os.environ["BOKEH_RESOURCES"] = "server"
-    # Bokeh runs its integrity checks (bad column names, empty layouts, ...) on every session's
-    # document: 29 ms of a page's ~0.33 s of server CPU to open, measured. The pages are checked
-    # in the test suite instead (tests/app/test_page_integrity.py); BOKEH_VALIDATE_DOC=true
-    # turns the per-session checks back on.
-    os.environ.setdefault(BOKEH_VALIDATE_ENV, "false")
+    settle_bokeh_settings(os.environ)
     gc.set_threshold(*GC_THRESHOLDS)
     # Every process-wide patch, before Bokeh builds its route table and before the first page
     # (app/patches/__init__.py lists them; docs/patches.md says why each).
@@ -379,6 +374,22 @@ def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None 
     command = command_cls(parser=parser)
     namespace = parser.parse_args(list(args))
     (run or command.invoke)(namespace)
+
+
+def settle_bokeh_settings(env: Mapping[str, str]) -> None:
+    """Bokeh's checks for a programmer's mistakes off, unless `env` sets them: a served page
+    paid for them on every session (measured: the document's integrity checks 29 ms of a page's
+    ~0.33 s of server CPU to open, each callback's signature check 11 ms more). The test suite
+    runs them instead: tests/app/test_page_integrity.py on every part of the page, and the
+    in-process tests keep Bokeh's defaults. BOKEH_VALIDATE_DOC=true and
+    BOKEH_PERFORM_ERROR_DIAGNOSTICS=true turn them back on."""
+    from bokeh.settings import settings
+
+    for check in (settings.perform_document_validation, settings.perform_error_diagnostics):
+        if check.env_var not in env:
+            check.set_value(False)
+    # Read for every model's id, from the environment each time: fixed once (whatever it is).
+    settings.simple_ids.set_value(settings.simple_ids())
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -250,7 +250,7 @@ def test_lab_websockets_turn_off_nagles_delay(monkeypatch):
     assert calls == [("nodelay", True), "panel opens"]
 
 
-def test_serve_installs_the_no_delay_websocket(monkeypatch):
+def test_serve_installs_the_no_delay_websocket(monkeypatch, bokeh_settings):
     import bokeh.server.urls
     from panel.io.server import WSHandler
 
@@ -271,38 +271,34 @@ def test_serve_installs_the_no_delay_websocket(monkeypatch):
     seen = []
     cli.serve(["--port", "0", str(cli.SERVE_SCRIPT)], run=lambda ns: seen.append(ns))
     assert seen, "serve() did not reach the serve command"
+    assert not bokeh_settings.perform_document_validation()  # settle_bokeh_settings ran
     handler = {p: h for p, h, *_ in per_app_patterns}["/ws"]
     assert getattr(handler, "sets_nodelay", False)
 
 
-def _serve_as_a_fresh_process(monkeypatch) -> list:
-    """Run cli.serve up to Panel's serve command, undoing what it sets in this process."""
-    monkeypatch.setattr(app.patches, "_applied", None)
-    monkeypatch.setattr(cli.gc, "freeze", lambda: None)
-    monkeypatch.setattr(cli.gc, "set_threshold", lambda *thresholds: None)
-    monkeypatch.setattr(cli, "apply_all", lambda: None)
-    monkeypatch.delenv("BOKEH_RESOURCES", raising=False)
-    monkeypatch.delenv(cli.BOKEH_ORIGIN_ENV, raising=False)
-    seen = []
-    cli.serve(["--port", "0", str(cli.SERVE_SCRIPT)], run=lambda ns: seen.append(ns))
-    assert seen, "serve() did not reach the serve command"
-    return seen
-
-
-def test_the_server_leaves_bokehs_per_session_checks_to_the_test_suite(monkeypatch):
-    """Bokeh's integrity checks cost every page 29 ms to open; tests/app/test_page_integrity.py
-    runs them on the lab's pages instead. An operator's explicit setting wins."""
+@pytest.fixture
+def bokeh_settings():
+    """Bokeh's settings, as Bokeh had them again after the test (serve() fixes some)."""
     from bokeh.settings import settings
 
-    monkeypatch.setenv(cli.BOKEH_VALIDATE_ENV, "")  # restored to what it was after the test
-    monkeypatch.delenv(cli.BOKEH_VALIDATE_ENV)
-    assert settings.perform_document_validation()  # Bokeh's default
-    _serve_as_a_fresh_process(monkeypatch)
-    assert not settings.perform_document_validation()
+    yield settings
+    for name in ("perform_document_validation", "perform_error_diagnostics", "simple_ids"):
+        getattr(settings, name).unset_value()
 
-    monkeypatch.setenv(cli.BOKEH_VALIDATE_ENV, "true")
-    _serve_as_a_fresh_process(monkeypatch)
-    assert settings.perform_document_validation()
+
+def test_the_server_leaves_bokehs_developer_checks_to_the_test_suite(bokeh_settings):
+    """Bokeh's document and callback checks cost every page 40 ms to open; the test suite runs
+    them instead (tests/app/test_page_integrity.py). An operator's explicit setting wins."""
+    checks = (bokeh_settings.perform_document_validation, bokeh_settings.perform_error_diagnostics)
+    assert all(check() for check in checks)  # Bokeh's defaults
+    cli.settle_bokeh_settings({})
+    assert not any(check() for check in checks)
+    assert bokeh_settings.simple_ids()  # as Bokeh's default, now read once
+
+    for check in checks:
+        check.unset_value()
+    cli.settle_bokeh_settings({check.env_var: "true" for check in checks})
+    assert all(check() for check in checks)
 
 
 @pytest.mark.parametrize(
