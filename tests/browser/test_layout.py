@@ -367,11 +367,19 @@ def test_a_phone_lays_out_at_its_own_width_and_a_finger_drags_a_key(chromium, la
             next_frames(page)
         touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
         # Mid-drag syncs (every 250 ms) may land first; the release sends the final position.
+        # The address is the server's: C (the third key) at the release point there means the
+        # last sync has arrived. The plot alone can be the browser's preview, which a mid-drag
+        # sync's redraw then briefly moved back (CI read x = 0.9 so).
+        page.wait_for_function(
+            """() => { const keys = new URLSearchParams(location.search).get('keys');
+                       const c = keys && keys.split(';')[2];
+                       return !!c && c.split(',').every(v => Math.abs(Number(v) - 1) < 0.05); }""",
+            timeout=30000,
+        )
         page.wait_for_function(
             """c => { const g = Bokeh.documents[0].get_model_by_name('geometry').data;
                       const col = k => (g instanceof Map ? g.get(k) : g[k]);
-                      return location.search.includes('keys=') &&
-                             Math.abs(col('x1')[c] - 1) < 0.05 &&
+                      return Math.abs(col('x1')[c] - 1) < 0.05 &&
                              Math.abs(col('y1')[c] - 1) < 0.05; }""",
             arg=c,
             timeout=30000,
