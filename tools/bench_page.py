@@ -70,6 +70,11 @@ def _use_speedups(on: bool) -> None:
 def server_side(repeats: int, kept: int, modes: tuple[bool, ...] = (True,)) -> dict:
     """Medians per mode (True: with the Bokeh speedups); several modes alternate build by build,
     so a machine that slows down during the run slows every mode alike."""
+    import os
+
+    from app.server.cli import settle_bokeh_settings
+
+    settle_bokeh_settings(os.environ)  # Bokeh's developer checks as the served lab has them
     for on in modes:
         _use_speedups(on)
         for _ in range(3):
