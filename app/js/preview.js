@@ -123,7 +123,7 @@ const LAB = (window.__attentionLabPreview ??= (() => {
     }
   };
   const drags = new Map();
-  return { col, read, compute, draw, drags, queryAngle };
+  return { col, read, compute, draw, drags, queryAngle, sent: 0 };
 })());
 
 const GRAB_PX = 24;
@@ -143,8 +143,13 @@ if (name === "lab_compute") {  // tests and the benchmark: the page's own previe
 
 const sync = (drag) => {
   const src = drag.kind === "key" ? key_tips : drag.kind === "value" ? value_tips : query_tip;
+  // Numbered, so the page knows which of its tips the server has drawn (params' `synced`).
+  LAB.sent += 1;
+  const number = new Array((LAB.col(src, "x") || []).length).fill(LAB.sent);
+  if (src.data instanceof Map) src.data.set("sync", number); else src.data.sync = number;
   src.setv({data: src.data}, {check_eq: false});  // one message to the server
   drag.synced = performance.now();
+  drag.sent = LAB.sent;
 };
 
 const apply = (drag) => {
@@ -165,10 +170,16 @@ const apply = (drag) => {
 };
 
 if (cb_obj === params) {
-  // A snapshot from the server arrived; during a drag it is older than the pointer, so the
-  // preview goes back on top once the whole message has been applied.
+  // A snapshot from the server arrived. During a drag it is older than the pointer, so the
+  // preview goes back on top once the whole message has been applied. After the release, a
+  // snapshot of a tip synced mid-drag can still arrive before the release's own (a server
+  // under load): it is older too, until the server has drawn the last tip the page sent.
   const drag = LAB.drags.get(key);
-  if (drag != null && drag.active) setTimeout(() => { if (drag.active) apply(drag); }, 0);
+  if (drag == null) return;
+  const drawn = (LAB.col(params, "synced") || [Infinity])[0];
+  const older = drag.active || (drag.sent != null && drawn < drag.sent);
+  if (older) setTimeout(() => { if (LAB.drags.get(key) === drag) apply(drag); }, 0);
+  else drag.sent = null;  // the server has drawn the release: its drawing stands from now on
   return;
 }
 

@@ -203,6 +203,7 @@ class GeometryView(pn.viewable.Viewer):
             version=self._version,
             query_handle=self._query_handle,
             draggable=draggable,
+            synced=self._drag.synced,
         )
         # A whole new data (not a column patch), so the browser's change hook always runs.
         self.preview_params.data = {k: [v] for k, v in settings.items()}

@@ -8,7 +8,9 @@ hidden part from the d_k lift), scale, temperature, mask, null candidate, softma
 contributions, output and entropy, and writes them into the sources the plots draw, in place
 (in-place edits and `change.emit()` redraw without sending anything to the server). At most
 every THROTTLE_MS while dragging, and on release, it sends the tip to the server, whose NumPy
-engine computes the authoritative snapshot that overwrites the preview.
+engine computes the authoritative snapshot that overwrites the preview. The tips are numbered:
+a snapshot drawn before the server took the last one (its `synced` setting, tip_drag.py) is
+older than the pointer, after the release too, and the preview goes back on top of it.
 
 `compute` mirrors the server's pipeline (app/state/lab_state.py, GeometryView._flush): a key or value
 lands at its position rounded to 4 decimals; a query drag turns the scenario's query to the new

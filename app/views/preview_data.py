@@ -48,9 +48,12 @@ def preview_rows(snap, m: int, old: dict) -> dict:
     return rows
 
 
-def preview_settings(snap, state, m: int, *, version: int, query_handle: float, draggable: bool):
+def preview_settings(
+    snap, state, m: int, *, version: int, query_handle: float, draggable: bool, synced: int = 0
+):
     """The one row of settings (a dict of floats); `enabled` 1.0 only where the browser can
-    preview: a draggable plane of the hand-made lab, in two dimensions."""
+    preview: a draggable plane of the hand-made lab, in two dimensions. `synced`: the number
+    of the last dragged tip the server had when it drew this (app/views/tip_drag.py)."""
     q2 = np.asarray(snap.query, dtype=np.float64)[:2]
     params = {
         "enabled": 0.0,
@@ -64,6 +67,7 @@ def preview_settings(snap, state, m: int, *, version: int, query_handle: float, 
         "null_on": float(snap.null_weight is not None),
         "null_logit": float(snap.null_logit or 0.0),
         "coord_limit": COORD_LIMIT,
+        "synced": float(synced),
     }
     scenario = SCENARIOS.get(getattr(state, "scenario", None))
     if draggable and scenario is not None and hasattr(state, "angle") and len(snap.query) == 2:

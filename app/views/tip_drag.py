@@ -28,6 +28,11 @@ class TipDrag:
         self.draggable = True  # False: a trained head, whose planes are not settings
         self._writing = False
         self._pending: dict[str, dict] = {}
+        # The page numbers the tips it sends (app/js/preview.js). `synced`: the last one the
+        # state has taken (or dropped for a later change), drawn into the preview's settings;
+        # the page keeps its preview over any snapshot drawn before its last tip was.
+        self._received = 0
+        self.synced = 0
         self._scheduled = False
         self._flushing = False
         state.param.watch(self._set_elsewhere, ["keys", "values", "angle"])
@@ -68,6 +73,7 @@ class TipDrag:
         def callback(attr, old, new):
             if self._writing:
                 return
+            self._received = max([self._received, *(int(n) for n in new.get("sync", ()))])
             self._pending[kind] = {k: list(v) for k, v in new.items()}
             if self._scheduled:
                 return
@@ -85,11 +91,13 @@ class TipDrag:
         drag came first, and applied after it on its flush it would undo that change."""
         if not self._flushing:
             self._pending.clear()
+            self.synced = self._received  # answered by this change's drawing
 
     def flush(self) -> None:
         """Apply the latest dragged positions (at most one state change per kind per flush)."""
         self._scheduled = False
         pending, self._pending = self._pending, {}
+        self.synced = self._received  # taken now: the drawing this flush causes says so
         if not self.draggable:
             return  # a trained head's planes are not settings
         self._flushing = True

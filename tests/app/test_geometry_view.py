@@ -116,3 +116,33 @@ def test_a_drag_waiting_for_its_flush_does_not_undo_a_reset_that_came_after_it()
         geometry.key_tips.data = dict(moved, x=[1.0, 0.8, 0.5])  # a drag after the reset counts
         geometry._drag.flush()
         assert state.snapshot.keys[2, 0] == pytest.approx(0.5)
+
+
+def test_the_preview_settings_say_which_of_the_pages_tips_the_drawing_has():
+    # The page numbers each tip it sends and keeps its preview over a snapshot drawn before
+    # its last tip was taken (app/js/preview.js): a mid-drag tip's snapshot arriving after the
+    # release would otherwise pull the arrow back until the release's own drawing came.
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    doc = Document()
+    with set_curdoc(doc):
+        page = create_app()
+        page.server_doc(doc)  # the planes in a document: moves wait for their flush
+        lab, geometry = page.lab, page.lab.geometry
+
+        def synced():
+            return geometry.preview_params.data["synced"][0]
+
+        assert synced() == 0
+        tips = {"x": [1.0, 0.8, 0.9], "y": [0.0, 0.6, 1.0], "index": [0, 1, 2]}
+        geometry.key_tips.data = dict(tips, sync=[3, 3, 3])  # the page's third tip
+        lab.state.temperature = 0.5  # drawn before the tip's flush: it does not have tip 3
+        assert synced() == 0
+        geometry._drag.flush()
+        assert lab.state.snapshot.keys[2, 0] == pytest.approx(0.9) and synced() == 3
+        geometry.key_tips.data = dict(tips, x=[1.0, 0.8, 0.7], sync=[4, 4, 4])
+        lab.state.load_scenario(lab.state.scenario)  # a Reset before tip 4's flush drops it
+        assert synced() == 4  # the Reset's drawing answers tip 4: the page shows it
+        geometry._drag.flush()
+        assert lab.state.snapshot.keys[2, 0] != pytest.approx(0.7)

@@ -418,3 +418,52 @@ def test_a_drag_that_starts_after_a_press_and_hold_moves_the_key(chromium, lab_s
         assert keys[2] == pytest.approx([1.0, 0.5], abs=0.03)
     finally:
         context.close()
+
+
+# A snapshot drawn before the server took the page's last tip, as one reaches a page after the
+# release when the server is busy: the arrows it draws (here C's tip at `stale`) and the preview
+# settings that say which tip it has (`synced`, the page's tips being numbered). Then, after a
+# tick, C's tip as drawn.
+STALE_SNAPSHOT = """async ([c, stale, behind]) => {
+  const doc = Bokeh.documents[0];
+  const params = doc.get_model_by_name('preview_params');
+  const geometry = doc.get_model_by_name('geometry');
+  const col = (src, k) => (src.data instanceof Map ? src.data.get(k) : src.data[k]);
+  const lab = window.__attentionLabPreview;
+  const drag = lab.drags.get(params.id);
+  drag.sent = lab.sent;  // as if the release were still on its way to the server
+  col(geometry, 'x1')[c] = stale;
+  geometry.change.emit();
+  col(params, 'synced')[0] = lab.sent - behind;
+  params.properties.data.change.emit();  // what a new snapshot's settings run, sent nowhere
+  await new Promise(resolve => setTimeout(resolve, 50));
+  return col(geometry, 'x1')[c];
+}"""
+
+
+def test_after_a_release_a_snapshot_older_than_the_last_tip_leaves_the_preview_on_top(
+    chromium, lab_server
+):
+    page = _counting_page(chromium, lab_server.url)
+    try:
+        x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
+        x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.2, 0.9])
+        page.mouse.move(x0, y0)
+        page.mouse.down()
+        for step in range(1, 9):
+            page.mouse.move(x0 + (x1 - x0) * step / 8, y0 + (y1 - y0) * step / 8)
+            next_frames(page)
+        page.mouse.up()
+        keys = _keys_after_release(page)
+        c = _data(page, "geometry")["kind"].index("key") + 2
+        released = _data(page, "geometry")["x1"][c]
+        assert released == pytest.approx(keys[2][0], abs=1e-6)
+        # Drawn before the last tip was taken: the preview of the release goes back on top.
+        redrawn = page.evaluate(STALE_SNAPSHOT, [c, 0.25, 1])
+        assert redrawn == pytest.approx(released, abs=1e-6)
+        # Drawn with it (the server's answer to the release, or a later change): it stands.
+        assert page.evaluate(STALE_SNAPSHOT, [c, 0.25, 0]) == pytest.approx(0.25)
+        # The page's numbered tips reached the server, which drew the last one's number.
+        assert _data(page, "preview_params")["synced"][0] >= 1
+    finally:
+        page.close()
