@@ -346,11 +346,7 @@ def test_dragging_a_value_moves_the_output_live_and_leaves_the_weights(chromium,
         output = _data(page, "contributions")
         x0, y0 = page.evaluate(SCREEN_POINT, ["payload_plot", -5.0, 5.0])  # C's value
         x1, y1 = page.evaluate(SCREEN_POINT, ["payload_plot", 5.0, 5.0])
-        page.mouse.move(x0, y0)
-        page.mouse.down()
-        for step in range(1, 11):
-            page.mouse.move(x0 + (x1 - x0) * step / 10, y0 + (y1 - y0) * step / 10)
-            next_frames(page)
+        _press_and_move(page, (x0, y0), (x1, y1), 10)
         next_frames(page, 2)
         moving = _data(page, "contributions")
         assert moving["x1"][-1] != pytest.approx(output["x1"][-1], abs=1e-3)  # the output
@@ -362,6 +358,16 @@ def test_dragging_a_value_moves_the_output_live_and_leaves_the_weights(chromium,
         assert values[:2] == [[10.0, 0.0], [0.0, 10.0]]
     finally:
         page.close()
+
+
+def _press_and_move(page, start, end, steps: int) -> None:
+    """The mouse pressed at `start` and moved to `end` in `steps`, each drawn before the next."""
+    (x0, y0), (x1, y1) = start, end
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    for step in range(1, steps + 1):
+        page.mouse.move(x0 + (x1 - x0) * step / steps, y0 + (y1 - y0) * step / steps)
+        next_frames(page)
 
 
 def _keys_after_release(page):
@@ -448,11 +454,7 @@ def test_after_a_release_a_snapshot_older_than_the_last_tip_leaves_the_preview_o
     try:
         x0, y0 = page.evaluate(SCREEN_POINT, ["address_plot", 0.0, 1.0])  # key C's tip
         x1, y1 = page.evaluate(SCREEN_POINT, ["address_plot", 1.2, 0.9])
-        page.mouse.move(x0, y0)
-        page.mouse.down()
-        for step in range(1, 9):
-            page.mouse.move(x0 + (x1 - x0) * step / 8, y0 + (y1 - y0) * step / 8)
-            next_frames(page)
+        _press_and_move(page, (x0, y0), (x1, y1), 8)
         page.mouse.up()
         keys = _keys_after_release(page)
         c = _data(page, "geometry")["kind"].index("key") + 2
