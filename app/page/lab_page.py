@@ -187,7 +187,6 @@ class Lab:
         self.lessons.param.watch(self._measured, "outcome")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
         add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
-        self._class_session = classroom.session
         classroom.session.param.watch(self._vote_counted, "my_vote")
         add("layout", lambda: PageLayout(self))  # built when create_app asks where things go
         self.style = PageStyle(self.figures(), tools=self.tools)
@@ -272,7 +271,7 @@ class Lab:
         the controls the step names and outlines them (they were up to 2000 px down)."""
         step = self.lessons.step
         if set(control_names(step)) & MORE_SETTINGS_NAMES and not self.more_settings.button.open:
-            if self._class_session.role == "student":
+            if self.classroom.session.role == "student":
                 # A class's Next opens this step on every student's page at once, and these
                 # controls cost 85-110 ms of server CPU a page to build: 20 s of CPU for a
                 # class of 200, which held up the next Next and the votes (measured). So a

@@ -74,8 +74,7 @@ def test_the_classs_votes_chart_passes_bokehs_checks():
     _assert_sound(doc)
 
 
-@pytest.mark.parametrize("broken", ["a renderer reading a column its source lacks"])
-def test_the_check_finds_a_broken_page(broken):
+def test_the_check_finds_a_broken_page():
     """The check above can fail: a figure whose glyph names a column its source lacks."""
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
