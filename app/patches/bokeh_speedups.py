@@ -1,4 +1,4 @@
-"""Five exact shortcuts in Bokeh's property system, for the page build (`apply()`).
+"""Six exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
 Profiling a page open (tools/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
 recompute what they already know, and half of what an open page holds in empty lists and dicts
@@ -20,19 +20,25 @@ that nobody asked for:
   container (`tags`, `js_property_callbacks`, `styles`, ...: about ten per model, each a list
   or dict with its own owner set) and keeps it. Here a default that is always an empty
   container (a literal, not a function, in the class) is left to be built on first read,
-  where Bokeh's descriptor builds and keeps it exactly as `__init__` would have.
-- `bokeh.model.util.visit_immediate_value_references` (every walk of the model graph) reads
-  every property that may hold models, which would build those containers after all. An
-  empty container holds no models, so a property of that kind nobody set, read or themed is
-  passed over.
+  where Bokeh's descriptor builds and keeps it exactly as `__init__` would have. It also asks
+  each property's descriptor, for every new model, whether its default is made per instance;
+  the answer reads only the class, so it is asked once per class.
+- `bokeh.model.util.visit_immediate_value_references` (every walk of the model graph: four or
+  five a page build, each over every model) reads every property that may hold models through
+  its descriptor, and lists those properties afresh for each model. Here the list is made once
+  per class, each value is read where the descriptor would find it, and a property nobody set,
+  read or themed whose default holds no model (an empty container never built, a stable
+  default such as None) is passed over.
+- `HasProps.themed_values`, asked at every read of a default, finds "no theme" by raising and
+  catching an AttributeError; here it reads the instance's dict, where `apply_theme` keeps it.
 
-All five return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
+All six return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). `app.patches.apply_all()` applies them when the server
 starts; importing this module changes nothing. They are applied only to the Bokeh source they
 were checked against (`app.patches.pins.CHECKED_AGAINST`): if Bokeh changes any of these
 functions, `apply()` leaves them all alone and says so in the log. The release pin is the coarse guard, for people
 (tests/app/test_patch_pins.py fails on another Bokeh in the locks); the source hashes below are
-the exact one, at run time (a release that leaves these five functions as they were keeps them).
+the exact one, at run time (a release that leaves these six functions as they were keeps them).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from bokeh.core.property.wrappers import PropertyValueContainer
 
 from app.patches.pins import CHECKED_AGAINST, installed_version
 
-# sha256 (first 16 hex digits) of the five functions' source in the Bokeh release checked
+# sha256 (first 16 hex digits) of the six functions' source in the Bokeh release checked
 # (CHECKED_AGAINST["bokeh"]; any other source is left alone).
 CHECKED_SOURCE = {
     "query_properties_with_values": "e864a09d384658f4",
@@ -59,6 +65,7 @@ CHECKED_SOURCE = {
     "_get_default": "6173b5a328b12fc3",
     "__init__": "8184f3bb9444ab37",
     "visit_immediate_value_references": "94591d886aacef72",
+    "themed_values": "668c1fc00de346e8",
 }
 _ORIGINALS = {
     "query_properties_with_values": HasProps.query_properties_with_values,
@@ -66,6 +73,7 @@ _ORIGINALS = {
     "_get_default": PropertyDescriptor._get_default,
     "__init__": HasProps.__init__,
     "visit_immediate_value_references": model_util.visit_immediate_value_references,
+    "themed_values": HasProps.themed_values,
 }
 _IMMUTABLE = (type(None), bool, int, float, str)
 _stable_defaults: dict[tuple[type, str], object] = {}
@@ -178,27 +186,77 @@ def __init__(self, **properties) -> None:  # noqa: N807 - it replaces HasProps._
             continue
         setattr(self, name, value)
     later = _empty_by_default(type(self)) if self.themed_values() is None else frozenset()
-    for name in self.properties(_with_props=True):
+    for name in _unstable_by_default(type(self)):
         if name in properties or name in later:
             continue
-        desc = self.lookup(name)
-        if desc.has_unstable_default(self):
-            desc._get(self)  # fills in `_unstable_*_values`, as Bokeh's does
+        self.lookup(name)._get(self)  # fills in `_unstable_*_values`, as Bokeh's does
     self._initialized = True
 
 
+@functools.lru_cache(None)
+def _unstable_by_default(cls: type[HasProps]) -> tuple[str, ...]:
+    """Properties of `cls` whose default is made per instance, in Bokeh's order. Bokeh asks each
+    descriptor per new model; its answer reads only the class (its overridden defaults)."""
+    return tuple(
+        name
+        for name in cls.properties(_with_props=True)
+        if cls.lookup(name).has_unstable_default(cls)
+    )
+
+
+@functools.lru_cache(None)
+def _walk_plan(cls: type[HasProps]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The properties of `cls` that may hold models, in Bokeh's order, and those of them whose
+    default, while nobody sets, reads or themes it, holds none: a stable default with no model
+    in it, or an empty container not yet built."""
+    overrides = _overrides_of(cls)
+    empty = _empty_by_default(cls)
+    names, quiet = [], set()
+    for name, prop in cls.properties_with_refs().items():
+        names.append(name)
+        if name in empty:
+            quiet.add(name)
+            continue
+        raw = overrides.get(name, prop._default)
+        if callable(raw) or prop._may_have_unstable_default():
+            continue  # built per instance: `__init__` keeps it in `_unstable_default_values`
+        found = []
+        model_util.visit_value_and_its_immediate_references(
+            prop.themed_default(cls, name, None), found.append
+        )
+        if not found:
+            quiet.add(name)
+    return tuple(names), frozenset(quiet)
+
+
 def visit_immediate_value_references(value, visitor) -> None:
-    """Bokeh's own walk, less the reads of empty containers that were never built."""
+    """Bokeh's own walk, reading each property's value where the descriptor would find it
+    (every walk of the model graph: four or five a page build), less the defaults that hold
+    no model (see `_walk_plan`)."""
     if not isinstance(value, HasProps):
         model_util.visit_value_and_its_immediate_references(value, visitor)
         return
-    empty = _empty_by_default(type(value))
-    built = value._property_values.keys() | value._unstable_default_values.keys()
-    themed = value.themed_values() or {}
-    for attr in value.properties_with_refs():
-        if attr in empty and attr not in built and attr not in themed:
-            continue  # its default is an empty container: no models in it
-        model_util.visit_value_and_its_immediate_references(getattr(value, attr), visitor)
+    names, quiet = _walk_plan(type(value))
+    values = value._property_values
+    unstable = value._unstable_default_values
+    themed = value.themed_values() or ()
+    visit = model_util.visit_value_and_its_immediate_references
+    for attr in names:
+        if attr in values:
+            visit(values[attr], visitor)
+        elif attr in themed:
+            visit(getattr(value, attr), visitor)  # the theme's value, as the descriptor has it
+        elif attr in unstable:
+            visit(unstable[attr], visitor)
+        elif attr not in quiet:
+            visit(getattr(value, attr), visitor)
+
+
+def themed_values(self) -> dict | None:
+    """Bokeh's own answer (a theme's values live in the instance's dict, set by `apply_theme`),
+    without raising and catching an AttributeError in `HasProps.__getattr__` for every model
+    without a theme: every read of a default asks, a few thousand times a page build."""
+    return self.__dict__.get("__themed_values__")
 
 
 def apply() -> bool:
@@ -219,6 +277,7 @@ def apply() -> bool:
     PropertyDescriptor._get_default = _get_default
     HasProps.__init__ = __init__
     model_util.visit_immediate_value_references = visit_immediate_value_references
+    HasProps.themed_values = themed_values
     return True
 
 
@@ -229,3 +288,4 @@ def remove() -> None:
     PropertyDescriptor._get_default = _ORIGINALS["_get_default"]
     HasProps.__init__ = _ORIGINALS["__init__"]
     model_util.visit_immediate_value_references = _ORIGINALS["visit_immediate_value_references"]
+    HasProps.themed_values = _ORIGINALS["themed_values"]

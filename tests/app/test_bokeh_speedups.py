@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from bokeh.core.has_props import HasProps
 from bokeh.document import Document
+from bokeh.model.util import collect_models
 from bokeh.models import GroupFilter
 from panel.io.state import set_curdoc
 
@@ -141,11 +142,14 @@ def test_a_page_built_with_lazy_empty_defaults_is_the_page_bokeh_builds(
         for m in fast_doc.models
     )
     assert never_built > 5 * len(fast_doc.models)
-    fast_refs = {m.id: sorted(r.id for r in m.references()) for m in fast_doc.models}
+    # Each model's references in the order Bokeh's walk finds them, and the whole page's.
+    fast_refs = {m.id: [r.id for r in m.references()] for m in fast_doc.models}
+    fast_walk = [m.id for m in collect_models(*fast_doc.roots)]
     fast = _json_with_ids_in_order(fast_doc)
     bokeh_speedups.remove()
     # The same document walked by Bokeh's own function (which builds every container) ...
-    assert {m.id: sorted(r.id for r in m.references()) for m in fast_doc.models} == fast_refs
+    assert {m.id: [r.id for r in m.references()] for m in fast_doc.models} == fast_refs
+    assert [m.id for m in collect_models(*fast_doc.roots)] == fast_walk
     # ... and a page built by Bokeh's own constructor serialise the same.
     slow = _json_with_ids_in_order(_page(source))
     assert fast == slow
@@ -169,3 +173,38 @@ def test_an_empty_default_built_late_is_owned_like_bokehs(restore_speedups):
     assert fast[1] == slow[1]
     assert {"tags", "styles"} <= fast[1].keys()
     assert len(fast[2]) == len(slow[2]) == 1
+
+
+def test_which_defaults_are_made_per_instance_is_read_once_per_class_as_bokeh_answers(
+    restore_speedups,
+):
+    # Bokeh asks each property's descriptor for every new model; the shortcut asks once per
+    # class. The answers must be the same for every model of a page.
+    doc = _page("model")
+    for model in doc.models:
+        per_model = tuple(
+            name
+            for name in model.properties(_with_props=True)
+            if model.lookup(name).has_unstable_default(model)
+        )
+        assert bokeh_speedups._unstable_by_default(type(model)) == per_model, type(model)
+
+
+def test_a_themed_model_reads_its_themes_values_as_bokeh_does(restore_speedups):
+    from bokeh.models import Div, Range1d
+
+    def exercise():
+        div, plain = Div(), Range1d()
+        div.apply_theme({"text": "themed", "visible": False})
+        seen = (div.themed_values(), plain.themed_values(), div.text, div.visible)
+        div.apply_theme({})  # unthemed again: Bokeh removes the values
+        return (*seen, div.themed_values(), div.text)
+
+    assert bokeh_speedups.apply()
+    fast = exercise()
+    bokeh_speedups.remove()
+    assert (
+        exercise()
+        == fast
+        == ({"text": "themed", "visible": False}, None, "themed", False, None, "")
+    )
