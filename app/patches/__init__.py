@@ -21,8 +21,10 @@ Process-wide patches (they change a class or a table every session shares):
   its first update would send (that update made Bokeh walk the whole page).
 - `panel_markdown.update_text_panes_with_their_text`: a text pane's new text sent alone, not
   every property of the pane recomputed.
+- `panel_params`: a component's set-up lists its synced parameters once, and a ReactiveHTML
+  component's reads its parameters without copying each into the instance.
 
-All twelve are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All thirteen are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -63,6 +65,7 @@ PROCESS_WIDE = (
     "compact_instance_watchers",
     "text_panes_styled_once",
     "text_panes_send_their_text",
+    "parameters_read_once",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -84,6 +87,7 @@ def apply_all() -> dict[str, bool]:
                 panel_location,
                 panel_markdown,
                 panel_panes,
+                panel_params,
                 panel_resources,
                 param_watchers,
                 server_routes,
@@ -114,5 +118,8 @@ def apply_all() -> dict[str, bool]:
                 "text_panes_styled_once": panel_design.style_text_panes_as_their_updates_do(),
                 # A new text recomputed every property of its pane: a sixth of a follower's Next.
                 "text_panes_send_their_text": panel_markdown.update_text_panes_with_their_text(),
+                # Each component listed its synced names once per parameter, and each
+                # ReactiveHTML copied sixty parameters it only read: 6% of a page build.
+                "parameters_read_once": panel_params.read_parameters_once(),
             }
         return dict(_applied)

@@ -361,3 +361,54 @@ def test_a_change_of_a_text_panes_classes_or_alert_type_still_reaches_its_model(
     assert "y" in _model(text).css_classes and "x" not in _model(text).css_classes
     assert "<p>c</p>" in html.unescape(_model(text).text)
     assert "alert-danger" in _model(alert).css_classes
+
+
+def _set_up_as_compared(params: dict) -> dict:
+    """A component's set-up, its data model compared by kind and values (each call makes one)."""
+    out = dict(params)
+    data = out.pop("data", None)
+    if data is not None:
+        out["data"] = (type(data).__name__, data.properties_with_values(include_defaults=True))
+    return out
+
+
+def test_components_set_up_with_parameters_read_once_as_panel_sets_them_up():
+    from app.page.lab_page import create_app
+    from app.patches import apply_all, panel_params
+
+    assert apply_all()["parameters_read_once"]
+    page = create_app()
+    page.lab.show_pair_rows()
+    page.lab.show_analysis()
+    compared = {"synced": 0, "reactive_html": 0}
+    for root in (*page.lab.sidebar(), *page.lab.main_area(), *page.header):
+        for component in pn.panel(root).select():
+            method = getattr(type(component), "_init_params", None)
+            if method is panel_params.synced_init_params:
+                kind = "synced"
+            elif method is panel_params.reactive_html_init_params:
+                kind = "reactive_html"
+            else:
+                continue  # the class has its own set-up
+            fast = _set_up_as_compared(method(component))
+            assert fast == _set_up_as_compared(method.original(component)), type(component)
+            compared[kind] += 1
+    assert compared["synced"] > 30 and compared["reactive_html"] >= 8, compared
+
+
+def test_a_reactive_html_set_up_copies_no_parameter_and_reads_an_instances_own():
+    from app.page.a11y import ControlPointer
+    from app.patches import apply_all
+
+    apply_all()
+    pointer = ControlPointer(names=["Temperature"], width=0, height=0, margin=0)
+    own = pointer._param__private.params
+    before = set(own)
+    data = pointer._init_params()["data"]
+    assert set(own) == before  # Panel's own copied about sixty Parameter objects here
+    assert "names" in data.properties_with_values(include_defaults=False)
+    # A parameter given its own object on this instance is read from it, as Panel reads it.
+    pointer.param.names.precedence = -1
+    sent = pointer._init_params()["data"].properties_with_values(include_defaults=False)
+    assert "names" not in sent
+    assert ControlPointer.param.names.precedence is None  # the class's is untouched

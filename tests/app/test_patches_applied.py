@@ -20,6 +20,7 @@ from app.patches import (
     panel_location,
     panel_markdown,
     panel_panes,
+    panel_params,
     panel_resources,
     param_watchers,
     server_routes,
@@ -54,6 +55,7 @@ print(json.dumps({
     "compact_instance_watchers": Parameters._register_watcher.__module__ != "param.parameterized",
     "text_panes_styled_once": getattr(Design._apply_modifiers, "lab_text_panes", False),
     "text_panes_send_their_text": getattr(HTMLBasePane._update, "lab_text_only", False),
+    "parameters_read_once": Syncable._init_params.__module__ != "panel.reactive",
 }))
 """
 
@@ -113,6 +115,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(param_watchers, "compact_instance_watchers")
     counted(panel_design, "style_text_panes_as_their_updates_do")
     counted(panel_markdown, "update_text_panes_with_their_text")
+    counted(panel_params, "read_parameters_once")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -129,6 +132,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "compact_instance_watchers",
             "style_text_panes_as_their_updates_do",
             "update_text_panes_with_their_text",
+            "read_parameters_once",
         ]
     )
 
