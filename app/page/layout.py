@@ -41,15 +41,21 @@ TAB_PARTS = {"Why is it sharp?": "diagnosis", "Audit": "audit", "Share & export"
 CAUSAL_PARTS = ("receipt_view", "causal_view")
 
 
-def grow(view, css_class: str) -> None:
-    """Let the Bokeh figures in a view fill the box the stage's stylesheet gives them."""
-    for pane in view.select(pn.pane.Bokeh):
-        pane.param.update(
-            width=None, height=None, sizing_mode="stretch_both", css_classes=[css_class]
-        )
-        pane.object.update(
-            width=None, height=None, frame_width=None, frame_height=None, sizing_mode="stretch_both"
-        )
+def stage_pane(fig, css_class: str) -> pn.pane.Bokeh:
+    """A figure in a pane that fills the box the stage's stylesheet gives it (`css_class`).
+
+    The figure is given its final sizes and class first and the pane is made with them:
+    changing a pane's sizes once made had Panel read every property of its figure back into
+    the pane (Bokeh pane `_sync_properties`), a sixth of the layout's build."""
+    fig.update(
+        width=None,
+        height=None,
+        frame_width=None,
+        frame_height=None,
+        sizing_mode="stretch_both",
+        css_classes=[css_class],
+    )
+    return pn.pane.Bokeh(fig, sizing_mode="stretch_both", css_classes=[css_class])
 
 
 def _tab(name, view=None):
@@ -113,14 +119,15 @@ class PageLayout(param.Parameterized):
             css_classes=["lab-teaching"],
         )
         self.teaching.param.watch(self._open_tab, "active")
-        planes = lab.geometry.__panel__()
-        grow(planes, "lab-plane")
-        planes.param.update(
-            css_classes=[*planes.css_classes, "lab-planes"], stylesheets=[PLANES_CSS]
+        geometry = lab.geometry
+        planes = pn.Row(
+            stage_pane(geometry.address_fig, "lab-plane"),
+            stage_pane(geometry.payload_fig, "lab-plane"),
+            css_classes=["lab-geometry", "lab-planes"],
+            stylesheets=[PLANES_CSS],
         )
-        weights, self.logits = lab.weights.__panel__(), lab.logits.__panel__()
-        grow(weights, "lab-weights")
-        grow(self.logits, "lab-logits")
+        weights = stage_pane(lab.weights.figure, "lab-weights")
+        self.logits = stage_pane(lab.logits.figure, "lab-logits")
         # With a trained model open, its answer takes the logits' cell and the logits move
         # below the first screen (the answer's view is built on first use).
         self.prediction = self.prediction_text = None
@@ -177,8 +184,7 @@ class PageLayout(param.Parameterized):
         """The trained model's controls, answer, experiments and every head; the causal tab's
         views wait until it is first opened."""
         self.model_side.objects = [panel]
-        self.prediction = main.prediction.__panel__()
-        grow(self.prediction, "lab-logits")
+        self.prediction = stage_pane(main.prediction.figure, "lab-logits")
         self.prediction_text = main.prediction.text  # the answer in words, out of sight
         self.experiments_tab = pn.Column(main, name="Experiments")
         self.causal_tab = pn.Column(name="Causal map")

@@ -452,7 +452,9 @@ def slim(figures) -> None:
             # (No faded or muted glyph copies to drop: add_glyph never builds them.)
             if isinstance(renderer.view.filter, AllIndices):
                 key = renderer.data_source.id
-                renderer.view = views.setdefault(key, CDSView(filter=every_row))
+                if key not in views:  # a view is a model to build: only one per source
+                    views[key] = CDSView(filter=every_row)
+                renderer.view = views[key]
             renderer.data_source.selection_policy = policy
         for axis in (*fig.xaxis, *fig.yaxis):
             axis.major_label_policy = all_labels
