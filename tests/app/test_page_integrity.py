@@ -8,6 +8,7 @@ every teaching tab), a trained model's views and tabs, and the class's votes cha
 
 from __future__ import annotations
 
+import panel as pn
 import pytest
 from bokeh.core.validation.check import check_integrity
 from bokeh.core.validation.warnings import EMPTY_LAYOUT
@@ -87,3 +88,27 @@ def test_the_check_finds_a_broken_page():
         doc.add_root(fig)
     with pytest.raises(AssertionError, match="BAD_COLUMN_NAME"):
         _assert_sound(doc)
+
+
+def test_the_stages_figures_fill_the_boxes_its_stylesheet_gives_them():
+    # The stage's stylesheet sizes each plot's box; a figure with a width or height of its own
+    # would keep it (a 410 px plane on any screen), and one without its class would sit
+    # outside the grid.
+    doc = Document()
+    with set_curdoc(doc):
+        page = _page(doc)
+        lab = page.lab
+        lab.sources.source = "model"  # the trained model's answer takes the logits' cell
+        wanted = {
+            "lab-plane": [lab.geometry.address_fig, lab.geometry.payload_fig],
+            "lab-weights": [lab.weights.figure],
+            "lab-logits": [lab.logits.figure, lab.model_main.prediction.figure],
+        }
+        panes = {id(pane.object): pane for pane in page.select(pn.pane.Bokeh)}
+        for css_class, figures in wanted.items():
+            for fig in figures:
+                assert fig.css_classes == [css_class]
+                assert fig.sizing_mode == "stretch_both"
+                assert (fig.width, fig.height, fig.frame_width, fig.frame_height) == (None,) * 4
+                pane = panes[id(fig)]  # the page shows it
+                assert pane.sizing_mode == "stretch_both" and pane.css_classes == [css_class]
