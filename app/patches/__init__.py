@@ -4,7 +4,7 @@ remove it).
 
 Process-wide patches (they change a class or a table every session shares):
 
-- `bokeh_speedups`: six of Bokeh's property functions, shortened process-wide.
+- `bokeh_speedups`: seven of Bokeh's property functions, shortened process-wide.
 - `panel_resources`: MathJax only for a page that shows TeX (Panel's bundle check, replaced).
 - `panel_design`: a component's design modifiers worked out once per kind of component, not
   on every change it sends.

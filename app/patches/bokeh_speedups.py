@@ -1,4 +1,4 @@
-"""Six exact shortcuts in Bokeh's property system, for the page build (`apply()`).
+"""Seven exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
 Profiling a page open (tools/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
 recompute what they already know, and half of what an open page holds in empty lists and dicts
@@ -28,17 +28,18 @@ that nobody asked for:
   its descriptor, and lists those properties afresh for each model. Here the list is made once
   per class, each value is read where the descriptor would find it, and a property nobody set,
   read or themed whose default holds no model (an empty container never built, a stable
-  default such as None) is passed over.
+  default such as None) is passed over. Its helper for each value,
+  `visit_value_and_its_immediate_references`, imported `Model` afresh at every value.
 - `HasProps.themed_values`, asked at every read of a default, finds "no theme" by raising and
   catching an AttributeError; here it reads the instance's dict, where `apply_theme` keeps it.
 
-All six return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
+All seven return exactly what the originals return (tests/app/test_bokeh_speedups.py compares them
 over every model of a lab page). `app.patches.apply_all()` applies them when the server
 starts; importing this module changes nothing. They are applied only to the Bokeh source they
 were checked against (`app.patches.pins.CHECKED_AGAINST`): if Bokeh changes any of these
 functions, `apply()` leaves them all alone and says so in the log. The release pin is the coarse guard, for people
 (tests/app/test_patch_pins.py fails on another Bokeh in the locks); the source hashes below are
-the exact one, at run time (a release that leaves these six functions as they were keeps them).
+the exact one, at run time (a release that leaves these seven functions as they were keeps them).
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ from bokeh.core.has_props import HasProps
 from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
 from bokeh.core.property.singletons import Intrinsic, Undefined
 from bokeh.core.property.wrappers import PropertyValueContainer
+from bokeh.model import Model
+from bokeh.util.dataclasses import entries, is_dataclass
 
 from app.patches.pins import CHECKED_AGAINST, installed_version
 
-# sha256 (first 16 hex digits) of the six functions' source in the Bokeh release checked
+# sha256 (first 16 hex digits) of the seven functions' source in the Bokeh release checked
 # (CHECKED_AGAINST["bokeh"]; any other source is left alone).
 CHECKED_SOURCE = {
     "query_properties_with_values": "e864a09d384658f4",
@@ -66,6 +69,7 @@ CHECKED_SOURCE = {
     "__init__": "8184f3bb9444ab37",
     "visit_immediate_value_references": "94591d886aacef72",
     "themed_values": "668c1fc00de346e8",
+    "visit_value_and_its_immediate_references": "e018cc9482917eac",
 }
 _ORIGINALS = {
     "query_properties_with_values": HasProps.query_properties_with_values,
@@ -74,6 +78,9 @@ _ORIGINALS = {
     "__init__": HasProps.__init__,
     "visit_immediate_value_references": model_util.visit_immediate_value_references,
     "themed_values": HasProps.themed_values,
+    "visit_value_and_its_immediate_references": (
+        model_util.visit_value_and_its_immediate_references
+    ),
 }
 _IMMUTABLE = (type(None), bool, int, float, str)
 _stable_defaults: dict[tuple[type, str], object] = {}
@@ -252,6 +259,32 @@ def visit_immediate_value_references(value, visitor) -> None:
             visit(getattr(value, attr), visitor)
 
 
+_SCALARS = frozenset({int, float, str})
+
+
+def visit_value_and_its_immediate_references(obj, visitor) -> None:
+    """Bokeh's own, without importing `Model` again at every value it visits (several
+    thousand a walk)."""
+    typ = type(obj)
+    if typ in _SCALARS:  # the common case first, as Bokeh's does
+        return
+    if typ is list or issubclass(typ, (list, tuple)):
+        for item in obj:
+            visit_value_and_its_immediate_references(item, visitor)
+    elif issubclass(typ, dict):
+        for key, value in obj.items():
+            visit_value_and_its_immediate_references(key, visitor)
+            visit_value_and_its_immediate_references(value, visitor)
+    elif issubclass(typ, HasProps):
+        if issubclass(typ, Model):
+            visitor(obj)
+        else:
+            model_util.visit_immediate_value_references(obj, visitor)
+    elif is_dataclass(obj):
+        for _, value in entries(obj):
+            visit_value_and_its_immediate_references(value, visitor)
+
+
 def themed_values(self) -> dict | None:
     """Bokeh's own answer (a theme's values live in the instance's dict, set by `apply_theme`),
     without raising and catching an AttributeError in `HasProps.__getattr__` for every model
@@ -278,6 +311,7 @@ def apply() -> bool:
     HasProps.__init__ = __init__
     model_util.visit_immediate_value_references = visit_immediate_value_references
     HasProps.themed_values = themed_values
+    model_util.visit_value_and_its_immediate_references = visit_value_and_its_immediate_references
     return True
 
 
@@ -289,3 +323,6 @@ def remove() -> None:
     HasProps.__init__ = _ORIGINALS["__init__"]
     model_util.visit_immediate_value_references = _ORIGINALS["visit_immediate_value_references"]
     HasProps.themed_values = _ORIGINALS["themed_values"]
+    model_util.visit_value_and_its_immediate_references = _ORIGINALS[
+        "visit_value_and_its_immediate_references"
+    ]

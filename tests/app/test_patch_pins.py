@@ -36,7 +36,7 @@ def _recheck(package: str, found: str, where: str) -> str:
         f"{where} holds {package} {found}, but the patches in app/patches/ were checked against "
         f"{package} {CHECKED_AGAINST[package]}. Before moving to {found}: re-read every "
         f"{package} row of docs/patches.md against {package} {found}'s source (for Bokeh, "
-        "compare the six functions of app/patches/bokeh_speedups.py and renew CHECKED_SOURCE), "
+        "compare the seven functions of app/patches/bokeh_speedups.py and renew CHECKED_SOURCE), "
         "run the tests each row names, drop the patches its 'remove when' condition now meets, "
         f"then set CHECKED_AGAINST[{package!r}] in app/patches/pins.py to {found!r}."
     )
@@ -74,7 +74,7 @@ def test_the_installed_releases_are_the_checked_ones(package):
 
 
 def test_the_bokeh_speedups_source_guard_was_taken_from_the_pinned_bokeh():
-    """The two guards agree: on the pinned Bokeh, the six functions hash as CHECKED_SOURCE."""
+    """The two guards agree: on the pinned Bokeh, the seven functions hash as CHECKED_SOURCE."""
     from app.patches import bokeh_speedups
 
     if installed_version("bokeh") != CHECKED_AGAINST["bokeh"]:
