@@ -70,8 +70,14 @@ def summary_text(text: str) -> str:
     return text or ""
 
 
+# The banners under the summary, in the order they are shown, each made the first time it has
+# something to show: most pages never show one, and the four were 2% of a page's build.
+BANNERS = ("loading", "error", "notice", "running")
+
+
 class StatusView(pn.viewable.Viewer):
-    """Error banner (the lab refused the last change) and notice banner (e.g. a fallback)."""
+    """The summary, and its banners: the model still loading, the error (the lab refused the
+    last change), a notice (e.g. a fallback), a backend still computing."""
 
     state = param.ClassSelector(
         class_=param.Parameterized,
@@ -84,38 +90,61 @@ class StatusView(pn.viewable.Viewer):
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
         # What changed, said through the summary's live region once it settles.
         self.news = Announcer(self.summary, pn.state.curdoc)
-        self.error = pn.pane.Alert(
-            "",
-            alert_type="danger",
-            visible=False,
+        self._banners: dict[str, pn.pane.HTML] = {}
+        self._column = pn.Column(
+            self.summary,
             sizing_mode="stretch_width",
-            css_classes=["lab-error"],
+            css_classes=["lab-status"],
+            stylesheets=[STATUS_CSS],
         )
-        self.notice = pn.pane.Alert(
-            "",
-            alert_type="warning",
-            visible=False,
-            sizing_mode="stretch_width",
-            css_classes=["lab-notice"],
-        )
-        # A torch backend still at work on the change shown (the numbers are numpy's meanwhile).
-        self.running = pn.pane.HTML(
-            "", visible=False, sizing_mode="stretch_width", css_classes=["lab-running"]
-        )
-        # A model the page waits for (a link's or a lesson step's): named, with its progress,
-        # in place of the summary of the model drawn meanwhile (SourceSwitch.loading).
-        self.loading = pn.pane.HTML(
-            "",
-            visible=False,
-            sizing_mode="stretch_width",
-            css_classes=["lab-loading-note"],
-            stylesheets=[LOADING_CSS],
-            margin=(4, 10),
-        )
+        self._notice_text = ""
         self._error_changed(announce=False)
         if "loading" in state.param:
             state.param.watch(self._loading_changed, ["loading", "load_fraction"])
             self._loading_changed()
+
+    # Each banner, made (hidden) and put in its place the first time it is asked for.
+    @property
+    def loading(self) -> pn.pane.HTML:
+        # A model the page waits for (a link's or a lesson step's): named, with its progress,
+        # in place of the summary of the model drawn meanwhile (SourceSwitch.loading).
+        return self._banner(
+            "loading",
+            lambda: pn.pane.HTML(
+                "",
+                visible=False,
+                sizing_mode="stretch_width",
+                css_classes=["lab-loading-note"],
+                stylesheets=[LOADING_CSS],
+                margin=(4, 10),
+            ),
+        )
+
+    @property
+    def error(self) -> pn.pane.Alert:
+        return self._banner("error", lambda: _alert("danger", "lab-error"))
+
+    @property
+    def notice(self) -> pn.pane.Alert:
+        return self._banner("notice", lambda: _alert("warning", "lab-notice"))
+
+    @property
+    def running(self) -> pn.pane.HTML:
+        # A torch backend still at work on the change shown (the numbers are numpy's meanwhile).
+        return self._banner(
+            "running",
+            lambda: pn.pane.HTML(
+                "", visible=False, sizing_mode="stretch_width", css_classes=["lab-running"]
+            ),
+        )
+
+    def _banner(self, name: str, make):
+        pane = self._banners.get(name)
+        if pane is None:
+            pane = self._banners[name] = make()
+            shown = [self._banners[n] for n in BANNERS if n in self._banners]
+            self._column.objects = [self.summary, *shown]
+        return pane
 
     def update(self, snap) -> None:
         text = summary_text(snap.summary)
@@ -123,14 +152,16 @@ class StatusView(pn.viewable.Viewer):
         if self.summary.text != text:
             self.summary.text = text
         notice = html.escape(getattr(snap, "notice", "") or "")
-        if self.notice.object != notice:
-            self.notice.object = notice
-            self.notice.visible = bool(notice)
+        if self._notice_text != notice:
+            self._notice_text = notice
+            self.notice.param.update(object=notice, visible=bool(notice))
             if notice:
                 notify("warning", snap.notice)
 
     def set_running(self, backend: str) -> None:
         """Say which backend is still computing the change shown, or nothing ('')."""
+        if not backend and "running" not in self._banners:
+            return
         self.running.object = (
             f"<span role='status'>⏳ {html.escape(backend)} is computing this change; the "
             "plots show the NumPy engine's result until it answers.</span>"
@@ -142,11 +173,14 @@ class StatusView(pn.viewable.Viewer):
     def _loading_changed(self, *events) -> None:
         name = self.state.loading
         self.summary.visible = not name
-        self.loading.visible = bool(name)
         if not name:
-            self.loading.object = ""
+            if "loading" in self._banners:
+                self.loading.param.update(object="", visible=False)
             return
-        self.loading.object = loading_note(name, self.state.load_fraction, self._drawn_model())
+        self.loading.param.update(
+            object=loading_note(name, self.state.load_fraction, self._drawn_model()),
+            visible=True,
+        )
 
     def _drawn_model(self) -> str:
         """The model drawn while another loads (the model source's own), if one is known."""
@@ -158,27 +192,26 @@ class StatusView(pn.viewable.Viewer):
         """The banner; a new refusal (not the page's first drawing of it) also a toast."""
         message = self.state.error
         if message:
-            self.error.object = (
-                f"<b>That change was not applied:</b> {html.escape(message)}. "
-                "The plots still show the last valid configuration."
+            self.error.param.update(
+                object=(
+                    f"<b>That change was not applied:</b> {html.escape(message)}. "
+                    "The plots still show the last valid configuration."
+                ),
+                visible=True,
             )
-            self.error.visible = True
             if announce:
                 notify("error", message, duration=6000)
-        else:
+        elif "error" in self._banners:
             self.error.visible = False
 
     def __panel__(self):
-        return pn.Column(
-            self.summary,
-            self.loading,
-            self.error,
-            self.notice,
-            self.running,
-            sizing_mode="stretch_width",
-            css_classes=["lab-status"],
-            stylesheets=[STATUS_CSS],
-        )
+        return self._column
+
+
+def _alert(kind: str, css_class: str) -> pn.pane.Alert:
+    return pn.pane.Alert(
+        "", alert_type=kind, visible=False, sizing_mode="stretch_width", css_classes=[css_class]
+    )
 
 
 def loading_note(name: str, fraction: float, drawn: str = "") -> str:
