@@ -46,7 +46,7 @@ def stage_pane(fig, css_class: str) -> pn.pane.Bokeh:
 
     The figure is given its final sizes and class first and the pane is made with them:
     changing a pane's sizes once made had Panel read every property of its figure back into
-    the pane (Bokeh pane `_sync_properties`), a sixth of the layout's build."""
+    the pane (Bokeh pane `_sync_properties`): about 6 ms of a page's build for four figures."""
     fig.update(
         width=None,
         height=None,
