@@ -119,7 +119,7 @@ def apply_all() -> dict[str, bool]:
                 # A new text recomputed every property of its pane: a sixth of a follower's Next.
                 "text_panes_send_their_text": panel_markdown.update_text_panes_with_their_text(),
                 # Each component listed its synced names once per parameter, and each
-                # ReactiveHTML copied sixty parameters it only read: 6% of a page build.
+                # ReactiveHTML copied two dozen parameters it only read: 6% of a page build.
                 "parameters_read_once": panel_params.read_parameters_once(),
             }
         return dict(_applied)

@@ -7,10 +7,10 @@ keyboard, the live summary...) runs `ReactiveHTML._init_params`. Profiling a pag
 
 - `Syncable._init_params` asks `p not in self._synced_params` for each parameter, and
   `_synced_params` is a property that builds a new list of every synced name at each ask:
-  a square of the component's forty-odd parameters, for every component of a page.
+  a square of the component's thirty-odd parameters, for every component of a page.
 - `ReactiveHTML._init_params` reads each parameter's `precedence` and kind through
   `self.param[k]`, which copies the class's Parameter object into the instance the first time
-  (Param's per-instance parameters): about sixty copies per component, none ever changed.
+  (Param's per-instance parameters): about two dozen copies per component, none ever changed.
 
 `read_parameters_once()` replaces both with Panel's own code, changed only there: the synced
 names are listed once per call (a set), and a parameter the instance has no object of its own

@@ -405,7 +405,7 @@ def test_a_reactive_html_set_up_copies_no_parameter_and_reads_an_instances_own()
     own = pointer._param__private.params
     before = set(own)
     data = pointer._init_params()["data"]
-    assert set(own) == before  # Panel's own copied about sixty Parameter objects here
+    assert set(own) == before  # Panel's own copied about two dozen Parameter objects here
     assert "names" in data.properties_with_values(include_defaults=False)
     # A parameter given its own object on this instance is read from it, as Panel reads it.
     pointer.param.names.precedence = -1
