@@ -17,11 +17,11 @@ methods); otherwise Bokeh is left alone and the log says so.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 
 from bokeh.core.property.wrappers import PropertyValueContainer
+
+from app.patches.pins import source_hash as _source_hash
 
 _log = logging.getLogger(__name__)
 
@@ -31,10 +31,6 @@ CHECKED_SOURCE = {
     "_register_owner": "e99c2b6db1590963",
     "_unregister_owner": "9cc35c9f7fa7c95e",
 }
-
-
-def _source_hash(function) -> str:
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
 def _init(self, *args, **kwargs) -> None:

@@ -45,8 +45,6 @@ the exact one, at run time (a release that leaves these seven functions as they 
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
 import logging
 from types import MappingProxyType
 
@@ -59,6 +57,7 @@ from bokeh.model import Model
 from bokeh.util.dataclasses import entries, is_dataclass
 
 from app.patches.pins import CHECKED_AGAINST, installed_version
+from app.patches.pins import source_hash as _source_hash
 
 # sha256 (first 16 hex digits) of the seven functions' source in the Bokeh release checked
 # (CHECKED_AGAINST["bokeh"]; any other source is left alone).
@@ -86,10 +85,6 @@ _IMMUTABLE = (type(None), bool, int, float, str)
 _stable_defaults: dict[tuple[type, str], object] = {}
 _MISSING = object()
 _log = logging.getLogger(__name__)
-
-
-def _source_hash(function) -> str:
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(None)

@@ -21,11 +21,11 @@ compares them for every component of a page); they apply only to the Panel sourc
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 import textwrap
 from html import escape
+
+from app.patches.pins import source_hash as _source_hash
 
 _log = logging.getLogger(__name__)
 
@@ -34,10 +34,6 @@ CHECKED_SOURCE = {
     "Syncable._init_params": "3c20aeeded14dbf2",
     "ReactiveHTML._init_params": "f7e830a6d020657d",
 }
-
-
-def _source_hash(function) -> str:
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
 def _originals() -> dict:

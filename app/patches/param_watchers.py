@@ -19,10 +19,10 @@ log says so.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 from collections.abc import MutableMapping
+
+from app.patches.pins import source_hash as _source_hash
 
 _log = logging.getLogger(__name__)
 
@@ -85,10 +85,6 @@ class ValueWatchers(MutableMapping):
 
     def __repr__(self) -> str:
         return repr(dict(self))
-
-
-def _source_hash(function) -> str:
-    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]
 
 
 def _register_watcher(self_, action, watcher, what="value"):

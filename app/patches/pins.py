@@ -6,6 +6,8 @@ another release, so moving Bokeh or Panel starts with re-checking the patches (d
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from importlib import metadata
 
 # The releases of the packages whose internals app/patches/ uses, as read and tested.
@@ -18,3 +20,9 @@ def installed_version(package: str) -> str | None:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
+
+
+def source_hash(function) -> str:
+    """The first 16 hex digits of the sha256 of `function`'s source: how a patch checks, at run
+    time, that what it replaces is the code that was read (each keeps its `CHECKED_SOURCE`)."""
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]

@@ -90,7 +90,7 @@ class StatusView(pn.viewable.Viewer):
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
         # What changed, said through the summary's live region once it settles.
         self.news = Announcer(self.summary, pn.state.curdoc)
-        self._banners: dict[str, pn.pane.HTML] = {}
+        self._banners: dict[str, pn.pane.PaneBase] = {}
         self._column = pn.Column(
             self.summary,
             sizing_mode="stretch_width",
