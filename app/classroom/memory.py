@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from app.classroom.store import IDLE_S, ClassInfo, ClassStore, Event, UnknownClass
+from app.classroom.store import ACTIVE_S, IDLE_S, ClassInfo, ClassStore, Event, UnknownClass
 
 
 @dataclass
@@ -24,7 +24,8 @@ class _Class:
     votes: dict[int, dict[str, int]] = field(default_factory=dict)
     measured: dict[int, dict[str, bool]] = field(default_factory=dict)
     at: dict[str, int] = field(default_factory=dict)  # student -> the step their page shows
-    once: dict[str, float] = field(default_factory=dict)  # link digest -> expiry time
+    seen: dict[str, float] = field(default_factory=dict)  # student -> last activity
+    maps: dict[str, dict[str, str]] = field(default_factory=dict)  # part -> name -> value
 
 
 class MemoryStore(ClassStore):
@@ -33,7 +34,7 @@ class MemoryStore(ClassStore):
     def __init__(self, *, idle_s: float = IDLE_S, clock=time.monotonic):
         super().__init__()
         self._classes: dict[str, _Class] = {}
-        self._hits: dict[str, tuple[float, int]] = {}
+        self._hits: dict[str, tuple[float, int, int]] = {}  # key -> (start, count, window)
         self._lock = threading.RLock()
         self._idle_s, self._clock = idle_s, clock
 
@@ -57,14 +58,14 @@ class MemoryStore(ClassStore):
         with self._lock:
             now = self._clock()
             if len(self._hits) > 10_000:  # forget finished windows, so the table stays small
-                self._hits = {k: v for k, v in self._hits.items() if now - v[0] < 3600}
-            start, count = self._hits.get(key, (now, 0))
+                self._hits = {k: v for k, v in self._hits.items() if now - v[0] < v[2]}
+            start, count, _ = self._hits.get(key, (now, 0, window_s))
             if now - start >= window_s:
                 start, count = now, 0
             if count >= limit:
                 return False
             if not peek:
-                self._hits[key] = (start, count + 1)
+                self._hits[key] = (start, count + 1, window_s)
             return True
 
     def _publish(self, event: Event) -> None:
@@ -84,9 +85,19 @@ class MemoryStore(ClassStore):
     def _info(self, code: str) -> ClassInfo:
         with self._lock:
             room = self._room(code)
+            closed = room.maps.get("flags", {}).get("closed")
             return ClassInfo(
-                code, room.step, room.locked, frozenset(room.revealed), len(room.students)
+                code,
+                room.step,
+                room.locked,
+                frozenset(room.revealed),
+                self._active_in(room),
+                open=not closed,
             )
+
+    def _active_in(self, room: _Class) -> int:
+        recent = self._clock() - ACTIVE_S
+        return sum(1 for s in room.students if room.seen.get(s, -1e18) >= recent)
 
     def _teacher_digests(self, code: str) -> list[str]:
         with self._lock:
@@ -96,16 +107,6 @@ class MemoryStore(ClassStore):
     def _add_teacher(self, code: str, key_digest: str) -> None:
         with self._lock:
             self._room(code, touch=True).teachers.add(key_digest)
-
-    def _put_once(self, code: str, once_digest: str, ttl_s: int) -> None:
-        with self._lock:
-            self._room(code, touch=True).once[once_digest] = self._clock() + ttl_s
-
-    def _take_once(self, code: str, once_digest: str) -> bool:
-        with self._lock:
-            room = self._get(code)
-            expires = room.once.pop(once_digest, None) if room else None
-            return expires is not None and self._clock() < expires
 
     def _set(self, code: str, *, step: int | None, locked: bool | None) -> None:
         with self._lock:
@@ -152,7 +153,7 @@ class MemoryStore(ClassStore):
         with self._lock:
             room = self._room(code)
             return (
-                len(room.students),
+                self._active_in(room),
                 dict(room.votes.get(step, {})),
                 dict(room.measured.get(step, {})),
             )
@@ -167,8 +168,72 @@ class MemoryStore(ClassStore):
 
     def _arrived_on(self, code: str, step: int) -> int:
         with self._lock:
-            return sum(1 for at in self._room(code).at.values() if at == step)
+            room = self._room(code)
+            recent = self._clock() - ACTIVE_S
+            return sum(
+                1
+                for s, at in room.at.items()
+                if at == step and room.seen.get(s, -1e18) >= recent and s in room.students
+            )
 
     def _delete(self, code: str) -> None:
         with self._lock:
             self._classes.pop(code, None)
+
+    def _now(self) -> float:
+        return self._clock()
+
+    def _count(self, key: str) -> int:
+        with self._lock:
+            start, count, window_s = self._hits.get(key, (0.0, 0, 0))
+            return count if self._clock() - start < window_s else 0
+
+    def _map_get(self, code: str, part: str, name: str) -> str | None:
+        with self._lock:
+            room = self._get(code)
+            return room.maps.get(part, {}).get(name) if room else None
+
+    def _map_set(self, code: str, part: str, name: str, value: str) -> None:
+        with self._lock:
+            self._room(code, touch=True).maps.setdefault(part, {})[name] = value
+
+    def _map_del(self, code: str, part: str, name: str) -> bool:
+        with self._lock:
+            room = self._get(code)
+            return room is not None and room.maps.get(part, {}).pop(name, None) is not None
+
+    def _map_all(self, code: str, part: str) -> dict[str, str]:
+        with self._lock:
+            room = self._get(code)
+            return dict(room.maps.get(part, {})) if room else {}
+
+    def _remove_teacher(self, code: str, key_digest: str) -> None:
+        with self._lock:
+            self._room(code, touch=True).teachers.discard(key_digest)
+
+    def _students(self, code: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._room(code).students)
+
+    def _drop_student(self, code: str, student: str) -> None:
+        with self._lock:
+            room = self._room(code, touch=True)
+            room.students.pop(student, None)
+            room.at.pop(student, None)
+            room.seen.pop(student, None)
+            for table in (*room.votes.values(), *room.measured.values()):
+                table.pop(student, None)
+
+    def _saw(self, code: str, student: str) -> None:
+        with self._lock:
+            room = self._get(code)
+            if room is not None and student in room.students:
+                room.seen[student] = self._clock()
+
+    def _seen_all(self, code: str) -> dict[str, float]:
+        with self._lock:
+            return dict(self._room(code).seen)
+
+    def _active(self, code: str) -> int:
+        with self._lock:
+            return self._active_in(self._room(code))

@@ -1,8 +1,8 @@
 """The Redis class store: a class shared by every replica behind a balancer.
 
-Each class is six keys under `alab:class:CODE:` (meta, teachers, students, revealed, votes,
-measured), all given a fresh 12-hour expiry by every write, so an idle class leaves with its
-data; one-time device links are keys of their own with a 10-minute expiry. A change is
+Each class is a dozen keys under `alab:class:CODE:` (PARTS: meta, teachers, students, votes,
+seat activity, devices asking to teach, ...), all given a fresh 12-hour expiry by every write,
+so an idle class leaves with its data. A change is
 published on one channel; each replica's listener thread hands it to that replica's own
 subscribers, which pass it on to their sessions. A vote is written (and acknowledged by Redis)
 before `vote` returns, so a page that says "counted" means it.
@@ -21,6 +21,7 @@ import time
 import redis
 
 from app.classroom.store import (
+    ACTIVE_S,
     IDLE_S,
     ClassInfo,
     ClassStore,
@@ -31,13 +32,26 @@ from app.classroom.store import (
 )
 
 CHANNEL = "alab:events"
-PARTS = ("meta", "teachers", "students", "revealed", "votes", "measured", "at")
+PARTS = (
+    "meta",
+    "teachers",
+    "students",
+    "revealed",
+    "votes",
+    "measured",
+    "at",
+    "seen",  # a sorted set: student -> the time of their last activity
+    "devices",
+    "removed",
+    "asks",
+    "flags",
+)
 MAX_MESSAGE = 256  # bytes; anything longer on the channel is not ours
 
 
-def _on_step(at: list[str], step: int) -> int:
-    """How many pages the class's `at` hash places on `step`."""
-    return sum(1 for value in at if value == str(step))
+def _on_step(at: dict[str, str], step: int, active) -> int:
+    """How many active seats the class's `at` hash places on `step`."""
+    return sum(1 for student, value in at.items() if value == str(step) and student in active)
 
 
 def _key(code: str, part: str) -> str:
@@ -198,14 +212,20 @@ class RedisStore(ClassStore):
             pipe = r.pipeline(transaction=False)
             pipe.hmget(_key(code, "meta"), "step", "locked", "created")
             pipe.smembers(_key(code, "revealed"))
-            pipe.hlen(_key(code, "students"))
+            pipe.zcount(_key(code, "seen"), time.time() - ACTIVE_S, "+inf")
+            pipe.hget(_key(code, "flags"), "closed")
             return pipe.execute()
 
-        (step, locked, created), revealed, students = self._call(work)
+        (step, locked, created), revealed, students, closed = self._call(work)
         if created is None:
             raise UnknownClass(f"there is no class {code} (it may have ended)")
         return ClassInfo(
-            code, int(step or 0), locked == "1", frozenset(int(s) for s in revealed), students
+            code,
+            int(step or 0),
+            locked == "1",
+            frozenset(int(s) for s in revealed),
+            students,
+            open=closed is None,
         )
 
     def _teacher_digests(self, code: str) -> list[str]:
@@ -213,13 +233,6 @@ class RedisStore(ClassStore):
 
     def _add_teacher(self, code: str, key_digest: str) -> None:
         self._write(code, lambda p: p.sadd(_key(code, "teachers"), key_digest))
-
-    def _put_once(self, code: str, once_digest: str, ttl_s: int) -> None:
-        self._call(lambda r: r.set(_key(code, f"once:{once_digest}"), 1, ex=ttl_s))
-
-    def _take_once(self, code: str, once_digest: str) -> bool:
-        # DEL answers how many keys it removed: of two devices racing, one gets the 1.
-        return self._call(lambda r: r.delete(_key(code, f"once:{once_digest}"))) == 1
 
     def _set(self, code: str, *, step: int | None, locked: bool | None) -> None:
         fields = {}
@@ -262,7 +275,7 @@ class RedisStore(ClassStore):
     def _tally(self, code: str, step: int):
         def work(r):
             pipe = r.pipeline(transaction=False)
-            pipe.hlen(_key(code, "students"))
+            pipe.zcount(_key(code, "seen"), time.time() - ACTIVE_S, "+inf")
             pipe.hgetall(_key(code, "votes"))
             pipe.hgetall(_key(code, "measured"))
             return pipe.execute()
@@ -288,27 +301,93 @@ class RedisStore(ClassStore):
             pipe = r.pipeline(transaction=False)
             pipe.hget(_key(code, "meta"), "created")
             pipe.sismember(_key(code, "revealed"), step)
-            pipe.hvals(_key(code, "at"))
-            pipe.hlen(_key(code, "students"))
+            pipe.hgetall(_key(code, "at"))
+            pipe.zrangebyscore(_key(code, "seen"), time.time() - ACTIVE_S, "+inf")
             pipe.hgetall(_key(code, "votes"))
             pipe.hgetall(_key(code, "measured"))
             return pipe.execute()
 
-        created, revealed, at, joined, votes, measured = self._call(work)
+        created, revealed, at, active, votes, measured = self._call(work)
         if created is None:
             raise UnknownClass(f"there is no class {code} (it may have ended)")
+        active = set(active)
         return (
-            joined,
+            len(active),
             *self._of_step(step, votes, measured),
             bool(revealed),
-            _on_step(at, step),
+            _on_step(at, step, active),
         )
 
     def _arrive(self, code: str, student: str, step: int) -> None:
         self._write(code, lambda p: p.hset(_key(code, "at"), student, step))
 
     def _arrived_on(self, code: str, step: int) -> int:
-        return _on_step(self._call(lambda r: r.hvals(_key(code, "at"))), step)
+        def work(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.hgetall(_key(code, "at"))
+            pipe.zrangebyscore(_key(code, "seen"), time.time() - ACTIVE_S, "+inf")
+            return pipe.execute()
+
+        at, active = self._call(work)
+        return _on_step(at, step, set(active))
 
     def _delete(self, code: str) -> None:
         self._call(lambda r: r.delete(*(_key(code, part) for part in PARTS)))
+
+    def _now(self) -> float:
+        return time.time()
+
+    def _count(self, key: str) -> int:
+        return int(self._call(lambda r: r.get(f"alab:rate:{key}")) or 0)
+
+    def _map_get(self, code: str, part: str, name: str) -> str | None:
+        return self._call(lambda r: r.hget(_key(code, part), name))
+
+    def _map_set(self, code: str, part: str, name: str, value: str) -> None:
+        self._write(code, lambda p: p.hset(_key(code, part), name, value))
+
+    def _map_del(self, code: str, part: str, name: str) -> bool:
+        # HDEL answers how many fields it removed: of two callers racing, one gets the 1.
+        return self._call(lambda r: r.hdel(_key(code, part), name)) == 1
+
+    def _map_all(self, code: str, part: str) -> dict[str, str]:
+        return dict(self._call(lambda r: r.hgetall(_key(code, part))))
+
+    def _remove_teacher(self, code: str, key_digest: str) -> None:
+        self._write(code, lambda p: p.srem(_key(code, "teachers"), key_digest))
+
+    def _students(self, code: str) -> dict[str, str]:
+        return dict(self._call(lambda r: r.hgetall(_key(code, "students"))))
+
+    def _drop_student(self, code: str, student: str) -> None:
+        def fields(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.hkeys(_key(code, "votes"))
+            pipe.hkeys(_key(code, "measured"))
+            return pipe.execute()
+
+        votes, measured = self._call(fields)
+        mine = [f for f in votes if f.partition(":")[2] == student]
+        measured_mine = [f for f in measured if f.partition(":")[2] == student]
+        commands = [
+            lambda p: p.hdel(_key(code, "students"), student),
+            lambda p: p.hdel(_key(code, "at"), student),
+            lambda p: p.zrem(_key(code, "seen"), student),
+        ]
+        if mine:
+            commands.append(lambda p: p.hdel(_key(code, "votes"), *mine))
+        if measured_mine:
+            commands.append(lambda p: p.hdel(_key(code, "measured"), *measured_mine))
+        self._write(code, *commands)
+
+    def _saw(self, code: str, student: str) -> None:
+        self._write(code, lambda p: p.zadd(_key(code, "seen"), {student: time.time()}))
+
+    def _seen_all(self, code: str) -> dict[str, float]:
+        pairs = self._call(lambda r: r.zrange(_key(code, "seen"), 0, -1, withscores=True))
+        return dict(pairs)
+
+    def _active(self, code: str) -> int:
+        return int(
+            self._call(lambda r: r.zcount(_key(code, "seen"), time.time() - ACTIVE_S, "+inf"))
+        )

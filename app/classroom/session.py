@@ -51,7 +51,11 @@ class ClassSession(param.Parameterized):
     step = param.Integer(default=0, doc="the class's step (the teacher's), 0 before one")
     locked = param.Boolean(default=False, doc="students are kept on the class's step")
     follow = param.Boolean(default=True, doc="this student's lesson follows the teacher's")
-    joined = param.Integer(default=0, doc="students in the class")
+    joined = param.Integer(default=0, doc="students active in the class lately")
+    open = param.Boolean(default=True, doc="newcomers may join the class")
+    asking = param.String(default="", doc="this device's pairing number while it asks to teach")
+    approved = param.Boolean(default=False, doc="the teacher approved this device to teach")
+    devices_changed = param.Integer(default=0, doc="bumped when the teacher's devices change")
     shown_step = param.Integer(default=0, doc="the step whose votes this page shows")
     tally = param.Parameter(default=None, doc="the shown step's Tally, or None")
     my_vote = param.Parameter(default=None, doc="my choice as the store holds it (counted)")
@@ -80,6 +84,8 @@ class ClassSession(param.Parameterized):
         self._unsent: dict[tuple[str, int], object] = {}  # ("vote"|"measured", step) -> value
         self._arrival: int | None = None  # a step this student's page shows, not yet reported
         self._queued = False
+        self._check_seat = False  # a seat was removed: is mine still there?
+        self._check_devices = False  # a device was added, answered or revoked
         self._sending = False
         self._queue_lock = threading.Lock()
 
@@ -134,10 +140,6 @@ class ClassSession(param.Parameterized):
         self._read(info)
         return True
 
-    def adopt_key(self, code: str, key: str) -> None:
-        """A teacher key this page learnt after it was built (a second device's link)."""
-        self._keys[check_code(code)] = key
-
     def release(self) -> None:
         """The page closed: stop hearing the class, and change nothing the page would draw
         (its models are gone). The seat stays in the store for the next page of this browser."""
@@ -157,6 +159,9 @@ class ClassSession(param.Parameterized):
             "locked": False,
             "tally": None,
             "my_vote": None,
+            "open": True,
+            "asking": "",
+            "approved": False,
         }
         self.param.update(cleared)
 
@@ -195,15 +200,55 @@ class ClassSession(param.Parameterized):
     def nicknames(self) -> list[str]:
         return self._as_teacher(lambda key: self._store.nicknames(self.code, key)) or []
 
-    def device_link(self) -> str | None:
-        """A one-time secret for the teacher's second device (shown only when asked for)."""
-        return self._as_teacher(lambda key: self._store.device_link(self.code, key))
+    def set_open(self, open_: bool) -> None:
+        self._as_teacher(lambda key: self._store.set_open(self.code, key, open_))
+        self.refresh()
+
+    def seats(self) -> list:
+        return self._as_teacher(lambda key: self._store.seats(self.code, key)) or []
+
+    def remove_seat(self, ref: str) -> bool:
+        return bool(self._as_teacher(lambda key: self._store.remove_seat(self.code, key, ref)))
+
+    def refusals(self) -> dict[str, int]:
+        got = self._as_teacher(lambda key: self._store.refusals(self.code, key, self._client))
+        return got or {}
+
+    def devices(self) -> list:
+        return self._as_teacher(lambda key: self._store.devices(self.code, key)) or []
+
+    def revoke_device(self, ref: str) -> bool:
+        return bool(self._as_teacher(lambda key: self._store.revoke_device(self.code, key, ref)))
+
+    def asks(self) -> list:
+        return self._as_teacher(lambda key: self._store.asks(self.code, key)) or []
+
+    def answer_ask(self, ref: str, approve: bool) -> bool:
+        return bool(
+            self._as_teacher(lambda key: self._store.answer_ask(self.code, key, ref, approve))
+        )
 
     def end(self) -> None:
         if self._as_teacher(lambda key: self._store.end(self.code, key) or True):
             self.leave()
 
     # -- the students -----------------------------------------------------------------------
+
+    def ask_to_teach(self) -> str:
+        """This (seated) device asks the class's teacher to let it teach: the pairing number
+        to compare with the teacher's screen, '' if refused (see `problem`)."""
+        if self.role != "student":
+            return ""
+        try:
+            pairing = self._store.ask_to_teach(self.code, self.student_id)
+        except StoreUnavailable:
+            self.param.update(connected=False, problem=LOST)
+            return ""
+        except ClassError as exc:
+            self.problem = str(exc)
+            return ""
+        self.param.update(asking=pairing, problem="")
+        return pairing
 
     def vote(self, step: int, choice: int | None) -> None:
         """Send my prediction for a step; `my_vote` shows it only once the store has it."""
@@ -297,6 +342,12 @@ class ClassSession(param.Parameterized):
         """A student's page draws no counts before the reveal, no arrivals and no head count:
         those events are left alone, or each of N votes (or joins) would make N pages read the
         store."""
+        if event.kind == "seat":
+            self._check_seat = self.role == "student"
+            return self._check_seat
+        if event.kind == "device":
+            self._check_devices = self.role == "teacher" or bool(self.asking)
+            return self._check_devices
         if self.role != "student":
             return True
         if event.kind in ("arrived", "join"):
@@ -322,12 +373,34 @@ class ClassSession(param.Parameterized):
         if not self.code or self._waiting_join:
             return
         try:
+            if self._check_seat or self._check_devices:
+                if not self._still_in_place():
+                    return
             self._read(self._store.info(self.code))
         except UnknownClass:
             self.leave()
             self.problem = "This class has ended."
         except StoreUnavailable:
             self.param.update(connected=False, problem=LOST)
+
+    def _still_in_place(self) -> bool:
+        """After a seat was removed or a device changed: is this page still what it was?"""
+        seat, devices = self._check_seat, self._check_devices
+        self._check_seat = self._check_devices = False
+        if seat and self.role == "student" and not self._store.seated(self.code, self.student_id):
+            self.leave()
+            self.problem = "The teacher took this seat away from the class."
+            return False
+        if devices and self.role == "teacher":
+            if not self._store.is_teacher(self.code, self.key):
+                self.leave()
+                self.problem = "This device no longer teaches the class (the teacher revoked it)."
+                return False
+            self.devices_changed += 1
+        elif devices and self.asking:
+            pairing, state = self._store.ask_state(self.code, self.student_id)
+            self.param.update(asking=pairing, approved=state == "yes")
+        return True
 
     def _read(self, info) -> None:
         shown = self.shown_step or info.step
@@ -341,7 +414,12 @@ class ClassSession(param.Parameterized):
             student = self.student_id if self.role == "student" else None
             tally, mine = self._store.tally_and_vote(self.code, shown, student)
         updates = dict(
-            step=info.step, locked=info.locked, joined=info.students, tally=tally, my_vote=mine
+            step=info.step,
+            locked=info.locked,
+            joined=info.students,
+            open=info.open,
+            tally=tally,
+            my_vote=mine,
         )
         if not self.connected:
             updates.update(connected=True, problem="")

@@ -13,6 +13,7 @@ the store delivers on: a page must hand it to its own session (app/views/class_p
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,11 +22,30 @@ from app.classroom import codes
 
 # A class nobody has touched for this long is deleted with everything in it.
 IDLE_S = 12 * 3600
-# Join attempts with a code that names no class, per client, per window.
-JOIN_FAILURES_PER_WINDOW = 10
+# A school's class reaches the lab from one NAT address, so every limit on wrong codes and new
+# classes is kept per browser (its student id, an HttpOnly cookie of the lab's own) with a
+# ceiling per address sized for a whole school: one student's typos never reach a classmate,
+# and a script that drops its cookies still meets the address's ceiling. At 300 guesses per
+# ten minutes an address tries 0.0007% of the 64 million codes a day.
+JOIN_FAILURES_PER_BROWSER = 10
+JOIN_FAILURES_PER_ADDRESS = 300
 JOIN_WINDOW_S = 600
-# Classes one client may start per hour.
-CREATES_PER_HOUR = 20
+# Classes one browser, and one address, may start per hour.
+CREATES_PER_BROWSER = 20
+CREATES_PER_ADDRESS = 200
+# New seats one address may take in one class per window: a room of 200 joins in a few minutes;
+# a script that mints a seat per request is stopped well before it fills the class.
+NEW_SEATS_PER_ADDRESS = 250
+NEW_SEATS_WINDOW_S = 600
+# A seat counts as "joined" (and "on it") while its page has done something this recently:
+# joined, voted, measured or opened a step (every Next makes a following page report).
+ACTIVE_S = 20 * 60
+# Seats kept per class at most (active or not): the store's memory stays bounded.
+MAX_SEATS = 1000
+# Devices that may ask to teach a class at once, and how long an answer waits.
+MAX_ASKS = 5
+# What a class's refused joins are counted by, for its teacher.
+REFUSAL_REASONS = ("closed", "full", "seats")
 # Votes and results one student may send per minute (a changed mind included).
 MESSAGES_PER_MINUTE = 60
 # Steps one student's page may report it shows, per minute (a class steps far slower).
@@ -34,8 +54,8 @@ MAX_STUDENTS = 500
 MAX_STEP = 99
 MAX_CHOICES = 8
 MAX_NICKNAME = 24
-# How long a link that adds the teacher's second device stays usable.
-DEVICE_LINK_S = 600
+# How long a device's request to teach waits for the teacher, and its approval for the device.
+DEVICE_ASK_S = 600
 
 log = logging.getLogger("attention_lab.classroom")
 
@@ -66,7 +86,34 @@ class ClassInfo:
     step: int  # 1-based lesson step, 0 before the teacher opens one
     locked: bool
     revealed: frozenset[int]
-    students: int
+    students: int  # seats active within ACTIVE_S
+    open: bool = True  # newcomers may join
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A seat as the teacher sees it: `ref` names it without its student id (a credential)."""
+
+    ref: str
+    nickname: str
+    active: bool
+
+
+@dataclass(frozen=True)
+class Device:
+    """A teacher's device: `ref` names it without its key; `mine` is the device asking."""
+
+    ref: str
+    label: str
+    mine: bool
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A device asking to teach: the teacher compares `pairing` with the device's screen."""
+
+    ref: str
+    pairing: str
 
 
 @dataclass(frozen=True)
@@ -87,7 +134,8 @@ class Tally:
 @dataclass(frozen=True)
 class Event:
     """What changed: kind is "step", "vote", "measured", "reveal", "join", "arrived" (a
-    student's page now shows `step`), "ended", or "connection" (the store lost or regained its
+    student's page now shows `step`), "seat" (the teacher removed one), "device" (a device
+    asked to teach, was answered, added or revoked), "ended", or "connection" (the store lost or regained its
     backend; `step` is 1 when connected)."""
 
     code: str
@@ -107,8 +155,24 @@ class Subscription:
 
 
 def _who(client: str) -> str:
-    """A client's address as a rate limit's key: a digest, so no address is kept."""
-    return codes.digest(str(client))[:24]
+    """A client's address (or browser id) as a rate limit's key: a digest, so none is kept."""
+    return codes.digest(str(client)[:200])[:24]
+
+
+def _browser(browser: str, client: str) -> str:
+    """A browser's limit key: its id, or (a client that keeps no cookie) its address's
+    cookie-less bucket, which no browser with the lab's cookie shares."""
+    if codes.is_student_id(browser):
+        return "b:" + _who(browser)
+    return "nb:" + _who(client)
+
+
+def seat_ref(student: str) -> str:
+    return codes.digest("seat:" + student)[:12]
+
+
+def device_ref(key_digest: str) -> str:
+    return codes.digest("device:" + key_digest)[:12]
 
 
 def check_step(step) -> int:
@@ -163,14 +227,19 @@ class ClassStore:
 
     # -- the teacher ------------------------------------------------------------------------
 
-    def create(self, client: str = "") -> tuple[str, str]:
+    def create(self, client: str = "", browser: str = "") -> tuple[str, str]:
         """A new class: (its code, the teacher's key). The key's digest is all that is kept."""
-        if not self._hit(f"create:{_who(client)}", CREATES_PER_HOUR, 3600):
-            raise RateLimited("too many classes started from here in the last hour")
+        mine, address = f"create:{_browser(browser, client)}", f"create:a:{_who(client)}"
+        if not self._hit(mine, CREATES_PER_BROWSER, 3600, peek=True):
+            raise RateLimited("too many classes started from this browser in the last hour")
+        if not self._hit(address, CREATES_PER_ADDRESS, 3600):
+            raise RateLimited("too many classes started from this network in the last hour")
+        self._hit(mine, CREATES_PER_BROWSER, 3600)
         key = codes.new_secret()
         for _ in range(20):
             code = codes.new_code()
             if self._create(code, codes.digest(key)):
+                self._map_set(code, "devices", codes.digest(key), "The device that started it")
                 return code, key
         raise ClassError("could not find a free class code; try again")
 
@@ -199,6 +268,15 @@ class ClassStore:
         self._set(code, step=None, locked=bool(locked))
         self._publish(Event(code, "step", self._info(code).step))
 
+    def set_open(self, code: str, key: str | None, open_: bool) -> None:
+        """Let newcomers join, or not (seated students always come back)."""
+        code = self._require_teacher(code, key)
+        if open_:
+            self._map_del(code, "flags", "closed")
+        else:
+            self._map_set(code, "flags", "closed", "1")
+        self._publish(Event(code, "step", self._info(code).step))
+
     def reveal(self, code: str, key: str | None, step: int) -> None:
         code = self._require_teacher(code, key)
         self._reveal(code, check_step(step))
@@ -208,28 +286,125 @@ class ClassStore:
         code = self._require_teacher(code, key)
         return sorted(n for n in self._nicknames(code) if n)
 
-    def device_link(self, code: str, key: str | None) -> str:
-        """A one-time secret that makes another browser a teacher of this class."""
+    def seats(self, code: str, key: str | None) -> list[Seat]:
+        """Every seat, active ones first, each named by nickname (or none) and a reference."""
         code = self._require_teacher(code, key)
-        once = codes.new_secret()
-        self._put_once(code, codes.digest(once), DEVICE_LINK_S)
-        return once
+        recent = self._now() - ACTIVE_S
+        seen = self._seen_all(code)
+        seats = [
+            Seat(seat_ref(student), nickname, seen.get(student, 0) >= recent)
+            for student, nickname in self._students(code).items()
+        ]
+        return sorted(seats, key=lambda s: (not s.active, s.nickname == "", s.nickname, s.ref))
 
-    def redeem(self, code: str, once: str, client: str = "") -> str:
-        """Spend a one-time link: a new teacher key for this device (the link works once)."""
-        code = check_code(code)
-        if not isinstance(once, str) or not 0 < len(once) <= 64:
-            raise NotAllowed("that link is not a teacher's link")
-        if not self._hit(
-            f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True
-        ):
-            raise RateLimited("too many wrong codes from here; wait ten minutes")
-        if not self._take_once(code, codes.digest(once)):
-            self._hit(f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
-            raise NotAllowed("that link was used already or has expired")
+    def remove_seat(self, code: str, key: str | None, ref: str) -> bool:
+        """Take a seat away with its votes; that browser cannot join this class again."""
+        code = self._require_teacher(code, key)
+        for student in self._students(code):
+            if seat_ref(student) == ref:
+                self._drop_student(code, student)
+                self._map_set(code, "removed", student, "1")
+                self._publish(Event(code, "seat"))
+                return True
+        return False
+
+    def refusals(self, code: str, key: str | None, client: str = "") -> dict[str, int]:
+        """What was refused lately, by reason: wrong codes from the teacher's own network in
+        the last ten minutes, and this class's refused joins in the last hour."""
+        code = self._require_teacher(code, key)
+        counts = {"wrong codes": self._count(f"join:a:{_who(client)}")}
+        for reason in REFUSAL_REASONS:
+            counts[reason] = self._count(f"refused:{code}:{reason}")
+        return counts
+
+    def _refused(self, code: str, reason: str) -> None:
+        self._hit(f"refused:{code}:{reason}", 1 << 30, 3600)
+
+    # -- the teacher's devices ----------------------------------------------------------------
+
+    def devices(self, code: str, key: str | None) -> list[Device]:
+        code = self._require_teacher(code, key)
+        labels = self._map_all(code, "devices")
+        mine = codes.digest(key)
+        return [
+            Device(device_ref(d), labels.get(d, "A teacher's device"), d == mine)
+            for d in sorted(self._teacher_digests(code), key=lambda d: labels.get(d, ""))
+        ]
+
+    def revoke_device(self, code: str, key: str | None, ref: str) -> bool:
+        """Another of the teacher's devices stops teaching (not the one asking)."""
+        code = self._require_teacher(code, key)
+        mine = codes.digest(key)
+        for d in self._teacher_digests(code):
+            if device_ref(d) == ref:
+                if d == mine:
+                    raise NotAllowed("this is the device you are using; revoke it from another")
+                self._remove_teacher(code, d)
+                self._map_del(code, "devices", d)
+                self._publish(Event(code, "device"))
+                return True
+        return False
+
+    def ask_to_teach(self, code: str, student: str) -> str:
+        """A seated device asks to teach: a four-digit pairing number, shown on that device
+        and beside the request on the teacher's screen, so the teacher approves the right one.
+        No secret is ever shown: the approval is bound to the asking browser's own id."""
+        code = self._require_seat(code, student)
+        now = self._now()
+        asks = self._live_asks(code, now)
+        if student in asks:
+            return asks[student][0]
+        if len(asks) >= MAX_ASKS:
+            raise RateLimited("too many devices are asking to teach this class; try again soon")
+        pairing = f"{secrets.randbelow(10_000):04d}"
+        self._map_set(code, "asks", student, f"{pairing}:{int(now + DEVICE_ASK_S)}:ask")
+        self._publish(Event(code, "device"))
+        return pairing
+
+    def ask_state(self, code: str, student: str) -> tuple[str, str]:
+        """(pairing, "ask" or "yes") for this device's request, ("", "") for none."""
+        code, student = check_code(code), check_student(student)
+        ask = self._live_asks(code, self._now()).get(student)
+        return (ask[0], ask[1]) if ask else ("", "")
+
+    def asks(self, code: str, key: str | None) -> list[Ask]:
+        code = self._require_teacher(code, key)
+        live = self._live_asks(code, self._now())
+        return [Ask(seat_ref(s), p) for s, (p, state) in sorted(live.items()) if state == "ask"]
+
+    def answer_ask(self, code: str, key: str | None, ref: str, approve: bool) -> bool:
+        code = self._require_teacher(code, key)
+        for student, (pairing, state) in self._live_asks(code, self._now()).items():
+            if seat_ref(student) == ref and state == "ask":
+                if approve:
+                    expires = int(self._now() + DEVICE_ASK_S)
+                    self._map_set(code, "asks", student, f"{pairing}:{expires}:yes")
+                else:
+                    self._map_del(code, "asks", student)
+                self._publish(Event(code, "device"))
+                return True
+        return False
+
+    def take_approval(self, code: str, student: str) -> str:
+        """The approved device's own request (/class/device): a teacher key, once."""
+        code, student = check_code(code), check_student(student)
+        ask = self._live_asks(code, self._now()).get(student)
+        if ask is None or ask[1] != "yes" or not self._map_del(code, "asks", student):
+            raise NotAllowed("the class's teacher has not approved this device (or it expired)")
         key = codes.new_secret()
         self._add_teacher(code, codes.digest(key))
+        self._map_set(code, "devices", codes.digest(key), f"A device that asked ({ask[0]})")
+        self._publish(Event(code, "device"))
         return key
+
+    def _live_asks(self, code: str, now: float) -> dict[str, tuple[str, str]]:
+        live = {}
+        for student, value in self._map_all(code, "asks").items():
+            pairing, _, rest = value.partition(":")
+            expires, _, state = rest.partition(":")
+            if expires.isdigit() and int(expires) > now:
+                live[student] = (pairing, state)
+        return live
 
     def end(self, code: str, key: str | None) -> None:
         """Delete the class with every vote and nickname in it."""
@@ -240,34 +415,64 @@ class ClassStore:
     # -- the students -----------------------------------------------------------------------
 
     def join(self, code: str, student: str, nickname: str | None = "", client: str = ""):
-        """Add (or welcome back) a student; their votes stay theirs across reloads."""
+        """Add (or welcome back) a student; their votes stay theirs across reloads. A seated
+        student is never refused; a newcomer meets the wrong-code limits of their browser and
+        their network, the class's door and its seat limits."""
         check_student(student)
         nickname = clean_nickname(nickname)
-        if not self._hit(
-            f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S, peek=True
-        ):
-            raise RateLimited("too many wrong codes from here; wait ten minutes and try again")
+        mine, address = f"join:{_browser(student, client)}", f"join:a:{_who(client)}"
         try:
             code = check_code(code)
+            if self._has_student(code, student):
+                self._add_student(code, student, nickname, MAX_SEATS)
+                self._saw(code, student)
+                return self._info(code)
+            if not self._hit(mine, JOIN_FAILURES_PER_BROWSER, JOIN_WINDOW_S, peek=True):
+                raise RateLimited("too many wrong codes from this browser; wait ten minutes")
+            if not self._hit(address, JOIN_FAILURES_PER_ADDRESS, JOIN_WINDOW_S, peek=True):
+                raise RateLimited("too many wrong codes from this network; wait ten minutes")
             if not self._exists(code):
                 raise UnknownClass(f"there is no class {code}: check the code on the board")
         except UnknownClass:
-            self._hit(f"join:{_who(client)}", JOIN_FAILURES_PER_WINDOW, JOIN_WINDOW_S)
+            self._hit(mine, JOIN_FAILURES_PER_BROWSER, JOIN_WINDOW_S)
+            self._hit(address, JOIN_FAILURES_PER_ADDRESS, JOIN_WINDOW_S)
             raise
-        new = self._add_student(code, student, nickname, MAX_STUDENTS)
-        if new is None:
+        if self._map_get(code, "removed", student):
+            raise NotAllowed("the teacher took this seat away; ask them if that was a mistake")
+        info = self._info(code)
+        if not info.open:
+            self._refused(code, "closed")
+            raise ClassError(f"class {code} is closed to newcomers; ask the teacher to open it")
+        if info.students >= MAX_STUDENTS:
+            self._refused(code, "full")
             raise ClassError(f"class {code} is full ({MAX_STUDENTS} students)")
+        if not self._hit(f"seat:{code}:{_who(client)}", NEW_SEATS_PER_ADDRESS, NEW_SEATS_WINDOW_S):
+            self._refused(code, "seats")
+            raise RateLimited("too many new seats from this network just now; wait a few minutes")
+        new = self._add_student(code, student, nickname, MAX_SEATS)
+        if new is None:
+            self._refused(code, "full")
+            raise ClassError(f"class {code} is full ({MAX_STUDENTS} students)")
+        self._saw(code, student)
         if new:
             self._publish(Event(code, "join"))
         return self._info(code)
 
-    def _require_student(self, code: str, student: str) -> str:
+    def seated(self, code: str, student: str) -> bool:
+        return self._has_student(check_code(code), check_student(student))
+
+    def _require_seat(self, code: str, student: str) -> str:
         code = check_code(code)
         check_student(student)
         if not self._has_student(code, student):
             raise NotAllowed("join the class first")
+        return code
+
+    def _require_student(self, code: str, student: str) -> str:
+        code = self._require_seat(code, student)
         if not self._hit(f"msg:{code}:{student}", MESSAGES_PER_MINUTE, 60):
             raise RateLimited("too many answers in a minute; wait a moment")
+        self._saw(code, student)
         return code
 
     def vote(self, code: str, student: str, step: int, choice: int) -> None:
@@ -295,6 +500,7 @@ class ClassStore:
         if not self._hit(f"at:{code}:{student}", ARRIVALS_PER_MINUTE, 60):
             return False
         self._arrive(code, student, step)
+        self._saw(code, student)
         self._publish(Event(code, "arrived", step))
         return True
 
@@ -431,7 +637,8 @@ class ClassStore:
         return self._tally(code, step)[1].get(student)
 
     def _step_view(self, code: str, step: int):
-        """(joined, votes, measured, the step revealed, students on it) for `tally_and_vote`;
+        """(active seats, votes, measured, the step revealed, active students on it) for
+        `tally_and_vote`;
         raises UnknownClass. From the other hooks; a store that reads it all at once
         overrides it."""
         joined, votes, measured = self._tally(code, step)
@@ -445,4 +652,47 @@ class ClassStore:
         raise NotImplementedError
 
     def _delete(self, code: str) -> None:
+        raise NotImplementedError
+
+    def _now(self) -> float:
+        """The clock seat activity and requests are stamped with."""
+        raise NotImplementedError
+
+    def _count(self, key: str) -> int:
+        """How many attempts `_hit` has counted under `key` in its current window."""
+        raise NotImplementedError
+
+    def _map_get(self, code: str, part: str, name: str) -> str | None:
+        raise NotImplementedError
+
+    def _map_set(self, code: str, part: str, name: str, value: str) -> None:
+        raise NotImplementedError
+
+    def _map_del(self, code: str, part: str, name: str) -> bool:
+        """Remove one entry; True only for the caller that removed it."""
+        raise NotImplementedError
+
+    def _map_all(self, code: str, part: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _remove_teacher(self, code: str, key_digest: str) -> None:
+        raise NotImplementedError
+
+    def _students(self, code: str) -> dict[str, str]:
+        """Student id -> nickname, every seat."""
+        raise NotImplementedError
+
+    def _drop_student(self, code: str, student: str) -> None:
+        """Remove a seat with its votes, measurements, step and activity."""
+        raise NotImplementedError
+
+    def _saw(self, code: str, student: str) -> None:
+        """The seat did something now."""
+        raise NotImplementedError
+
+    def _seen_all(self, code: str) -> dict[str, float]:
+        raise NotImplementedError
+
+    def _active(self, code: str) -> int:
+        """Seats active within ACTIVE_S."""
         raise NotImplementedError

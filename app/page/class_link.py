@@ -14,13 +14,13 @@ from panel.reactive import ReactiveHTML
 import attention_lab_assets
 from app import js
 from app.classroom import codes, shared
-from app.classroom.session import NEW_ROUTE, STUDENT_COOKIE, ClassSession, teacher_keys
+from app.classroom.session import NEW_ROUTE, ClassSession
+from app.classroom.visitor import of_request, read_visitor
 from app.page.session_thread import on_session_thread
 from app.views.class_panel import ClassView
 
 
 class ClassLink(ReactiveHTML):
-    student = param.String(default="", doc="this browser's class id, kept as a cookie")
     navigate = param.String(default="", doc="an address the page goes to when set")
     in_class = param.Boolean(default=False, doc="the page is in a class: no Teach button")
 
@@ -35,23 +35,25 @@ class ClassLink(ReactiveHTML):
 
 
 def join_classes(doc, lessons, *, style_figure) -> tuple[ClassLink, ClassView]:
-    """This page's part in classes: its student id (a cookie, made here the first time), the
-    teacher keys its browser holds, and the view above the lessons."""
-    cookies = dict(pn.state.cookies or {}) if doc is not None else {}
-    student = cookies.get(STUDENT_COOKIE, "")
-    if not codes.is_student_id(student):
-        student = codes.new_student_id()
+    """This page's part in classes: its student id and the teacher keys its browser holds, as
+    the lab's server read them from the page's own request (app/classroom/visitor.py), and the
+    view above the lessons."""
     request = getattr(getattr(doc, "session_context", None), "request", None)
     served = doc is not None and doc.session_context is not None
+    visitor = of_request(request)
+    if visitor is None:  # built in-process, or under a bare `panel serve`: the token's cookies
+        cookies = dict(pn.state.cookies or {}) if doc is not None else {}
+        client = str(getattr(request, "remote_ip", "") or "")
+        visitor = read_visitor(cookies, client)
     session = ClassSession(
         shared.current(),
-        student_id=student,
-        teacher_keys=teacher_keys(cookies),
-        client=str(getattr(request, "remote_ip", "") or ""),
+        student_id=visitor.student or codes.new_student_id(),
+        teacher_keys=visitor.teacher_keys,
+        client=visitor.client,
         deliver=on_session_thread(doc) if served else None,
     )
     view = ClassView(session, lessons, page_address=page_address, style_figure=style_figure)
-    return ClassLink(student=student, margin=0), view
+    return ClassLink(margin=0), view
 
 
 def page_address() -> tuple[str, str]:

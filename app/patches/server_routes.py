@@ -18,11 +18,19 @@ the tables Panel and Bokeh build:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
-def serve_command(renames: Mapping[str, str], extra_patterns: Sequence[tuple] = ()) -> type:
-    """Panel's serve command with routes renamed (old -> new) and `extra_patterns` added."""
+def serve_command(
+    renames: Mapping[str, str],
+    extra_patterns: Sequence[tuple] = (),
+    *,
+    edit_patterns: Callable[[list], None] | None = None,
+    transforms: Sequence[type] = (),
+) -> type:
+    """Panel's serve command with routes renamed (old -> new) and `extra_patterns` added;
+    `edit_patterns` may then change Panel's own extra routes in place, and `transforms` (Tornado
+    output transforms) apply to every HTTP answer."""
     from panel.command.serve import Serve
     from panel.io.liveness import LivenessHandler
 
@@ -40,7 +48,16 @@ def serve_command(renames: Mapping[str, str], extra_patterns: Sequence[tuple] = 
                 if len(pattern) > 2 and pattern[1] is LivenessHandler:
                     pattern[2]["applications"] = rename(pattern[2]["applications"])
             kwargs.setdefault("extra_patterns", []).extend(extra_patterns)
+            if edit_patterns is not None:
+                edit_patterns(kwargs["extra_patterns"])
             return kwargs
+
+        def customize_server(self, server):
+            server = super().customize_server(server)
+            for transform in transforms:
+                if transform not in server._tornado.transforms:
+                    server._tornado.transforms.append(transform)
+            return server
 
     return LabServe
 

@@ -1,8 +1,11 @@
-"""The two HTTP routes of a class: start one, and add a teacher's second device.
+"""The two HTTP routes of a class: start one, and make an approved device a teacher's.
 
 The teacher's right to pace and reveal is a key in an HttpOnly cookie set here, on the
-teacher's own browser: never in an address, never in the page's text, so a projector shows
-nothing that would let a student pace. Both routes redirect to the class's page.
+teacher's own browser: never in an address, never in the page's text or its session token
+(app/server/guard.py strips it), so a projector shows nothing that would let a student pace.
+A second device asks from its own page and the teacher approves it there; its request here
+is then bound to its own student id (another HttpOnly cookie), so no link or QR code that
+would make anyone a teacher is ever shown. Both routes redirect to the class's page.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import html
 from tornado.web import RequestHandler
 
 from app.classroom import shared
-from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, TEACHER_COOKIE_PREFIX
+from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, STUDENT_COOKIE, TEACHER_COOKIE_PREFIX
 from app.classroom.store import IDLE_S, ClassError, RateLimited, StoreUnavailable, check_code
 
 # Both routes sit one folder below the lab's page (/class/... beside /app).
@@ -21,7 +24,11 @@ PAGE = "../app"
 
 class _ClassHandler(RequestHandler):
     def _client(self) -> str:
-        return self.request.remote_ip or ""
+        return (self.request.remote_ip or "")[:64]
+
+    def _browser(self) -> str:
+        """This browser's student id (the lab's HttpOnly cookie), '' if it has none."""
+        return (self.get_cookie(STUDENT_COOKIE, "") or "")[:64]
 
     def _refuse(self, exc: Exception) -> None:
         if isinstance(exc, RateLimited):
@@ -61,7 +68,7 @@ class NewClassHandler(_ClassHandler):
 
     def _start(self) -> None:
         try:
-            code, key = shared.current().create(client=self._client())
+            code, key = shared.current().create(client=self._client(), browser=self._browser())
         except ClassError as exc:
             self._refuse(exc)
             return
@@ -69,12 +76,13 @@ class NewClassHandler(_ClassHandler):
 
 
 class DeviceHandler(_ClassHandler):
-    """GET /class/device?code=C&once=T: the one-time link that makes this browser a teacher."""
+    """GET /class/device?code=C: this browser asked to teach class C from its page and the
+    teacher approved it there; the approval, bound to this browser's id, is spent for a key."""
 
     def get(self) -> None:
-        code, once = self.get_argument("code", ""), self.get_argument("once", "")
+        code = self.get_argument("code", "")[:32]
         try:
-            key = shared.current().redeem(code, once, client=self._client())
+            key = shared.current().take_approval(code, self._browser())
         except ClassError as exc:
             self._refuse(exc)
             return

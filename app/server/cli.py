@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
+import secrets
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -38,6 +40,7 @@ LOG_LEVELS = ("trace", "debug", "info", "warning", "error", "critical")
 GC_THRESHOLDS = (50_000, 20, 10)
 
 SERVE_SCRIPT = Path(__file__).resolve().with_name("serve.py")
+log = logging.getLogger("attention_lab.server")
 
 # Flag name -> environment variable; docs/configuration.md's table lists the same pairs.
 ENV = {
@@ -53,7 +56,15 @@ ENV = {
     "panel_args": "ATTENTION_LAB_PANEL_ARGS",
     "preload": "ATTENTION_LAB_PRELOAD",
     "store": "ATTENTION_LAB_STORE",
+    "trusted_proxy": "ATTENTION_LAB_TRUSTED_PROXIES",
 }
+# The secret that signs session tokens: from the environment only (a flag would show in `ps`).
+SECRET_ENV = "ATTENTION_LAB_SECRET_KEY"
+BOKEH_SECRET_ENV = "BOKEH_SECRET_KEY"
+MIN_SECRET_CHARS = 32
+# The largest websocket message a page may send: an import of the largest file the page takes
+# (1 MiB, base64 in JSON: about 1.4 MB) with room to spare. Bokeh's default is 20 MiB.
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024
 # Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
 BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
 
@@ -221,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default memory; env {ENV['store']})",
     )
     parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        metavar="CIDR",
+        help="a balancer's address or network (e.g. 10.0.0.0/8) whose X-Real-IP, "
+        "X-Forwarded-For and X-Forwarded-Proto the lab believes; repeatable. Without it "
+        "the lab ignores forwarded headers and sees the connection's own address "
+        f"(env {ENV['trusted_proxy']}, comma-separated)",
+    )
+    parser.add_argument(
         "--print-command",
         action="store_true",
         help="print the equivalent `panel serve` arguments and exit without serving",
@@ -260,6 +280,16 @@ def fill_from_environment(options: argparse.Namespace, env: Mapping[str, str]) -
         options.preload = [m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m]
     if options.store is None:
         options.store = env.get(ENV["store"], "").strip() or "memory"
+    if options.trusted_proxy is None:
+        options.trusted_proxy = _split_origins(env.get(ENV["trusted_proxy"], ""))
+    else:
+        options.trusted_proxy = [n for flag in options.trusted_proxy for n in _split_origins(flag)]
+    try:
+        from app.server.guard import parse_networks
+
+        options.trusted_networks = parse_networks(options.trusted_proxy)
+    except ValueError as exc:
+        raise ConfigError(f"--trusted-proxy / {ENV['trusted_proxy']}: {exc}") from None
     if not valid_store_url(options.store):
         raise ConfigError(
             f"class store {options.store!r}: use 'memory' or redis://HOST:PORT/DB "
@@ -325,7 +355,11 @@ def panel_serve_args(
         str(options.session_token_expiration),
         "--log-level",
         options.log_level,
+        "--websocket-max-message-size",
+        str(MAX_MESSAGE_BYTES),
     ]
+    if options.trusted_networks:
+        args.append("--use-xheaders")
     for origin in origins:
         args += ["--allow-websocket-origin", origin]
     if options.num_threads:
@@ -341,29 +375,91 @@ def panel_serve_args(
 
 def _lab_serve_command():
     """Panel's serve command with the route renamed from the script's stem to /app, and
-        /replica added (it names the process, so a page can tell it reconnected to another one), and
-    the class routes (/class/new, /class/device: app/server/class_routes.py)."""
+    /replica added (it names the process, so a page can tell it reconnected to another one),
+    the class routes (/class/new, /class/device: app/server/class_routes.py), Panel's liveness
+    and component routes narrowed and the security headers on every answer
+    (app/server/guard.py)."""
+    from app.server import guard
     from app.server.class_routes import ROUTES as CLASS_ROUTES
     from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
     from app.server.replica import ReplicaHandler as Replica
 
     return serve_command(
-        {"/" + SERVE_SCRIPT.stem: ROUTE}, [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES]
+        {"/" + SERVE_SCRIPT.stem: ROUTE},
+        [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES],
+        edit_patterns=guard.guard_extra_patterns,
+        transforms=[guard.SecurityHeaders],
     )
 
 
-def serve(args: Sequence[str], run: Callable[[argparse.Namespace], None] | None = None) -> None:
-    """Run Panel's serve command in this process with the given `panel serve` arguments."""
+def settle_secret(env: MutableMapping[str, str]) -> bool:
+    """Sign every session token (Bokeh's BOKEH_SIGN_SESSIONS) with the deployment's secret:
+    ATTENTION_LAB_SECRET_KEY, else BOKEH_SECRET_KEY, else one made now for this process alone
+    (replicas behind a balancer must share one). Unsigned, a session id is all it takes to
+    attach to another's page. Returns whether the secret was made here."""
+    secret = (env.get(SECRET_ENV) or env.get(BOKEH_SECRET_ENV) or "").strip()
+    made = not secret
+    if made:
+        secret = secrets.token_urlsafe(48)
+    elif len(secret) < MIN_SECRET_CHARS:
+        raise ConfigError(
+            f"{SECRET_ENV} must be at least {MIN_SECRET_CHARS} characters "
+            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(48))')"
+        )
+    env[BOKEH_SECRET_ENV] = secret
+    env["BOKEH_SIGN_SESSIONS"] = "true"
+    env.pop(SECRET_ENV, None)  # the process's children and its page code need not see it
+    return made
+
+
+def guard_server(trusted: Sequence = ()) -> None:
+    """The guard's process-wide parts (app/server/guard.py): the guarded page and websocket
+    handlers in Bokeh's route table, `autoload.js` out of it, forwarded headers believed from
+    `trusted` networks only, the reused page keyed on its path alone (Panel's default key
+    also holds `?theme=`, so each new value built and kept a page for good), and the log
+    lines that would print a session's id shortened."""
+    import panel as pn
+
+    from app.server import guard
+    from app.server.logs import shorten_session_ids
+
+    guard.guard_routes()
+    guard.trust_forwarded_headers_from(trusted)
+    pn.config.session_key_func = _page_path
+    shorten_session_ids()
+
+
+def _page_path(request) -> str:
+    return request.path
+
+
+def serve(
+    args: Sequence[str],
+    run: Callable[[argparse.Namespace], None] | None = None,
+    trusted: Sequence = (),
+) -> None:
+    """Run Panel's serve command in this process with the given `panel serve` arguments;
+    forwarded headers are believed from the `trusted` networks only."""
     # Bokeh reads this variable on every websocket handshake and lets it override the flag,
     # so the allowlist resolved above must be the only one in force.
     os.environ.pop(BOKEH_ORIGIN_ENV, None)
     # Bokeh and Panel JS from this server, never a CDN: the lab must work offline.
     os.environ["BOKEH_RESOURCES"] = "server"
+    try:
+        if settle_secret(os.environ):
+            log.info(
+                "sessions are signed with a secret made for this process; replicas behind a "
+                "balancer need one shared secret in %s",
+                SECRET_ENV,
+            )
+    except ConfigError as exc:
+        raise SystemExit(f"attention-lab: error: {exc}") from None
     settle_bokeh_settings(os.environ)
     gc.set_threshold(*GC_THRESHOLDS)
     # Every process-wide patch, before Bokeh builds its route table and before the first page
     # (app/patches/__init__.py lists them; docs/patches.md says why each).
     apply_all()
+    guard_server(trusted)
     # The page's code, imported now rather than by the first page opened (which paid ~0.8 s
     # of imports for it, measured), and then frozen with the rest.
     import app.page.lab_page  # noqa: F401
@@ -403,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from app.classroom import shared
 
     shared.configure(options.store)  # Redis: connects (and retries) in the background
-    serve(args)
+    serve(args, trusted=options.trusted_networks)
 
 
 def preload(names: Sequence[str]) -> None:

@@ -144,6 +144,43 @@ class VotesChart:
             self.figure.height = height
 
 
+def refusals_html(counts: dict[str, int]) -> str:
+    """What the class's door and the code limits refused lately, in words."""
+    wrong, closed = counts.get("wrong codes", 0), counts.get("closed", 0)
+    full, seats = counts.get("full", 0), counts.get("seats", 0)
+    return (
+        '<p class="lab-class-refused" data-refused-wrong="{}" data-refused-closed="{}">'
+        "Refused lately: {} wrong code{} from this network (last 10 minutes, each browser "
+        "is limited on its own); in the last hour {} join{} while the door was shut, {} "
+        "while the class was full, {} for too many new seats from one network.</p>"
+    ).format(
+        wrong,
+        closed,
+        wrong,
+        "" if wrong == 1 else "s",
+        closed,
+        "" if closed == 1 else "s",
+        full,
+        seats,
+    )
+
+
+def seat_label(seat, n: int) -> str:
+    name = seat.nickname or "no nickname"
+    return f"{n}. {name} · {'active' if seat.active else 'idle'} · {seat.ref[:6]}"
+
+
+def devices_html(devices) -> str:
+    items = "".join(
+        f"<li>{html.escape(d.label)}{' (this one)' if d.mine else ''}</li>" for d in devices
+    )
+    return (
+        '<p class="lab-class-devices-lead">Devices that teach this class (another device '
+        'joins as a student, then presses "I teach this class"; you approve it here):</p>'
+        f'<ul class="lab-class-devices">{items}</ul>'
+    )
+
+
 def join_html(code: str, address: str, link: str) -> str:
     """The projector's join panel: the code huge, where to type it, and a QR of the link."""
     qr = segno.make(link, error="m").svg_inline(scale=7, border=2, dark="#000000")
@@ -213,8 +250,12 @@ class ClassView(pn.viewable.Viewer):
                 "joined",
                 "connected",
                 "problem",
+                "open",
+                "asking",
+                "devices_changed",
             ],
         )
+        session.param.watch(self._device_approved, "approved")
         lessons.param.watch(self._lesson_moved, "lesson")
         lessons.param.watch(self._measured, "outcome")
         lessons.param.watch(self._predicted, "prediction")
@@ -262,18 +303,28 @@ class ClassView(pn.viewable.Viewer):
             flex_wrap="wrap",
         )
         self.teacher_more = pn.Card(
-            title="More: another device, end the class",
-            header=card_header("More: another device, end the class"),
+            title="More: the door, seats, devices, end the class",
+            header=card_header("More: the door, seats, devices, end the class"),
             collapsed=True,
             visible=False,
             sizing_mode="stretch_width",
             margin=(0, 10, 6, 10),
         )
-        # A student's switch.
+        # A student's switch, and the way a teacher's second device asks to teach.
         self.follow = pn.widgets.Checkbox(
             label="Follow the teacher", value=True, visible=False, margin=(0, 10)
         )
         self.follow.param.watch(self._follow_changed, "value")
+        self.ask_button = pn.widgets.Button(
+            label="I teach this class: pace from this device",
+            button_type="light",
+            visible=False,
+            margin=(0, 10),
+            description="Asks the teacher's screen to approve this device; nothing secret is shown",
+        )
+        self.ask_button.on_click(lambda e: self.session.ask_to_teach())
+        # The teacher's answer to a device asking, above the other controls (it waits on them).
+        self.asks_box = pn.Column(visible=False, sizing_mode="stretch_width", margin=(0, 10))
         self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
         self.outcome = pn.pane.HTML(
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
@@ -294,7 +345,15 @@ class ClassView(pn.viewable.Viewer):
         if self._modal is not None:
             self._modal.objects = [self.join_panel, self.close_join]
         self._layout.extend(
-            [self.status, self.problem, self.teacher_row, self.follow, self.teacher_more]
+            [
+                self.status,
+                self.problem,
+                self.asks_box,
+                self.teacher_row,
+                self.follow,
+                self.ask_button,
+                self.teacher_more,
+            ]
         )
 
     def _build_teacher_controls(self) -> None:
@@ -305,23 +364,112 @@ class ClassView(pn.viewable.Viewer):
         self.reveal_button = pn.widgets.Button(
             label="Reveal to the class", color="warning", width=170
         )
-        self.device_button = pn.widgets.Button(label="Add another device", width=170)
         self.end_button = pn.widgets.Button(
             label="End the class", color="danger", variant="outline", width=140
         )
-        self.device_box = pn.pane.HTML(
-            "", visible=False, sizing_mode="stretch_width", stylesheets=[CLASS_CSS]
+        self.door = pn.widgets.Checkbox(
+            label="Let newcomers join (seated students always come back)",
+            value=self.session.open,
         )
+        self.refused = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
+        self.seat_list = pn.widgets.Select(name="Seats", options={}, width=280)
+        self.seat_remove = pn.widgets.Button(label="Remove this seat", width=160)
+        self.seat_reload = pn.widgets.Button(label="List the seats", width=140)
+        self.device_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
+        self.device_pick = pn.widgets.Select(name="Your other devices", options={}, width=280)
+        self.device_revoke = pn.widgets.Button(label="Stop it teaching", width=160)
         self.show_code.on_click(lambda e: self.open_join_panel())
         self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
         self.reveal_button.on_click(lambda e: self.session.reveal())
-        self.device_button.on_click(self._add_device)
         self.end_button.on_click(lambda e: self.session.end())
+        self.door.param.watch(lambda e: self.session.set_open(e.new), "value")
+        self.seat_reload.on_click(lambda e: self._draw_seats())
+        self.seat_remove.on_click(self._remove_seat)
+        self.device_revoke.on_click(self._revoke_device)
+        self.teacher_more.param.watch(self._more_opened, "collapsed")
         self.teacher_row.objects = [self.show_code, self.lock, self.reveal_button]
         self.teacher_more.objects = [
-            pn.FlexBox(self.device_button, self.end_button, flex_wrap="wrap", margin=0),
-            self.device_box,
+            self.door,
+            self.refused,
+            pn.FlexBox(
+                self.seat_list,
+                self.seat_remove,
+                self.seat_reload,
+                flex_wrap="wrap",
+                align_items="flex-end",
+                margin=0,
+            ),
+            self.device_list,
+            pn.FlexBox(
+                self.device_pick,
+                self.device_revoke,
+                flex_wrap="wrap",
+                align_items="flex-end",
+                margin=0,
+            ),
+            self.end_button,
         ]
+
+    def _more_opened(self, event) -> None:
+        if not event.new:
+            self._draw_more()
+
+    def _draw_more(self) -> None:
+        """The door, what was refused, the seats and the devices, read when the card opens."""
+        s = self.session
+        if self.door.value != s.open:
+            self.door.value = s.open
+        refused = s.refusals()
+        self.refused.object = refusals_html(refused)
+        self._draw_seats()
+        self._draw_devices()
+
+    def _draw_seats(self) -> None:
+        seats = self.session.seats()
+        options = {seat_label(seat, n): seat.ref for n, seat in enumerate(seats, 1)}
+        self.seat_list.options = options
+        self.seat_list.name = f"Seats ({sum(seat.active for seat in seats)} active)"
+        self.seat_remove.disabled = not options
+
+    def _remove_seat(self, _event=None) -> None:
+        if self.seat_list.value and self.session.remove_seat(self.seat_list.value):
+            self._draw_seats()
+
+    def _draw_devices(self) -> None:
+        devices = self.session.devices()
+        self.device_list.object = devices_html(devices)
+        others = {d.label: d.ref for d in devices if not d.mine}
+        self.device_pick.options = others
+        self.device_pick.visible = self.device_revoke.visible = bool(others)
+
+    def _revoke_device(self, _event=None) -> None:
+        if self.device_pick.value and self.session.revoke_device(self.device_pick.value):
+            self._draw_devices()
+
+    def _draw_asks(self) -> None:
+        """A device asking to teach: its pairing number with Approve and Refuse."""
+        asks = self.session.asks() if self.session.role == "teacher" else []
+        rows = []
+        for ask in asks:
+            approve = pn.widgets.Button(label="Approve", color="primary", width=110)
+            refuse = pn.widgets.Button(label="Refuse", width=90)
+            approve.on_click(lambda e, ref=ask.ref: self._answer(ref, True))
+            refuse.on_click(lambda e, ref=ask.ref: self._answer(ref, False))
+            text = pn.pane.HTML(
+                f'<p class="lab-class-ask" role="status">A device asks to teach this class. '
+                f"Approve it only if it shows <b>{html.escape(ask.pairing)}</b>.</p>",
+                stylesheets=[CLASS_CSS],
+                margin=(0, 5),
+            )
+            rows.append(pn.FlexBox(text, approve, refuse, flex_wrap="wrap", margin=0))
+        self.asks_box.objects = rows
+        self.asks_box.visible = bool(rows)
+
+    def _answer(self, ref: str, approve: bool) -> None:
+        self.session.answer_ask(ref, approve)
+        self._draw_asks()
+        if not self.teacher_more.collapsed:
+            self._draw_devices()
 
     def _build_chart(self) -> None:
         self.chart = VotesChart()
@@ -374,21 +522,12 @@ class ClassView(pn.viewable.Viewer):
         else:  # a modal opened before the page has drawn never shows: open it once it has
             pn.state.onload(self._template.open_modal)
 
-    def _add_device(self, _event=None) -> None:
-        once = self.session.device_link()
-        if once is None:
-            return
-        origin, path = self._address()
-        base = origin + path.rsplit("/", 1)[0]
-        link = f"{base}/{DEVICE_ROUTE}?code={self.session.code}&once={once}"
-        qr = segno.make(link, error="m").svg_inline(scale=4, border=2)
-        self.device_box.object = (
-            '<div class="lab-class-device"><p>Open this on your other device within ten '
-            "minutes; it works once. Keep it off the projector.</p>"
-            f'<div class="lab-join-qr">{qr}</div><p class="lab-join-link">{html.escape(link)}</p>'
-            "</div>"
-        )
-        self.device_box.visible = True
+    def _device_approved(self, _event=None) -> None:
+        """The teacher approved this device: its own request to the class route turns the
+        approval into the teacher's cookie on this browser, and brings the page back."""
+        s = self.session
+        if s.approved and s.code and self._link is not None:
+            self._link.navigate = f"{DEVICE_ROUTE}?code={s.code}"
 
     def _lesson_moved(self, event) -> None:
         step = event.new
@@ -437,6 +576,7 @@ class ClassView(pn.viewable.Viewer):
             self.join_box.visible = not s.code
             self.teacher_row.visible = self.teacher_more.visible = teacher
             self.follow.visible = student
+            self.ask_button.visible = student and not s.asking
             self.follow.disabled = s.locked
             if student and s.locked and not self.follow.value:
                 self.follow.value = True
@@ -452,6 +592,12 @@ class ClassView(pn.viewable.Viewer):
             )
             self.problem.visible = bool(s.problem)
             self._draw_chart()
+            if teacher and (not names or names & {"devices_changed", "role", "code"}):
+                self._draw_asks()
+                if not self.teacher_more.collapsed:
+                    self._draw_more()
+            elif not teacher and self.asks_box.visible:
+                self.asks_box.objects, self.asks_box.visible = [], False
             if self._link is not None:
                 self._link.in_class = in_class
             if student and (not names or names & {"step", "locked", "role"}):
@@ -493,9 +639,15 @@ class ClassView(pn.viewable.Viewer):
         else:
             counted = "predict below: your answer goes to the class"
         pace = " · the teacher keeps the class on this step" if s.locked else ""
+        asking = (
+            f" · <b>asking to teach</b>: the teacher's screen must show "
+            f"<b data-pairing='{html.escape(s.asking)}'>{html.escape(s.asking)}</b>"
+            if s.asking
+            else ""
+        )
         return (
             f'<p class="lab-class-status">In class <b data-class-code="{code}">{code}</b>'
-            f"{pace} · {counted} · {live}</p>"
+            f"{pace} · {counted}{asking} · {live}</p>"
         )
 
     def _draw_chart(self) -> None:

@@ -108,7 +108,7 @@ class LessonsView(pn.viewable.Viewer):
         # (Next above was many Tabs on, or four back), on a phone no scroll back up.
         self.onward = pn.widgets.Button(label="On to the next step ▶", width=150, visible=False)
         self.onward.js_on_click(code=_ONWARD_FOCUS)
-        self.previous.on_click(lambda e: self.open(self._index))  # 1-based: one back
+        self.previous.on_click(self._go_back)
         self.next.on_click(self._go_on)
         self.onward.on_click(self._go_on)
         self.load.on_click(lambda e: self.open(self._index + 1))
@@ -117,7 +117,14 @@ class LessonsView(pn.viewable.Viewer):
         self._show()
 
     def _go_on(self, _event=None) -> None:
-        self.open(self._index + 2)  # 1-based: the step after this one
+        # A pinned page (a locked class) refuses a click its disabled buttons should not have
+        # sent: the browser's `disabled` is no guard against a crafted message.
+        if not self.pinned:
+            self.open(self._index + 2)  # 1-based: the step after this one
+
+    def _go_back(self, _event=None) -> None:
+        if not self.pinned:
+            self.open(self._index)  # 1-based: one back
 
     @property
     def step(self):

@@ -25,6 +25,11 @@ def test_every_key_of_a_class_expires_after_twelve_idle_hours(redis_url):
         store.measured(code, me, 2, True)
         store.arrived(code, me, 2)
         store.reveal(code, key, 2)
+        other = student()
+        store.join(code, other)
+        store.remove_seat(code, key, rules.seat_ref(other))
+        store.ask_to_teach(code, me)
+        store.set_open(code, key, False)
         client = redis.Redis.from_url(redis_url)
         for part in PARTS:
             ttl = client.ttl(f"alab:class:{code}:{part}")

@@ -82,7 +82,10 @@ def test_a_student_cannot_pace_or_reveal_whatever_the_page_sends(store):
     student.teach_step(9)
     student.reveal()
     student.set_locked(True)
-    assert student.nicknames() == [] and student.device_link() is None
+    assert student.nicknames() == [] and student.seats() == [] and student.devices() == []
+    assert not student.remove_seat("x") and not student.answer_ask("x", True)
+    student.set_open(False)
+    assert store.info(code).open
     info = store.info(code)
     assert (info.step, info.locked, info.revealed) == (0, False, frozenset())
     assert "teacher" in student.problem

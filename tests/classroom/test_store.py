@@ -63,14 +63,131 @@ def test_joining_a_class_that_does_not_exist_says_so(store):
         store.join("hello!", student())
 
 
-def test_guessing_codes_is_cut_off_per_client_and_only_for_that_client(store):
+def test_one_browsers_typos_never_lock_out_a_classmate_on_the_same_address(store):
+    # A whole class shares the school's address: the wrong-code limit is per browser.
     code, _ = store.create()
-    for _ in range(rules.JOIN_FAILURES_PER_WINDOW):
+    typist, classmate, seated = student(), student(), student()
+    store.join(code, seated, client="10.0.0.7")
+    for _ in range(rules.JOIN_FAILURES_PER_BROWSER):
         with pytest.raises(UnknownClass):
-            store.join("AAAAAA", student(), client="10.0.0.7")
-    with pytest.raises(RateLimited, match="too many wrong codes"):
-        store.join(code, student(), client="10.0.0.7")  # even the right code, for now
-    assert store.join(code, student(), client="10.0.0.8").students == 1
+            store.join("AAAAAA", typist, client="10.0.0.7")
+    with pytest.raises(RateLimited, match="from this browser"):
+        store.join(code, typist, client="10.0.0.7")  # even the right code, for now
+    assert store.join(code, classmate, client="10.0.0.7").students == 2
+    assert store.join(code, seated, client="10.0.0.7").students == 2  # back, never refused
+
+
+def test_a_script_dropping_its_cookie_meets_the_addresss_ceiling(store, monkeypatch):
+    monkeypatch.setattr(rules, "JOIN_FAILURES_PER_ADDRESS", 25)
+    code, _ = store.create()
+    seated = student()
+    store.join(code, seated, client="10.0.0.9")
+    for _ in range(25):  # a fresh browser id per guess
+        with pytest.raises(UnknownClass):
+            store.join("AAAAAA", student(), client="10.0.0.9")
+    with pytest.raises(RateLimited, match="from this network"):
+        store.join(code, student(), client="10.0.0.9")
+    assert store.join(code, seated, client="10.0.0.9")  # a seated student is never refused
+    assert store.join(code, student(), client="10.0.0.10")  # another address is untouched
+
+
+def test_class_starts_are_limited_per_browser_with_a_ceiling_per_address(store, monkeypatch):
+    monkeypatch.setattr(rules, "CREATES_PER_BROWSER", 3)
+    monkeypatch.setattr(rules, "CREATES_PER_ADDRESS", 6)
+    eager = student()
+    for _ in range(3):
+        store.create(client="10.1.0.1", browser=eager)
+    with pytest.raises(RateLimited, match="from this browser"):
+        store.create(client="10.1.0.1", browser=eager)
+    assert store.create(client="10.1.0.1", browser=student())  # the teacher next door
+    for _ in range(2):
+        store.create(client="10.1.0.1", browser=student())
+    with pytest.raises(RateLimited, match="from this network"):
+        store.create(client="10.1.0.1", browser=student())
+    # Without the lab's cookie a client shares one bucket per address, and no browser's.
+    assert store.create(client="10.1.0.2")
+
+
+def test_the_teacher_sees_what_was_refused_and_why(store, monkeypatch):
+    monkeypatch.setattr(rules, "NEW_SEATS_PER_ADDRESS", 2)
+    code, key = store.create(client="10.2.0.1")
+    for _ in range(3):
+        with pytest.raises(UnknownClass):
+            store.join("AAAAAA", student(), client="10.2.0.1")
+    store.join(code, student(), client="10.2.0.1")
+    store.join(code, student(), client="10.2.0.1")
+    with pytest.raises(RateLimited, match="new seats"):
+        store.join(code, student(), client="10.2.0.1")
+    store.set_open(code, key, False)
+    with pytest.raises(ClassError, match="closed to newcomers"):
+        store.join(code, student(), client="10.2.0.3")
+    refused = store.refusals(code, key, client="10.2.0.1")
+    assert refused == {"wrong codes": 3, "closed": 1, "full": 0, "seats": 1}
+    with pytest.raises(NotAllowed):
+        store.refusals(code, "forged")
+
+
+def test_a_closed_door_keeps_newcomers_out_and_lets_the_seated_back(store):
+    code, key = store.create()
+    seated = student()
+    store.join(code, seated)
+    store.set_open(code, key, False)
+    assert not store.info(code).open
+    with pytest.raises(ClassError, match="closed"):
+        store.join(code, student())
+    assert store.join(code, seated).students == 1
+    store.set_open(code, key, True)
+    assert store.join(code, student()).students == 2
+
+
+def test_the_teacher_removes_a_seat_with_its_votes_and_it_cannot_rejoin(store):
+    code, key = store.create()
+    keep, junk = student(), student()
+    store.join(code, keep, nickname="Ana")
+    store.join(code, junk, nickname="spam")
+    store.vote(code, keep, 1, 0)
+    store.vote(code, junk, 1, 2)
+    heard = Heard()
+    store.subscribe(code, heard)
+    seats = store.seats(code, key)
+    assert [s.nickname for s in seats] == ["Ana", "spam"] and all(s.active for s in seats)
+    assert all(keep not in s.ref and junk not in s.ref for s in seats)  # no id is shown
+    assert store.remove_seat(code, key, rules.seat_ref(junk))
+    heard.wait_for("seat")
+    assert store.tally(code, 1).counts == {0: 1} and store.info(code).students == 1
+    assert not store.seated(code, junk)
+    with pytest.raises(NotAllowed, match="took this seat"):
+        store.join(code, junk)
+    with pytest.raises(NotAllowed, match="join the class first"):
+        store.vote(code, junk, 1, 1)
+    with pytest.raises(NotAllowed):
+        store.remove_seat(code, "forged", rules.seat_ref(keep))
+
+
+def test_joined_and_on_it_count_recently_active_seats(store, monkeypatch):
+    code, key = store.create()
+    idle, busy = student(), student()
+    store.join(code, idle)
+    store.join(code, busy)
+    store.arrived(code, idle, 1)
+    store.arrived(code, busy, 1)
+    assert store.info(code).students == 2 and store.tally(code, 1).arrived == 2
+    # Half an hour later only the page that did something since is counted.
+    clock = store._now() + rules.ACTIVE_S + 5
+    monkeypatch.setattr(type(store), "_now", lambda self: clock)
+    later = getattr(store, "_clock", None)
+    if later is not None:  # the in-process store reads its own clock
+        monkeypatch.setattr(store, "_clock", lambda: clock)
+    else:
+        import time as time_module
+
+        real = time_module.time
+        monkeypatch.setattr(
+            "app.classroom.redis_store.time.time", lambda: real() + rules.ACTIVE_S + 5
+        )
+    store.arrived(code, busy, 1)
+    assert store.info(code).students == 1 and store.tally(code, 1).arrived == 1
+    assert [s.active for s in store.seats(code, key)] == [True, False]
 
 
 def test_a_student_who_comes_back_is_the_same_student(store):
@@ -180,15 +297,58 @@ def test_a_student_sending_too_fast_is_slowed(store):
     assert store.tally(code, 1).answered == 1
 
 
-def test_a_second_device_joins_with_a_link_that_works_once(store):
+def test_a_second_device_teaches_once_the_teacher_approves_its_pairing_number(store):
     code, key = store.create()
-    once = store.device_link(code, key)
-    second = store.redeem(code, once)
-    assert store.is_teacher(code, second) and second != key
-    with pytest.raises(NotAllowed, match="used already"):
-        store.redeem(code, once)
+    phone, stranger = student(), student()
+    with pytest.raises(NotAllowed, match="join the class first"):
+        store.ask_to_teach(code, phone)
+    store.join(code, phone)
+    store.join(code, stranger)
+    heard = Heard()
+    store.subscribe(code, heard)
+    pairing = store.ask_to_teach(code, phone)
+    assert len(pairing) == 4 and pairing.isdigit()
+    assert store.ask_to_teach(code, phone) == pairing  # asking twice is one request
+    heard.wait_for("device")
+    (ask,) = store.asks(code, key)
+    assert ask.pairing == pairing and phone not in ask.ref
+    assert store.ask_state(code, phone) == (pairing, "ask")
+    with pytest.raises(NotAllowed, match="not approved"):
+        store.take_approval(code, phone)  # not before the teacher says yes
     with pytest.raises(NotAllowed):
-        store.device_link(code, "forged")
+        store.answer_ask(code, "forged", ask.ref, True)
+    assert store.answer_ask(code, key, ask.ref, True)
+    with pytest.raises(NotAllowed):
+        store.take_approval(code, stranger)  # the approval is the asking browser's alone
+    second = store.take_approval(code, phone)
+    assert store.is_teacher(code, second) and second != key
+    with pytest.raises(NotAllowed):
+        store.take_approval(code, phone)  # spent
+    devices = store.devices(code, key)
+    assert [d.mine for d in devices] == [True, False] or [d.mine for d in devices] == [False, True]
+    assert all(key not in d.ref and second not in d.ref for d in devices)
+    # The teacher revokes the second device (never the one in hand).
+    (mine,) = [d for d in devices if d.mine]
+    with pytest.raises(NotAllowed, match="you are using"):
+        store.revoke_device(code, key, mine.ref)
+    (other,) = [d for d in devices if not d.mine]
+    assert store.revoke_device(code, key, other.ref)
+    assert not store.is_teacher(code, second) and store.is_teacher(code, key)
+
+
+def test_a_refused_device_and_a_crowd_of_asking_devices(store):
+    code, key = store.create()
+    asking = [student() for _ in range(rules.MAX_ASKS + 1)]
+    for s in asking:
+        store.join(code, s)
+    for s in asking[:-1]:
+        store.ask_to_teach(code, s)
+    with pytest.raises(RateLimited, match="too many devices"):
+        store.ask_to_teach(code, asking[-1])
+    first = store.asks(code, key)[0]
+    assert store.answer_ask(code, key, first.ref, False)
+    assert len(store.asks(code, key)) == rules.MAX_ASKS - 1
+    assert store.ask_to_teach(code, asking[-1])  # room again
 
 
 def test_ending_a_class_deletes_it_with_its_nicknames(store):
