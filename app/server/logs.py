@@ -1,8 +1,8 @@
 """Log lines without whole session ids or tokens.
 
-A lab's terminal is often the one on the projector, and Bokeh and Panel name a session by its
-full id at INFO; a session id (or a token, which holds one) is enough to attach to that page
-where sessions are not signed. Every record of Bokeh's, Panel's and Tornado's loggers has any
+A lab's terminal is often the one on the projector, and Bokeh, Panel and the lab's own lines
+name a session by its full id at INFO; a session id (or a token, which holds one) is enough
+to attach to that page where sessions are not signed. Every log record of the process has any
 run of 32 or more id characters cut to its first six.
 """
 
@@ -12,7 +12,6 @@ import logging
 import re
 
 _LONG_ID = re.compile(r"[A-Za-z0-9_\-]{32,}(?:\.[A-Za-z0-9_\-]+)*")
-_NOISY = ("bokeh", "panel", "tornado")
 _installed = False
 
 
@@ -30,14 +29,13 @@ def shorten_session_ids() -> None:
 
     def factory(*args, **kwargs):
         record = make(*args, **kwargs)
-        if record.name.split(".", 1)[0] in _NOISY:
-            try:
-                message = record.getMessage()
-            except Exception:  # noqa: BLE001 - leave a record that cannot format as it is
-                return record
-            short = shorten(message)
-            if short != message:
-                record.msg, record.args = short, ()
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - leave a record that cannot format as it is
+            return record
+        short = shorten(message)
+        if short != message:
+            record.msg, record.args = short, ()
         return record
 
     logging.setLogRecordFactory(factory)

@@ -428,6 +428,8 @@ class ClassView(pn.viewable.Viewer):
         seats = self.session.seats()
         options = {seat_label(seat, n): seat.ref for n, seat in enumerate(seats, 1)}
         self.seat_list.options = options
+        if self.seat_list.value not in options.values():
+            self.seat_list.value = next(iter(options.values()), None)
         self.seat_list.name = f"Seats ({sum(seat.active for seat in seats)} active)"
         self.seat_remove.disabled = not options
 
@@ -440,6 +442,8 @@ class ClassView(pn.viewable.Viewer):
         self.device_list.object = devices_html(devices)
         others = {d.label: d.ref for d in devices if not d.mine}
         self.device_pick.options = others
+        if self.device_pick.value not in others.values():
+            self.device_pick.value = next(iter(others.values()), None)
         self.device_pick.visible = self.device_revoke.visible = bool(others)
 
     def _revoke_device(self, _event=None) -> None:

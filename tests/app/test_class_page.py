@@ -246,15 +246,88 @@ def test_the_join_panel_shows_the_code_the_address_and_a_qr(room):
     assert f"http://lab.school/app?class={code}" in text and "<svg" in text
 
 
-def test_a_second_device_link_makes_another_browser_the_teacher(store, room):
+class Link(param.Parameterized):
+    navigate = param.String(default="")
+    in_class = param.Boolean(default=False)
+
+
+def test_a_second_device_asks_the_teachers_page_and_no_secret_is_ever_shown(store, room):
     code, teacher, _ = room
-    teacher.view.device_button.clicks += 1
-    text = teacher.view.device_box.object
-    once = text.split("once=")[1].split("<")[0].split('"')[0]
-    key = store.redeem(code, once)
+    phone = Page(store)
+    phone.view.join(code)
+    link = Link()
+    phone.view._link = link
+    phone.view.ask_button.clicks += 1
+    pairing = phone.session.asking
+    assert len(pairing) == 4 and f"data-pairing='{pairing}'" in phone.view.status.object
+    # The teacher's page (the projected one) shows the request with the pairing number only.
+    shown = "".join(row.objects[0].object for row in teacher.view.asks_box.objects)
+    assert teacher.view.asks_box.visible and pairing in shown
+    assert phone.session.student_id not in shown and "once=" not in shown
+    approve = teacher.view.asks_box.objects[0].objects[1]
+    approve.clicks += 1
+    assert not teacher.view.asks_box.visible
+    # The phone's page goes to the class route, which spends the approval for its own cookie.
+    assert phone.session.approved and link.navigate == f"class/device?code={code}"
+    key = store.take_approval(code, phone.session.student_id)
     second = Page(store, {code: key})
     second.view.join(code)
     assert second.session.is_teacher
+
+
+def test_the_teacher_revokes_a_device_and_removes_a_seat_and_both_pages_say_so(store, room):
+    code, teacher, students = room
+    phone = Page(store)
+    phone.view.join(code)
+    phone.session.ask_to_teach()
+    (ask,) = store.asks(code, teacher.session.key)
+    store.answer_ask(code, teacher.session.key, ask.ref, True)
+    second = Page(store, {code: store.take_approval(code, phone.session.student_id)})
+    second.view.join(code)
+    teacher.view.teacher_more.collapsed = False  # the card reads devices and seats when opened
+    assert "(this one)" in teacher.view.device_list.object
+    assert len(teacher.view.device_pick.options) == 1
+    teacher.view.device_revoke.clicks += 1
+    assert second.session.role == "" and "no longer teaches" in second.session.problem
+    # A seat: the list names nicknames, never ids; removing one takes that page out.
+    teacher.view.seat_reload.clicks += 1
+    seats = teacher.view.seat_list.options
+    assert len(seats) == 4 and all(s.session.student_id not in str(seats) for s in students)
+    target = students[0]
+    teacher.view.seat_list.value = store_ref(target)
+    teacher.view.seat_remove.clicks += 1
+    assert target.session.role == "" and "took this seat" in target.session.problem
+    assert len(teacher.view.seat_list.options) == 3
+    assert [s.session.role for s in students[1:]] == ["student", "student"]
+
+
+def test_the_teacher_shuts_the_door_and_sees_the_refusals(store, room):
+    code, teacher, students = room
+    teacher.view.teacher_more.collapsed = False
+    teacher.view.door.value = False
+    assert not store.info(code).open and not students[0].session.open
+    late = Page(store)
+    assert not late.view.join(code) and "closed to newcomers" in late.session.problem
+    assert students[0].view.join(code)  # seated: back at once
+    teacher.view._draw_more()
+    assert 'data-refused-closed="1"' in teacher.view.refused.object
+
+
+def test_a_locked_students_page_refuses_a_next_its_browser_should_not_have_sent(room):
+    code, teacher, students = room
+    teacher.lessons.open(3)
+    teacher.view.lock.value = True
+    student = students[0]
+    assert student.lessons.pinned and student.lessons.next.disabled
+    student.lessons.next.clicks += 1  # a crafted click on the disabled button
+    student.lessons.previous.clicks += 1
+    assert student.lessons.lesson == 3
+
+
+def store_ref(page) -> str:
+    from app.classroom.store import seat_ref
+
+    return seat_ref(page.session.student_id)
 
 
 def test_the_address_carries_the_class_and_a_link_joins_it(store):
