@@ -465,8 +465,10 @@ def replica_args(port: int, balancer_port: int) -> list[str]:
         f"127.0.0.1:{balancer_port}",
         "--allow-websocket-origin",
         f"localhost:{balancer_port}",
+        # The balancer runs on this machine: its X-Real-IP is believed, nobody else's.
+        "--trusted-proxy",
+        "127.0.0.1",
         "--",
-        "--use-xheaders",
     ]
 
 

@@ -234,6 +234,9 @@ def websocket_handler(base: type) -> type:
         _counted = ""
 
         def prepare(self):
+            if not token_is_good(self):
+                # Bokeh would accept the handshake and then close it; a refusal is a 403.
+                raise HTTPError(403, "invalid or expired session token")
             attach_visitor(self, mint=False)
             client = client_of(self)
             if not SOCKET_OPENS.allow(client):
@@ -270,6 +273,25 @@ def websocket_handler(base: type) -> type:
                 return None
 
     return LabWebSocketHandler
+
+
+def token_is_good(handler: RequestHandler) -> bool:
+    """Is the token a websocket offers (its second subprotocol) signed by this deployment's
+    secret and unexpired? Checked before the handshake, so a forged one gets a plain 403."""
+    from bokeh.util.token import check_token_signature, get_token_payload
+
+    offered = handler.request.headers.get("Sec-WebSocket-Protocol", "")[:16384]
+    parts = [p.strip() for p in offered.split(",")]
+    if len(parts) != 2 or parts[0] != "bokeh":
+        return True  # Bokeh refuses a handshake without its subprotocol itself
+    token, app = parts[1], handler.application
+    try:
+        if not check_token_signature(token, secret_key=app.secret_key, signed=app.sign_sessions):
+            return False
+        expiry = get_token_payload(token).get("session_expiry")
+    except Exception:  # noqa: BLE001 - a token that does not even parse
+        return False
+    return isinstance(expiry, int | float) and expiry > time.time()
 
 
 def liveness_handler(base: type) -> type:

@@ -83,7 +83,8 @@ class ExportView(pn.viewable.Viewer):
         data = event.new
         if not data:
             return
-        name = self.upload.filename or "the file"
+        # The name is the client's to say: shown at most this long, whatever arrived.
+        name = short_name(self.upload.filename)
         try:
             self.state.from_json(data)
         except ValueError as exc:
@@ -97,10 +98,10 @@ class ExportView(pn.viewable.Viewer):
     def _refused_in_browser(self, event):
         try:
             info = json.loads(event.new)
-            name, size = str(info["name"])[:120], int(info["size"])
+            name, size = short_name(str(info["name"])), int(info["size"])
         except (ValueError, TypeError, KeyError):
             return  # not a report the guard wrote: nothing to show
-        self._show(f"{name or 'the file'} was not imported: {us.import_too_big(size)}", "danger")
+        self._show(f"{name} was not imported: {us.import_too_big(size)}", "danger")
 
     def _show(self, text: str, kind: str) -> None:
         self.message.object = html.escape(text)
@@ -125,3 +126,14 @@ class ExportView(pn.viewable.Viewer):
             self.message,
             sizing_mode="stretch_width",
         )
+
+
+MAX_NAME = 80
+
+
+def short_name(name) -> str:
+    """A file name as the page shows it: printable, at most MAX_NAME characters."""
+    text = "".join(c for c in str(name or "")[: MAX_NAME * 4] if c.isprintable()).strip()
+    if not text:
+        return "the file"
+    return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"
