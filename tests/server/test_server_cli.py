@@ -112,9 +112,10 @@ def test_environment_variables_configure_every_flag(tmp_path):
         "ATTENTION_LAB_REUSE_SESSIONS": "false",
         "ATTENTION_LAB_LOG_LEVEL": "WARNING",
         "ATTENTION_LAB_ASSETS_DIR": str(tmp_path),
-        "ATTENTION_LAB_PANEL_ARGS": "--use-xheaders --prefix lab",
+        "ATTENTION_LAB_PANEL_ARGS": "--prefix lab",
         "ATTENTION_LAB_PRELOAD": "smollm2-135m",
         "ATTENTION_LAB_STORE": "redis://redis.internal:6379/2",
+        "ATTENTION_LAB_TRUSTED_PROXIES": "10.0.0.0/8, 172.16.0.5",
     }
     assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
     args, options = cli.panel_serve_args([], env=env)
@@ -130,7 +131,9 @@ def test_environment_variables_configure_every_flag(tmp_path):
     assert "--reuse-sessions" not in args
     assert _option(args, "--log-level") == ["warning"]
     assert _option(args, "--static-dirs") == [f"assets={tmp_path}"]
-    assert args[-3:] == ["--use-xheaders", "--prefix", "lab"]
+    assert args[-2:] == ["--prefix", "lab"] and "--use-xheaders" in args
+    assert [str(n) for n in options.trusted_networks] == ["10.0.0.0/8", "172.16.0.5/32"]
+    assert _option(args, "--websocket-max-message-size") == [str(cli.MAX_MESSAGE_BYTES)]
     assert options.preload == ["smollm2-135m"]
     assert options.store == "redis://redis.internal:6379/2"
 
@@ -316,3 +319,21 @@ def test_the_class_store_defaults_to_this_process():
     assert options.store == "memory"
     _, options = cli.panel_serve_args(["--store", "unix:///run/redis.sock"], env={})
     assert options.store == "unix:///run/redis.sock"
+
+
+def test_a_trusted_proxy_that_is_no_address_is_named():
+    with pytest.raises(SystemExit, match="not-a-net"):
+        cli.panel_serve_args(["--trusted-proxy", "not-a-net"], env={})
+    args, options = cli.panel_serve_args([], env={})
+    assert options.trusted_networks == [] and "--use-xheaders" not in args
+
+
+def test_sessions_are_signed_with_the_deployments_secret_or_one_made_for_the_process():
+    env = {}
+    assert cli.settle_secret(env) and len(env["BOKEH_SECRET_KEY"]) >= cli.MIN_SECRET_CHARS
+    assert env["BOKEH_SIGN_SESSIONS"] == "true"
+    shared = {"ATTENTION_LAB_SECRET_KEY": "s" * 40}
+    assert not cli.settle_secret(shared)
+    assert shared["BOKEH_SECRET_KEY"] == "s" * 40 and "ATTENTION_LAB_SECRET_KEY" not in shared
+    with pytest.raises(cli.ConfigError, match="at least 32"):
+        cli.settle_secret({"ATTENTION_LAB_SECRET_KEY": "short"})
