@@ -16,6 +16,8 @@ class store in Redis there, which a page outside a class never touches.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import ipaddress
 import json
 import math
 import re
@@ -123,22 +125,50 @@ def test_shipped_haproxy_config_is_valid_and_sticky_by_inserted_cookie(tmp_path)
     if haproxy is None:
         pytest.skip("HAProxy is not installed (apt-get install haproxy)")
     shipped = SHIPPED_CFG.read_text()
+    # The TLS bind reads the certificate compose's init makes: the shipped file, checked with
+    # only that path pointed at one made here the same way (deploy/init_secrets.py).
+    crt = "/usr/local/etc/haproxy/certs/lab.pem"
+    assert shipped.count(crt) == 1
+    made = _self_signed(tmp_path)
+    checked = tmp_path / "shipped.cfg"
+    checked.write_text(shipped.replace(crt, str(made)))
     result = subprocess.run(
-        [haproxy, "-c", "-f", str(SHIPPED_CFG)], capture_output=True, text=True, timeout=60
+        [haproxy, "-c", "-f", str(checked)], capture_output=True, text=True, timeout=60
     )
     # Compose's host names do not resolve here; HAProxy says so and still validates the rest.
     assert result.returncode == 0, result.stdout + result.stderr
     lines = {" ".join(line.split()) for line in shipped.splitlines()}
-    assert "cookie SRV insert indirect nocache httponly" in lines
+    assert "cookie SRV insert indirect nocache httponly secure" in lines
     assert "option httpchk GET /liveness" in lines
-    assert {"option forwardfor", "option redispatch"} <= lines
-    assert not any(line.startswith(("balance source", "hash-type", "stick")) for line in lines)
+    assert "option redispatch" in lines
+    # The client's address is the connection's, never a header the client sent (an appending
+    # `option forwardfor` would keep the client's X-Forwarded-For in front of it).
+    assert {
+        "http-request set-header X-Real-IP %[src]",
+        "http-request set-header X-Forwarded-For %[src]",
+        "http-request del-header X-Scheme",
+    } <= lines
+    assert "option forwardfor" not in lines
+    # TLS on by default: plain HTTP only redirects, HTTPS sends HSTS.
+    binds = [line for line in lines if line.startswith("bind ")]
+    assert any(f"ssl crt {crt}" in line for line in binds) and len(binds) == 2
+    assert any(line.startswith('http-request redirect location "https://') for line in lines)
+    assert any(
+        line.startswith("http-response set-header Strict-Transport-Security") for line in lines
+    )
+    # Per-source limits (sized in the file's comment; tests/server/test_deploy_security.py
+    # floods them).
+    assert any("store conn_cur,http_req_rate(10s)" in line for line in lines)
+    assert not any(line.startswith(("balance source", "hash-type", "stick on")) for line in lines)
     servers = shipped_servers(shipped)
     assert len(servers) >= 2 and all(cookie == name for name, _, cookie in servers)
     tunnel = next(line for line in lines if line.startswith("timeout tunnel "))
     assert tunnel.endswith("h") and int(tunnel.split()[-1][:-1]) >= 2  # a lecture and a nap
     # The configuration the balancer tests (and tools.loadtest) run is the shipped one with
-    # loopback servers: every other line is kept, in order.
+    # loopback servers: every other line is kept, in order. Both bind lines become the one plain
+    # loopback address there (no certificate, no redirect: the redirect is for the listener
+    # named `http`), so every page and websocket of those tests still passes every other rule,
+    # the per-source limits and the header rules included.
     derived = haproxy_config(shipped, "127.0.0.1:18080", {"r1": 1, "r2": 2, "r3": 3})
     kept = [line for line in shipped.splitlines() if line.split()[:1] not in (["bind"], ["server"])]
     assert [line for line in derived.splitlines() if line in kept] == kept
@@ -148,6 +178,21 @@ def test_shipped_haproxy_config_is_valid_and_sticky_by_inserted_cookie(tmp_path)
         [haproxy, "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0 and "WARNING" not in result.stderr, result.stderr
+
+
+def _self_signed(folder: Path) -> Path:
+    """A certificate and key for localhost in HAProxy's one-file form, as compose's init
+    makes it (deploy/init_secrets.py)."""
+    result = subprocess.run(
+        [sys.executable, str(DEPLOY / "init_secrets.py"), "--host", "localhost"]
+        + ["--lab", str(folder / "lab"), "--redis", str(folder / "redis")]
+        + ["--tls", str(folder / "tls")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return folder / "tls" / "lab.pem"
 
 
 def _load_yaml_documents(path: Path) -> list[dict]:
@@ -163,15 +208,22 @@ def test_compose_runs_replicas_behind_haproxy_with_the_shipped_config():
     assert hosts <= set(services), "every server in haproxy.cfg is a compose service"
     for host in hosts:
         lab = services[host]
-        command = lab["command"]
+        # The image's command, run by a shell that first reads init's secrets (the replicas'
+        # start is run for real in tests/server/test_deploy_security.py).
+        shell, flag, script = lab["command"]
+        assert (shell, flag) == ("sh", "-c")
+        command = script.split("exec ", 1)[1].split()
         assert command[:1] == ["attention-lab"] and "--no-show" in command
         assert command[command.index("--address") + 1] == "0.0.0.0"
-        assert command[command.index("--") + 1 :] == ["--use-xheaders"]
+        # Forwarded headers are trusted from listed proxies only, not from anyone as
+        # `-- --use-xheaders` did.
+        assert "--" not in command and "use-xheaders" not in script
+        assert lab["environment"]["ATTENTION_LAB_TRUSTED_PROXIES"]
         assert "LAB_PUBLIC_HOST" in str(lab["environment"]["ATTENTION_LAB_ALLOWED_ORIGINS"])
         assert "ports" not in lab, "replicas are reached through the balancer only"
     proxy = services["haproxy"]
     assert any("haproxy.cfg" in str(volume) for volume in proxy["volumes"])
-    assert set(proxy["depends_on"]) == hosts
+    assert hosts <= set(proxy["depends_on"])
 
 
 def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
@@ -187,7 +239,12 @@ def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
     deployment = kinds["Deployment"]
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["args"][container["args"].index("--") + 1 :] == ["--use-xheaders"]
+    # Forwarded headers are believed from the ingress controller's range only (ingress.yaml
+    # says how to find it), not from anyone as `-- --use-xheaders` did.
+    assert "--" not in container["args"] and "--use-xheaders" not in container["args"]
+    env = {e["name"]: e for e in container["env"]}
+    trusted = env["ATTENTION_LAB_TRUSTED_PROXIES"]["value"].split(",")
+    assert trusted and all(ipaddress.ip_network(cidr).is_private for cidr in trusted)
     for probe in ("readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"]["path"] == "/liveness"
     resources = container["resources"]
@@ -203,6 +260,14 @@ def test_kubernetes_manifests_have_probes_limits_and_cookie_affinity():
         assert int(annotations[f"nginx.ingress.kubernetes.io/{key}"]) >= 7200
     backend = kinds["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == service["metadata"]["name"]
+    # TLS for the students' host, the affinity cookie Secure, and per-address limits sized
+    # for a class behind one NAT address (thousands, as deploy/haproxy.cfg's).
+    rule_host = kinds["Ingress"]["spec"]["rules"][0]["host"]
+    assert any(rule_host in tls["hosts"] for tls in kinds["Ingress"]["spec"]["tls"])
+    assert annotations["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true"
+    assert int(annotations["nginx.ingress.kubernetes.io/limit-connections"]) >= 2000
+    assert int(annotations["nginx.ingress.kubernetes.io/limit-rps"]) >= 1000
+    assert "ATTENTION_LAB_TRUSTED_PROXIES" in (DEPLOY / "k8s" / "ingress.yaml").read_text()
 
 
 def test_kubernetes_runs_redis_with_its_append_only_file_and_the_pods_use_it():
@@ -222,12 +287,93 @@ def test_kubernetes_runs_redis_with_its_append_only_file_and_the_pods_use_it():
     service = docs[("Service", "redis")]
     assert service["spec"]["selector"] == redis["spec"]["selector"]["matchLabels"]
     (lab,) = docs[("Deployment", "attention-lab")]["spec"]["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in lab["env"]}
-    store = env["ATTENTION_LAB_STORE"]
-    assert store.startswith(f"redis://{service['metadata']['name']}.attention-lab.")
+    names = [e["name"] for e in lab["env"]]
+    env = {e["name"]: e for e in lab["env"]}
+    # The store's URL carries the lab's Redis user and the password from the Secret Redis reads
+    # too; Kubernetes fills in $(REDIS_PASSWORD), defined before it.
+    store = env["ATTENTION_LAB_STORE"]["value"]
+    assert store.startswith(f"redis://lab:$(REDIS_PASSWORD)@{service['metadata']['name']}.")
+    assert names.index("REDIS_PASSWORD") < names.index("ATTENTION_LAB_STORE")
+    redis_env = {e["name"]: e for e in container["env"]}
+    secret = env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert secret == redis_env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    # Every replica signs sessions with the same key, from the same Secret.
+    key = env["ATTENTION_LAB_SECRET_KEY"]["valueFrom"]["secretKeyRef"]
+    assert key["name"] == secret["name"] and key["key"] != secret["key"]
+    import redis.connection
+
     from app.server.cli import valid_store_url
 
-    assert valid_store_url(store)
+    filled = store.replace("$(REDIS_PASSWORD)", "0123abcd" * 8)
+    assert valid_store_url(filled)
+    parsed = redis.connection.parse_url(filled)
+    assert (parsed["username"], parsed["password"]) == ("lab", "0123abcd" * 8)
+    assert "secret-key" in (DEPLOY / "k8s" / "kustomization.yaml").read_text()
+
+
+def _k8s_documents() -> dict:
+    return {
+        (doc["kind"], doc.get("metadata", {}).get("name")): doc
+        for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+        for doc in _load_yaml_documents(path)
+    }
+
+
+def test_kubernetes_redis_has_composes_acl_and_only_the_lab_reaches_it(tmp_path):
+    docs = _k8s_documents()
+    spec = docs[("StatefulSet", "redis")]["spec"]["template"]["spec"]
+    (init,) = spec["initContainers"]
+    (redis,) = spec["containers"]
+    args = redis["args"]
+    acl = args[args.index("--aclfile") + 1]
+    folder = str(Path(acl).parent)
+    mounts = {m["name"]: m for m in redis["volumeMounts"]}
+    (volume,) = [name for name, m in mounts.items() if m["mountPath"] == folder]
+    assert mounts[volume].get("readOnly") is True
+    assert {m["name"]: m["mountPath"] for m in init["volumeMounts"]} == {volume: folder}
+    # The init container's script, run here with its folder moved: it writes exactly the ACL
+    # compose's init writes (deploy/init_secrets.py), which test_deploy_security.py holds
+    # against a real redis-server.
+    script = init["command"][-1]
+    assert init["command"][:2] == ["sh", "-c"]
+    spec_ = importlib.util.spec_from_file_location("init_secrets", DEPLOY / "init_secrets.py")
+    init_secrets = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(init_secrets)
+    for password in ("0123abcd" * 8, "p@ss w/rd'$"):
+        result = subprocess.run(
+            ["sh", "-c", script.replace(f"{folder}/", f"{tmp_path}/")],
+            env={"PATH": "/usr/bin:/bin", "REDIS_PASSWORD": password},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / Path(acl).name).read_text() == init_secrets.redis_acl(password)
+    empty = subprocess.run(
+        ["sh", "-c", script.replace(f"{folder}/", f"{tmp_path}/empty-")],
+        env={"PATH": "/usr/bin:/bin", "REDIS_PASSWORD": ""},
+        capture_output=True,
+        timeout=30,
+    )
+    assert empty.returncode != 0 and not (tmp_path / f"empty-{Path(acl).name}").exists()
+    assert "--user lab" in " ".join(redis["readinessProbe"]["exec"]["command"])
+    # Only the lab's pods reach Redis, on its port; only the ingress controller reaches the lab.
+    listed = _load_yaml_documents(DEPLOY / "k8s" / "kustomization.yaml")[0]["resources"]
+    assert "networkpolicy.yaml" in listed
+    policy = docs[("NetworkPolicy", "redis")]["spec"]
+    redis_labels = docs[("StatefulSet", "redis")]["spec"]["selector"]["matchLabels"]
+    lab_labels = docs[("Deployment", "attention-lab")]["spec"]["selector"]["matchLabels"]
+    assert policy["podSelector"]["matchLabels"] == redis_labels
+    assert policy["policyTypes"] == ["Ingress"]
+    (rule,) = policy["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": lab_labels}}]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 6379}]
+    lab_policy = docs[("NetworkPolicy", "attention-lab")]["spec"]
+    assert lab_policy["podSelector"]["matchLabels"] == lab_labels
+    (rule,) = lab_policy["ingress"]
+    (source,) = rule["from"]
+    assert set(source) == {"namespaceSelector"}
+    assert rule["ports"] == [{"protocol": "TCP", "port": 5006}]
 
 
 # --- Through the balancer ----------------------------------------------------------------------
