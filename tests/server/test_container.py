@@ -6,8 +6,10 @@ wheelhouse filled by tools/make_wheelhouse.py (once per lock, cached), and the i
 with --network none, which proves the offline recipe in docs/deployment.md. The container is
 then checked as a user would meet it: the page, its CSS and the binding model, /liveness, the
 uid, the health check, a foreign websocket origin, SIGTERM, no compiler; and
-deploy/compose.yaml starts three replicas, Redis and HAProxy (local images of Debian's) with
-podman-compose, and a page opens through the balancer.
+deploy/compose.yaml starts its init, three replicas, Redis and HAProxy (local images of
+Debian's) with podman-compose, and a page opens through the balancer over HTTPS with the
+certificate init made on that first start, while the store refuses anyone without init's
+password.
 
 .ci/run installs podman, runc, mmdebstrap, iptables and podman-compose. The caches live in
 ~/.cache/attention-lab/ (ATTENTION_LAB_CACHE elsewhere) and in podman's own image store, each
@@ -18,11 +20,16 @@ no image has that tag), HAProxy's and Redis's by their Containerfile and the bas
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urljoin
 
 import container_images
@@ -185,11 +192,72 @@ def test_the_container_stops_cleanly_on_sigterm_within_10_s(podman, image):
         podman("rm", "--force", "--time", "0", name, check=False)
 
 
-def test_compose_serves_the_lab_through_haproxy(podman, images):
+def _https_get(url: str, context: ssl.SSLContext, headers=None, timeout: float = 30.0):
+    """(status, headers, body) over HTTPS with `context`, without following redirects."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect, urllib.request.HTTPSHandler(context=context))
+    request = urllib.request.Request(url, headers=dict(headers or {}))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def _wss_handshake(url: str, token: str, origin: str, context: ssl.SSLContext) -> int:
+    """labserver.websocket_handshake over TLS: 101 if accepted, else the HTTP status."""
+    from tornado.httpclient import HTTPClientError, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    async def handshake() -> int:
+        request = HTTPRequest(
+            url, headers={"Origin": origin}, request_timeout=30, ssl_options=context
+        )
+        try:
+            connection = await websocket_connect(request, subprotocols=["bokeh", token])
+        except HTTPClientError as error:
+            return error.code
+        connection.close()
+        return 101
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, handshake()).result()
+
+
+# Run in a replica with the variables init gave it (lab.env): the store answers the lab's user
+# and password, refuses a client without them, and refuses the lab's user FLUSHALL.
+STORE_PROBE = """
+import os, redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+once = dict(retry=Retry(NoBackoff(), 0), socket_connect_timeout=3)
+url = os.environ["ATTENTION_LAB_STORE"]
+lab = redis.Redis.from_url(url, **once)
+answers = [str(lab.ping())]
+try:
+    redis.Redis(host=redis.connection.parse_url(url)["host"], **once).ping()
+    answers.append("anyone-in")
+except redis.AuthenticationError:
+    answers.append("password-needed")
+try:
+    lab.flushall()
+    answers.append("flushed")
+except redis.exceptions.NoPermissionError:
+    answers.append("flushall-denied")
+print(*answers)
+"""
+
+
+def test_compose_serves_the_lab_through_haproxy_over_tls(podman, images, tmp_path):
     compose = shutil.which("podman-compose")
     if compose is None:
         pytest.skip("podman-compose is not installed (.ci/run installs it)")
-    port = free_port()
+    port, tls_port = free_port(), free_port()
+    public = f"localhost:{tls_port}"
     project = f"attention-lab-test-{RUN_ID}"
     env = {
         **podman.env,
@@ -197,8 +265,11 @@ def test_compose_serves_the_lab_through_haproxy(podman, images):
         "HAPROXY_IMAGE": images.haproxy,
         "REDIS_IMAGE": images.redis,
         "LAB_PORT": str(port),
-        "LAB_PUBLIC_HOST": f"localhost:{port}",
+        "LAB_TLS_PORT": str(tls_port),
+        "LAB_PUBLIC_HOST": public,
     }
+    for name in ("LAB_REDIS_PASSWORD", "LAB_SECRET_KEY", "LAB_TLS_DIR"):
+        env.pop(name, None)  # init makes them, as on a school's first start
     command = [compose, "--project-name", project, "--file", str(ROOT / "deploy" / "compose.yaml")]
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -210,38 +281,56 @@ def test_compose_serves_the_lab_through_haproxy(podman, images):
     try:
         up = run("up", "--detach", "--no-build")
         assert up.returncode == 0, up.stdout + up.stderr
+        # The certificate init made on this first start, read from HAProxy's container: the
+        # client trusts it alone, for the name in LAB_PUBLIC_HOST.
+        cafile = tmp_path / "lab.pem"
+
+        def certificate() -> bool:
+            shown = podman(
+                "exec", f"{project}_haproxy_1", "cat", "/usr/local/etc/haproxy/certs/lab.pem",
+                check=False,
+            )  # fmt: skip
+            cafile.write_text(shown.stdout)
+            return shown.returncode == 0 and "BEGIN CERTIFICATE" in shown.stdout
+
+        wait_until(certificate, "init's certificate in HAProxy's container", 120, interval=0.5)
+        context = ssl.create_default_context(cafile=str(cafile))
+        base = f"https://{public}"
 
         def through_balancer() -> bool:
             try:
-                return http_get(f"http://localhost:{port}/app", timeout=5)[0] == 200
+                return _https_get(f"{base}/app", context, timeout=5)[0] == 200
             except OSError:
                 return False
 
         wait_until(through_balancer, "the lab to answer through HAProxy", 120, interval=0.5)
-        print(f"compose up and serving in {time.monotonic() - started:.1f} s")
-        status, headers, page = http_get(f"http://localhost:{port}/app")
+        print(f"compose up and serving over TLS in {time.monotonic() - started:.1f} s")
+        status, headers, page = _https_get(f"{base}/app", context)
         assert status == 200 and b"<title>Attention Lab" in page
-        headers = {key.lower(): value for key, value in headers.items()}
-        assert "SRV=r" in headers.get("set-cookie", ""), f"no sticky cookie: {headers}"
+        cookie = next(v for v in headers.get_all("Set-Cookie") if v.startswith("SRV=r"))
+        assert {"secure", "httponly"} <= {a.strip().lower() for a in cookie.split(";")}, cookie
+        assert "max-age=" in headers.get("Strict-Transport-Security", "")
+        # Plain HTTP only redirects, to the students' HTTPS address.
+        status, plain, _ = http_get(f"http://localhost:{port}/app?lesson=2")
+        plain = {key.lower(): value for key, value in plain.items()}
+        assert status == 301 and plain["location"] == f"{base}/app?lesson=2", plain
         token = session_token(page.decode())
-        ws = f"ws://localhost:{port}/app/ws"
-        cookie = {"Cookie": headers["set-cookie"].split(";")[0]}
-        assert http_get(f"http://localhost:{port}/liveness", headers=cookie)[0] == 200
-        assert websocket_handshake(ws, token, "http://evil.example.org") == 403
-        # The replicas reach the class store at the address compose gives them, and it keeps
-        # an append-only file on its volume.
-        probe = (
-            "import os, redis; r = redis.Redis.from_url(os.environ['ATTENTION_LAB_STORE']); "
-            "print(r.ping(), r.config_get('appendonly')['appendonly'])"
-        )
+        ws = f"wss://{public}/app/ws"
+        jar = {"Cookie": cookie.split(";")[0]}
+        assert _https_get(f"{base}/liveness", context, headers=jar)[0] == 200
+        assert _wss_handshake(ws, token, "https://evil.example.org", context) == 403
+        # The replicas reach the class store at the address compose gives them, with the
+        # password init made; it refuses anyone without it and the lab's user FLUSHALL, and
+        # keeps an append-only file on its volume.
+        probe = ["sh", "-c", 'set -a; . /run/lab/lab.env; exec python -c "$0"', STORE_PROBE]
         # Podman's DNS (aardvark-dns) may not answer for the store's name yet: CI once saw
         # "Temporary failure in name resolution" right after the balancer answered. The lab's
         # store retries the same way (app/classroom/redis_store.py).
         answers = []
 
         def store_answers() -> bool:
-            answers.append(podman("exec", f"{project}_lab1_1", "python", "-c", probe, check=False))
-            return answers[-1].stdout.split() == ["True", "yes"]
+            answers.append(podman("exec", f"{project}_lab1_1", *probe, check=False))
+            return answers[-1].stdout.split() == ["True", "password-needed", "flushall-denied"]
 
         try:
             wait_until(store_answers, "the replica to reach the class store", 60, interval=1.0)
@@ -254,6 +343,8 @@ def test_compose_serves_the_lab_through_haproxy(podman, images):
             ) from None
         first = (answers[0].stdout + answers[0].stderr).strip().splitlines()[-1:]
         print(f"the store answered the replica after {len(answers)} tries (first: {first})")
+        listed = podman("exec", f"{project}_redis_1", "ls", "/data").stdout.split()
+        assert "appendonlydir" in listed or "appendonly.aof" in listed, listed
     finally:
         down = run("down", "--volumes", "--timeout", "5")
         label = f"label=io.podman.compose.project={project}"
@@ -262,7 +353,8 @@ def test_compose_serves_the_lab_through_haproxy(podman, images):
         if leftover:
             podman("rm", "--force", "--time", "0", *leftover, check=False)
         podman("network", "rm", "--force", f"{project}_default", check=False)
-        podman("volume", "rm", "--force", f"{project}_redis-data", check=False)
+        for volume in ("redis-data", "lab-secrets", "redis-acl", "tls"):
+            podman("volume", "rm", "--force", f"{project}_{volume}", check=False)
         print(f"compose test took {time.monotonic() - started:.1f} s")
     assert down.returncode == 0, down.stdout + down.stderr
     assert not leftover, f"compose down left containers behind: {leftover}"
