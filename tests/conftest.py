@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import pytest
 
+import tools  # noqa: F401 - first: the session secret, before anything imports Bokeh
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 HARDWARE_REASON = "needs hardware"
 

@@ -81,24 +81,10 @@ def require_loopback(url: str) -> None:
         raise SystemExit(f"{url} is not a loopback address; this tool only loads localhost")
 
 
-def share_session_secret() -> str:
-    """The secret that signs session tokens, shared by this process and the labs it starts:
-    Bokeh's client (the load tool, the tests' sessions) signs its tokens from the same
-    BOKEH_SECRET_KEY. Made once per process when the environment has none."""
-    import secrets
-
-    secret = os.environ.get("BOKEH_SECRET_KEY") or os.environ.get("ATTENTION_LAB_SECRET_KEY")
-    if not secret:
-        secret = secrets.token_urlsafe(48)
-    os.environ["BOKEH_SECRET_KEY"] = secret
-    os.environ["BOKEH_SIGN_SESSIONS"] = "true"
-    return secret
-
-
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without any lab or Bokeh origin settings leaking in; the
-    labs it starts share this process's session secret (`share_session_secret`)."""
-    share_session_secret()
+    labs it starts sign their sessions with this process's BOKEH_SECRET_KEY (tools/__init__.py
+    made it, before Bokeh's client here bound it)."""
     env = {
         key: value
         for key, value in os.environ.items()

@@ -88,3 +88,20 @@ def send_updates_without_delay() -> type:
             per_app_patterns[index] = (pattern, NoDelayWSHandler, *rest)
             return NoDelayWSHandler
     raise RuntimeError("Panel's websocket route was not found; cannot set TCP_NODELAY")
+
+
+def edit_app_routes(edit: Callable[[str, type], type | None]) -> None:
+    """Pass each route of Bokeh's per-application table (the page, its websocket, its metadata,
+    autoload.js: Panel's handlers by now) through `edit(pattern, handler)`, which returns the
+    handler to serve it with, or None to drop the route. The served lab's guard uses it
+    (app/server/guard.py); applying it twice is harmless when `edit` keeps what it made."""
+    from bokeh.server.urls import per_app_patterns
+
+    kept = []
+    for pattern, handler, *rest in per_app_patterns:
+        if isinstance(handler, type):
+            handler = edit(pattern, handler)
+            if handler is None:
+                continue
+        kept.append((pattern, handler, *rest))
+    per_app_patterns[:] = kept

@@ -420,11 +420,12 @@ def guard_server(trusted: Sequence = ()) -> None:
     lines that would print a session's id shortened."""
     import panel as pn
 
+    from app.patches.forwarded import trust_forwarded_headers_from
     from app.server import guard
     from app.server.logs import shorten_session_ids
 
     guard.guard_routes()
-    guard.trust_forwarded_headers_from(trusted)
+    trust_forwarded_headers_from(trusted)
     pn.config.session_key_func = _page_path
     shorten_session_ids()
 

@@ -16,8 +16,8 @@ sends is untrusted. This module holds the server's side of that (docs/deployment
   builds a whole page) answers only to this machine.
 - **Per-address ceilings**, sized for a school behind one NAT address: page loads and
   websocket opens per minute, open websockets at once.
-- **Forwarded addresses from trusted proxies only** (`--trusted-proxy`): Tornado's
-  `--use-xheaders` believes any client's X-Real-IP; here only a listed balancer's count.
+- **Forwarded addresses from trusted proxies only** (`--trusted-proxy`; the Tornado patch is
+  app/patches/forwarded.py): Tornado's `--use-xheaders` believes any client's X-Real-IP.
 - **Security headers** on every HTTP answer: a Content-Security-Policy that the page passes
   (nothing from another origin, no framing), nosniff, a referrer policy, HSTS under HTTPS.
 """
@@ -28,7 +28,7 @@ import ipaddress
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from http.cookies import SimpleCookie
 
 from tornado.web import HTTPError, OutputTransform, RequestHandler
@@ -37,6 +37,7 @@ from app.classroom import codes
 from app.classroom.session import STUDENT_COOKIE, TEACHER_COOKIE_PREFIX
 from app.classroom.store import IDLE_S
 from app.classroom.visitor import ATTRIBUTE, read_visitor
+from app.patches.server_routes import edit_app_routes
 
 log = logging.getLogger("attention_lab.guard")
 
@@ -357,19 +358,19 @@ class SecurityHeaders(OutputTransform):
 def guard_routes() -> None:
     """Put the guarded page and websocket handlers into Bokeh's per-application route table
     (Panel's own handlers are there already) and take `autoload.js` out of it."""
-    from bokeh.server.urls import per_app_patterns
 
-    kept = []
-    for pattern, handler, *rest in per_app_patterns:
+    def edit(pattern: str, handler: type) -> type | None:
         if pattern == r"/autoload.js":
-            continue
-        if isinstance(handler, type) and not getattr(handler, "guarded", False):
-            if pattern == r"/ws":
-                handler = websocket_handler(handler)
-            elif pattern == r"/?":
-                handler = page_handler(handler)
-        kept.append((pattern, handler, *rest))
-    per_app_patterns[:] = kept
+            return None
+        if getattr(handler, "guarded", False):
+            return handler
+        if pattern == r"/ws":
+            return websocket_handler(handler)
+        if pattern == r"/?":
+            return page_handler(handler)
+        return handler
+
+    edit_app_routes(edit)
 
 
 def guard_extra_patterns(patterns: list) -> None:
@@ -399,27 +400,3 @@ def parse_networks(texts: Iterable[str]) -> list:
                 f"{text!r} is not an address or a network such as 10.0.0.0/8"
             ) from None
     return networks
-
-
-def trust_forwarded_headers_from(networks: Sequence) -> None:
-    """Tornado applies X-Real-IP / X-Forwarded-For / X-Forwarded-Proto (under --use-xheaders)
-    whoever sent them; from here on only when the connection comes from one of `networks`
-    (the balancer). Process-wide; the networks are replaced on a second call."""
-    from tornado.httpserver import _HTTPRequestContext
-
-    original = getattr(_HTTPRequestContext, "_lab_original_apply", None)
-    if original is None:
-        original = _HTTPRequestContext._apply_xheaders
-        _HTTPRequestContext._lab_original_apply = original
-    trusted = tuple(networks)
-
-    def _apply_xheaders(self, headers):
-        try:
-            peer = ipaddress.ip_address(self._orig_remote_ip)
-        except (TypeError, ValueError):
-            return None
-        if any(peer in net for net in trusted):
-            return original(self, headers)
-        return None
-
-    _HTTPRequestContext._apply_xheaders = _apply_xheaders

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import http.cookiejar
+import os
 import re
 import time
 import urllib.error
@@ -153,12 +154,11 @@ def test_a_forged_or_expired_token_is_refused_with_a_plain_403(room_lab):
     origin = room_lab.base
     page = http_get(room_lab.url)[2].decode()
     assert websocket_handshake(ws, session_token(page), origin) == 101
-    session_id = generate_session_id()
-    unsigned = generate_jwt_token(session_id, signed=False)
+    secret = os.environ["BOKEH_SECRET_KEY"].encode()  # the lab's too (tools/__init__.py)
+    session_id = generate_session_id(secret_key=secret, signed=True)
+    unsigned = generate_jwt_token(session_id, secret_key=None, signed=False)
     wrong_secret = generate_jwt_token(session_id, secret_key=b"x" * 48, signed=True)
-    expired = generate_jwt_token(
-        generate_session_id(signed=True), signed=True, expiration=-60
-    )  # this process shares the lab's secret (tools/harness.py)
+    expired = generate_jwt_token(session_id, secret_key=secret, signed=True, expiration=-60)
     for token in (unsigned, wrong_secret, expired, "not-a-token"):
         assert websocket_handshake(ws, token, origin) == 403
     # A page request naming a session is refused too, never a traceback.
