@@ -293,7 +293,14 @@ def test_compose_serves_the_lab_through_haproxy_over_tls(podman, images, tmp_pat
             cafile.write_text(shown.stdout)
             return shown.returncode == 0 and "BEGIN CERTIFICATE" in shown.stdout
 
-        wait_until(certificate, "init's certificate in HAProxy's container", 120, interval=0.5)
+        try:
+            wait_until(certificate, "init's certificate in HAProxy's container", 120, interval=0.5)
+        except AssertionError as exc:
+            logs = {n: podman("logs", f"{project}_{n}_1", check=False) for n in ("init", "haproxy")}
+            shown = "".join(
+                f"\n{n}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}" for n, r in logs.items()
+            )
+            raise AssertionError(f"{exc}{shown}") from None
         context = ssl.create_default_context(cafile=str(cafile))
         base = f"https://{public}"
 

@@ -405,10 +405,12 @@ def test_a_class_sized_burst_passes_and_a_flood_from_one_address_gets_429(balanc
     took = time.monotonic() - started
     statuses = [None if r is None else r[0] for r in flood]
     refused = [r for r in flood if r and r[0] == 429]
-    passed = statuses.index(429) if refused else len(statuses)
+    # Served before the balancer began refusing: it refuses every request while the address's
+    # rate stays over the limit, and the flood's own refused requests keep it there.
+    passed = statuses.count(200)
     print(
-        f"flood: {len(flood)} more requests in {took:.2f} s; the first 429 after "
-        f"{len(burst) + passed} requests from the address; "
+        f"flood: {len(flood)} more requests in {took:.2f} s; refusing after "
+        f"{len(burst) + passed} requests from the address were served; "
         f"{ {s: statuses.count(s) for s in set(statuses)} }"
     )
     assert refused, "a flood from one address was never refused"
@@ -676,7 +678,7 @@ def test_compose_gives_every_service_its_secrets_from_init_read_only():
     assert init["user"] == "0" and init["restart"] == "no"
     # No secret is written into the file itself: the operator's come from the environment.
     for name in ("LAB_REDIS_PASSWORD", "LAB_SECRET_KEY"):
-        assert init["environment"][name] == f"${{{name}:-}}"
+        assert init["environment"][name] is None  # passed on from the environment where set
     for forbidden in ("requirepass", "password=", "BOKEH_SECRET_KEY"):
         assert forbidden not in (DEPLOY / "compose.yaml").read_text()
 
