@@ -9,6 +9,8 @@ tools/ uses a private name of another package, or when the pinned Bokeh no longe
 
 from __future__ import annotations
 
+import threading
+
 # The private attributes used below (class.attribute, in Bokeh 3.9.2): the pin test checks that
 # the installed Bokeh still sets each, and docs/patches.md lists them.
 USED = (
@@ -86,3 +88,28 @@ def take_held_events(doc) -> list:
     events = list(doc.callbacks._held_events)
     doc.callbacks._held_events = []
     return events
+
+
+_cookie_header = threading.local()
+
+
+def send_cookies_from_this_thread(cookies: dict[str, str]) -> None:
+    """Every websocket this thread's Bokeh client opens from now on carries these cookies in
+    its request, as a browser's does: the lab reads a teacher's key from that request, never
+    from the session token (app/server/guard.py). Bokeh's `ClientConnection._connect_async`
+    builds its request with the module's `HTTPRequest` and no headers; the module name is
+    wrapped once per process, and it adds this thread's cookies (none: nothing)."""
+    import bokeh.client.connection as connection
+
+    if not getattr(connection.HTTPRequest, "adds_thread_cookies", False):
+        base = connection.HTTPRequest
+
+        def request(url, *args, **kwargs):
+            header = getattr(_cookie_header, "value", "")
+            if header:
+                kwargs["headers"] = {**(kwargs.get("headers") or {}), "Cookie": header}
+            return base(url, *args, **kwargs)
+
+        request.adds_thread_cookies = True
+        connection.HTTPRequest = request
+    _cookie_header.value = "; ".join(f"{name}={value}" for name, value in cookies.items())

@@ -34,7 +34,12 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from tools.bokeh_internals import loop_until_closed, pull_document, send_without_delay
+from tools.bokeh_internals import (
+    loop_until_closed,
+    pull_document,
+    send_cookies_from_this_thread,
+    send_without_delay,
+)
 from tools.harness import require_loopback
 
 STEP_HEADING = re.compile(r"Step (\d+) of \d+")
@@ -119,6 +124,7 @@ class Page:
         from bokeh.util.token import generate_jwt_token, generate_session_id
 
         cookies = self.cookies
+        send_cookies_from_this_thread(cookies)  # the websocket's request carries them
 
         class WithCookies(ClientSession):
             @property

@@ -146,9 +146,11 @@ def test_a_second_device_teaches_once_the_projected_page_approves_its_number(ope
     phone.wait_until(lambda: phone.shows(f"In class {code}"), "the phone in class", 30)
     phone.page.get_by_role("button", name="I teach this class: pace from this device").click()
     pairing = phone.wait_until(
-        lambda: phone.page.locator("[data-pairing]").first.get_attribute("data-pairing")
-        if phone.page.locator("[data-pairing]").count()
-        else None,
+        lambda: (
+            phone.page.locator("[data-pairing]").first.get_attribute("data-pairing")
+            if phone.page.locator("[data-pairing]").count()
+            else None
+        ),
         "the pairing number",
         30,
     )
