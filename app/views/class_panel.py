@@ -166,8 +166,10 @@ def refusals_html(counts: dict[str, int]) -> str:
 
 
 def seat_label(seat, n: int) -> str:
+    """A seat in the teacher's list: its number, nickname and whether it is active (the
+    number tells two seats without a nickname apart; no id is shown)."""
     name = seat.nickname or "no nickname"
-    return f"{n}. {name} · {'active' if seat.active else 'idle'} · {seat.ref[:6]}"
+    return f"{n}. {name} · {'active' if seat.active else 'idle'}"
 
 
 def devices_html(devices) -> str:
@@ -323,8 +325,10 @@ class ClassView(pn.viewable.Viewer):
             description="Asks the teacher's screen to approve this device; nothing secret is shown",
         )
         self.ask_button.on_click(lambda e: self.session.ask_to_teach())
-        # The teacher's answer to a device asking, above the other controls (it waits on them).
-        self.asks_box = pn.Column(visible=False, sizing_mode="stretch_width", margin=(0, 10))
+        # A device asking to teach, answered in the teacher's More card (the status line says
+        # one is waiting): a student pressing the button for fun does not fill the projector.
+        self.asks_box = pn.Column(visible=False, sizing_mode="stretch_width", margin=(0, 0))
+        self._asking_devices = 0
         self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
         self.outcome = pn.pane.HTML(
             "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
@@ -348,7 +352,6 @@ class ClassView(pn.viewable.Viewer):
             [
                 self.status,
                 self.problem,
-                self.asks_box,
                 self.teacher_row,
                 self.follow,
                 self.ask_button,
@@ -372,11 +375,19 @@ class ClassView(pn.viewable.Viewer):
             value=self.session.open,
         )
         self.refused = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.seat_list = pn.widgets.Select(name="Seats", options={}, width=280)
+        self.seat_list = pn.widgets.Select(
+            name="Seats", options={}, sizing_mode="stretch_width", max_width=360, min_width=200
+        )
         self.seat_remove = pn.widgets.Button(label="Remove this seat", width=160)
         self.seat_reload = pn.widgets.Button(label="List the seats", width=140)
         self.device_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.device_pick = pn.widgets.Select(name="Your other devices", options={}, width=280)
+        self.device_pick = pn.widgets.Select(
+            name="Your other devices",
+            options={},
+            sizing_mode="stretch_width",
+            max_width=360,
+            min_width=200,
+        )
         self.device_revoke = pn.widgets.Button(label="Stop it teaching", width=160)
         self.show_code.on_click(lambda e: self.open_join_panel())
         self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
@@ -389,6 +400,7 @@ class ClassView(pn.viewable.Viewer):
         self.teacher_more.param.watch(self._more_opened, "collapsed")
         self.teacher_row.objects = [self.show_code, self.lock, self.reveal_button]
         self.teacher_more.objects = [
+            self.asks_box,
             self.door,
             self.refused,
             pn.FlexBox(
@@ -468,6 +480,7 @@ class ClassView(pn.viewable.Viewer):
             rows.append(pn.FlexBox(text, approve, refuse, flex_wrap="wrap", margin=0))
         self.asks_box.objects = rows
         self.asks_box.visible = bool(rows)
+        self._asking_devices = len(rows)
 
     def _answer(self, ref: str, approve: bool) -> None:
         self.session.answer_ask(ref, approve)
@@ -587,6 +600,13 @@ class ClassView(pn.viewable.Viewer):
             self.lessons.pinned = student and s.locked
             if teacher and self.lock.value != s.locked:
                 self.lock.value = s.locked
+            if teacher and (not names or names & {"devices_changed", "role", "code"}):
+                self._draw_asks()
+                if not self.teacher_more.collapsed:
+                    self._draw_more()
+            elif not teacher and self.asks_box.visible:
+                self.asks_box.objects, self.asks_box.visible = [], False
+                self._asking_devices = 0
             self.status.object = self._status_html() if s.code else ""
             self.status.visible = bool(s.code)
             self.problem.object = (
@@ -596,12 +616,6 @@ class ClassView(pn.viewable.Viewer):
             )
             self.problem.visible = bool(s.problem)
             self._draw_chart()
-            if teacher and (not names or names & {"devices_changed", "role", "code"}):
-                self._draw_asks()
-                if not self.teacher_more.collapsed:
-                    self._draw_more()
-            elif not teacher and self.asks_box.visible:
-                self.asks_box.objects, self.asks_box.visible = [], False
             if self._link is not None:
                 self._link.in_class = in_class
             if student and (not names or names & {"step", "locked", "role"}):
@@ -632,6 +646,12 @@ class ClassView(pn.viewable.Viewer):
                 facts += (
                     f" · <b data-class-arrived='{here}'>{here} of {joined}</b> "
                     f"{'is' if here == 1 else 'are'} on it"
+                )
+            if self._asking_devices:
+                n = self._asking_devices
+                facts += (
+                    f" · <b data-class-asking='{n}'>{n} device{'' if n == 1 else 's'} "
+                    f"{'asks' if n == 1 else 'ask'} to teach</b> (open More to answer)"
                 )
             return (
                 f'<p class="lab-class-status lab-class-teaching">You teach class '

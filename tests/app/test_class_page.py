@@ -263,6 +263,7 @@ def test_a_second_device_asks_the_teachers_page_and_no_secret_is_ever_shown(stor
     # The teacher's page (the projected one) shows the request with the pairing number only.
     shown = "".join(row.objects[0].object for row in teacher.view.asks_box.objects)
     assert teacher.view.asks_box.visible and pairing in shown
+    assert "data-class-asking='1'" in teacher.view.status.object  # the status line says so
     assert phone.session.student_id not in shown and "once=" not in shown
     approve = teacher.view.asks_box.objects[0].objects[1]
     approve.clicks += 1

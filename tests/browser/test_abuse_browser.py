@@ -154,6 +154,9 @@ def test_a_second_device_teaches_once_the_projected_page_approves_its_number(ope
         "the pairing number",
         30,
     )
+    # The teacher's status line says a device asks; the number and the answer are in More.
+    teacher.page.locator("[data-class-asking='1']").wait_for(state="visible", timeout=30000)
+    teacher.page.get_by_text("More: the door, seats, devices, end the class").click()
     teacher.wait_until(lambda: teacher.shows(pairing), "the request on the teacher's page", 30)
     # Nothing on the projected page would make anyone a teacher: no link, no QR code.
     assert "class/device" not in teacher.page.content()
