@@ -3,6 +3,7 @@ a failure, except a hardware skip allowed by name; outside CI a skip is a skip."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,16 @@ def test_claims_the_reason_without_the_marker():
 def test_expected_failure():
     raise AssertionError
 """
+
+
+@pytest.fixture(autouse=True)
+def _the_projects_packages(monkeypatch):
+    """The copied conftest imports the project's `tools` (the session secret): its suites run
+    in a folder of their own, with the checkout on their path."""
+    root = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
 
 
 @pytest.fixture

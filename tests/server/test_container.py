@@ -87,6 +87,10 @@ def _run_lab(podman, image: str, name: str) -> int:
         f"ATTENTION_LAB_PORT={port}",
         "--env",
         f"ATTENTION_LAB_ALLOWED_ORIGINS=localhost:{port}",
+        # The tests' own session secret (tools/__init__.py), so their Bokeh client's tokens
+        # are the container's too.
+        "--env",
+        f"ATTENTION_LAB_SECRET_KEY={os.environ['BOKEH_SECRET_KEY']}",
         image,
     )
     wait_until(

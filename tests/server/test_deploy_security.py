@@ -303,8 +303,17 @@ def _exchange(
     if tls:
         context = ssl.create_default_context(cafile=str(cafile)) if cafile else _unverified()
     out: list = []
-    asyncio.run(_session(port, paths, head, context, out))
+    run_async(_session(port, paths, head, context, out))
     return out
+
+
+def run_async(coroutine):
+    """asyncio.run on a thread of its own: a test process that drove Chromium keeps
+    Playwright's loop running on its main thread, and asyncio.run refuses to nest in it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _unverified() -> ssl.SSLContext:
@@ -390,7 +399,7 @@ def test_plain_http_only_redirects_and_https_is_strict_with_a_secure_cookie(bala
 def test_a_class_sized_burst_passes_and_a_flood_from_one_address_gets_429(balancer):
     context = balancer.context()
     started = time.monotonic()
-    burst = asyncio.run(_crowd(balancer.https, CLASS, REQUESTS_PER_PAGE, context))
+    burst = run_async(_crowd(balancer.https, CLASS, REQUESTS_PER_PAGE, context))
     took = time.monotonic() - started
     statuses = [None if r is None else r[0] for r in burst]
     assert statuses.count(200) == CLASS * REQUESTS_PER_PAGE, {
@@ -401,7 +410,7 @@ def test_a_class_sized_burst_passes_and_a_flood_from_one_address_gets_429(balanc
     # request from the address, the class's included, over a sliding 10 s.
     flood, started = [], time.monotonic()
     while not any(r and r[0] == 429 for r in flood) and len(flood) < 4 * RATE_LIMIT:
-        flood += asyncio.run(_crowd(balancer.https, 8, 250, context))
+        flood += run_async(_crowd(balancer.https, 8, 250, context))
     took = time.monotonic() - started
     statuses = [None if r is None else r[0] for r in flood]
     refused = [r for r in flood if r and r[0] == 429]
