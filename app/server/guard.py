@@ -43,12 +43,12 @@ log = logging.getLogger("attention_lab.guard")
 
 # What a page of the lab needs, and nothing else: its scripts and styles from this origin
 # (Bokeh builds its CustomJS callbacks with `new Function`, Panel inlines styles and a
-# bootstrapping script), images drawn inline (the QR code, Bokeh's canvas exports), the
+# bootstrapping script, and loads some of its modules as blobs it makes), images drawn inline (the QR code, Bokeh's canvas exports), the
 # websocket back to this origin. No framing by another site, no form posted elsewhere.
 CONTENT_SECURITY_POLICY = "; ".join(
     (
         "default-src 'self'",
-        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:",
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data: blob:",
         "font-src 'self' data:",
