@@ -41,10 +41,7 @@ PARTS = (
     "measured",
     "at",
     "seen",  # a sorted set: student -> the time of their last activity
-    "devices",
-    "removed",
-    "asks",
-    "flags",
+    "extra",  # the small maps (devices, asks, removed seats, flags), field "part:name"
 )
 MAX_MESSAGE = 256  # bytes; anything longer on the channel is not ours
 
@@ -213,7 +210,7 @@ class RedisStore(ClassStore):
             pipe.hmget(_key(code, "meta"), "step", "locked", "created")
             pipe.smembers(_key(code, "revealed"))
             pipe.zcount(_key(code, "seen"), time.time() - ACTIVE_S, "+inf")
-            pipe.hget(_key(code, "flags"), "closed")
+            pipe.hget(_key(code, "extra"), "flags:closed")
             return pipe.execute()
 
         (step, locked, created), revealed, students, closed = self._call(work)
@@ -340,18 +337,23 @@ class RedisStore(ClassStore):
     def _count(self, key: str) -> int:
         return int(self._call(lambda r: r.get(f"alab:rate:{key}")) or 0)
 
+    # The class's small maps (teachers' device labels, devices asking, removed seats, the door)
+    # share one hash, so that every write renews one key's expiry for them, not four.
+
     def _map_get(self, code: str, part: str, name: str) -> str | None:
-        return self._call(lambda r: r.hget(_key(code, part), name))
+        return self._call(lambda r: r.hget(_key(code, "extra"), f"{part}:{name}"))
 
     def _map_set(self, code: str, part: str, name: str, value: str) -> None:
-        self._write(code, lambda p: p.hset(_key(code, part), name, value))
+        self._write(code, lambda p: p.hset(_key(code, "extra"), f"{part}:{name}", value))
 
     def _map_del(self, code: str, part: str, name: str) -> bool:
         # HDEL answers how many fields it removed: of two callers racing, one gets the 1.
-        return self._call(lambda r: r.hdel(_key(code, part), name)) == 1
+        return self._call(lambda r: r.hdel(_key(code, "extra"), f"{part}:{name}")) == 1
 
     def _map_all(self, code: str, part: str) -> dict[str, str]:
-        return dict(self._call(lambda r: r.hgetall(_key(code, part))))
+        prefix = f"{part}:"
+        every = self._call(lambda r: r.hgetall(_key(code, "extra")))
+        return {k[len(prefix) :]: v for k, v in every.items() if k.startswith(prefix)}
 
     def _remove_teacher(self, code: str, key_digest: str) -> None:
         self._write(code, lambda p: p.srem(_key(code, "teachers"), key_digest))
@@ -381,7 +383,15 @@ class RedisStore(ClassStore):
         self._write(code, *commands)
 
     def _saw(self, code: str, student: str) -> None:
-        self._write(code, lambda p: p.zadd(_key(code, "seen"), {student: time.time()}))
+        # Beside a write that renewed the class's expiry (the join, the vote, the arrival):
+        # one round trip, with the key's own expiry for a class whose first seat this is.
+        def work(r):
+            pipe = r.pipeline(transaction=False)
+            pipe.zadd(_key(code, "seen"), {student: time.time()})
+            pipe.expire(_key(code, "seen"), self._idle_s)
+            return pipe.execute()
+
+        self._call(work)
 
     def _seen_all(self, code: str) -> dict[str, float]:
         pairs = self._call(lambda r: r.zrange(_key(code, "seen"), 0, -1, withscores=True))
