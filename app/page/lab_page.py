@@ -196,6 +196,9 @@ class Lab:
         self._later = on_session_thread(self.doc, when_idle=True) if served else (lambda w: w())
         if served:
             state.deliver = on_session_thread(self.doc)  # torch results come back here
+            # A model's runs (ModelState.request) too; a link's may arrive before the browser
+            # is connected, when Panel drops a change: they wait for the page to have loaded.
+            self.sources.deliver = lambda work: state.deliver(lambda: pn.state.onload(work))
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0

@@ -5,15 +5,24 @@ sentence (with no intervention, so every head is judged on the same clean run) o
 thread, with a progress fraction and a Stop, and kept per sentence by the engine's cache. The
 page sets `deliver` to hand results to its session's thread (as `LabState` does for torch);
 `settle()` waits for them in a notebook or a test.
+
+The maps' worker is shared by the process and served in turn (`MapTurns`): each session has its
+own lane, the lanes are taken in rotation, and a map gives the worker up between two layers
+whenever another session waits. A session has one map at work at most: a new map (a Measure or
+a Patch while one runs, a crafted click) stops its older one, and a newer sentence stops both
+and drops their results; work queued for an older sentence does nothing when its turn comes.
+So one student's maps never sit ahead of another's, and a map of a long text (minutes) shares
+the worker instead of holding it.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import param
@@ -23,10 +32,92 @@ from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
 from engine.trained import causal
 
-# One worker per process: a map keeps one core busy for seconds (minutes on a long text), and
-# the other core serves the pages. A second student's map waits its turn (the cache then often
-# answers it at once).
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lab-maps")
+log = logging.getLogger(__name__)
+
+
+class MapTurns:
+    """A worker shared by every session, whose sessions take turns.
+
+    Each owner (a session's `CausalState`) has a lane of tasks, first in first out, and runs
+    one at a time. The lanes take turns: a lane whose task ends (or pauses) goes to the back of
+    the rotation, behind every lane that waited meanwhile, so one session's queued work never
+    sits ahead of another session's only task. A task may call `pause(owner)` between two steps:
+    if another session waits, that one runs first and this task goes on at its owner's next
+    turn. `slots` tasks run at once; each runs on a thread of its own (a paused one keeps its
+    thread, not its slot).
+    """
+
+    def __init__(self, slots: int = 1, name: str = "lab-maps"):
+        self._turns = threading.Condition()
+        self._free = slots
+        self._lanes: dict[int, deque] = {}  # id(owner) -> its waiting tasks
+        self._rotation: deque[int] = deque()  # owners with a task waiting and none running
+        self._running: set[int] = set()
+        self._name = name
+
+    def submit(self, owner, task: Callable, *args) -> None:
+        """Queue `task(*args)` in `owner`'s lane."""
+        key = id(owner)
+        with self._turns:
+            self._lanes.setdefault(key, deque()).append(functools.partial(task, *args))
+            if key not in self._running and key not in self._rotation:
+                self._rotation.append(key)
+            self._grant()
+
+    def pause(self, owner) -> None:
+        """From a task of `owner` that holds a slot: let another session's task run first if
+        one waits; return once it is this owner's turn again (at once if nobody waits)."""
+        key = id(owner)
+        with self._turns:
+            if not self._rotation:
+                return
+            resume = threading.Event()
+            self._lanes.setdefault(key, deque()).appendleft(resume)  # before its queued tasks
+            self._step_back(key)
+        resume.wait()
+
+    def waiting(self) -> int:
+        """Tasks queued or paused, every session's."""
+        with self._turns:
+            return sum(len(lane) for lane in self._lanes.values())
+
+    def _step_back(self, key: int) -> None:  # with the lock held: `key`'s task ended or paused
+        self._running.discard(key)
+        self._free += 1
+        if self._lanes.get(key):
+            self._rotation.append(key)  # behind every lane that waited meanwhile
+        self._grant()
+
+    def _grant(self) -> None:  # with the lock held
+        while self._free and self._rotation:
+            key = self._rotation.popleft()
+            lane = self._lanes[key]
+            task = lane.popleft()
+            if not lane:
+                del self._lanes[key]
+            self._running.add(key)
+            self._free -= 1
+            if isinstance(task, threading.Event):
+                task.set()  # a paused task goes on
+            else:
+                thread = threading.Thread(
+                    target=self._run, args=(key, task), name=self._name, daemon=True
+                )
+                thread.start()
+
+    def _run(self, key: int, task) -> None:
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - a task's failure must not stop the turns
+            log.exception("a map task failed")
+        finally:
+            with self._turns:
+                self._step_back(key)
+
+
+# One slot: a map keeps one core busy for seconds (minutes on a long text), and the other core
+# serves the pages (and, off the event loop, their forwards: model_runs.POOL).
+TURNS = MapTurns(slots=1)
 CAUSAL, PATCHING = "causal", "patching"
 LOOKING = "looking for a same-length change..."  # `change` while a suggestion is sought
 MAP_BACKEND = "numpy"  # the maps run on NumPy, as the engine's do by default
@@ -56,9 +147,10 @@ class CausalState(param.Parameterized):
         self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
         self._stop = threading.Event()
         self._idle = threading.Condition()
-        self._busy = False
+        self._maps = 0  # maps started and not yet finished (a stopped one finishes quickly)
         self._suggesting = 0
-        self._generation = 0
+        self._generation = 0  # bumped by each new sentence
+        self._map = 0  # bumped by each map started: only the newest one's results are shown
         self._started = 0.0
         mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
         self.forget()
@@ -80,10 +172,12 @@ class CausalState(param.Parameterized):
         model, text, generation = self._m.model, self._m.text, self._generation
         with self._idle:
             self._suggesting += 1
-        _POOL.submit(self._suggest, model, text, generation)
+        TURNS.submit(self, self._suggest, model, text, generation)
 
     def _suggest(self, model, text, generation) -> None:
         try:
+            if generation != self._generation:
+                return  # a newer sentence came while this waited: nothing to suggest for
             try:
                 # Shared with every session on this sentence (and the patch step's lesson).
                 corrupted, change = attribution_runs.counterfactual(model, text)
@@ -137,6 +231,8 @@ class CausalState(param.Parameterized):
         query = run.query_position if run is not None else None  # the row the planes show
 
         def job(progress, cancel):
+            if cancel():
+                raise causal.Cancelled("replaced before it started")
             # The plain run the estimate is of, shared by the process: no forward of its own.
             plain = model_runs.plain_run(name, text, query, MAP_BACKEND)
             return causal.causal_map(plain, token, progress=progress, cancel=cancel)
@@ -149,6 +245,8 @@ class CausalState(param.Parameterized):
         model, clean, corrupted = self._m.loaded, self._m.text, self.corrupted
 
         def job(progress, cancel):
+            if cancel():
+                raise causal.Cancelled("replaced before it started")
             return model.patching_map(clean, corrupted, progress=progress, cancel=cancel)
 
         self._start(PATCHING, job)
@@ -159,23 +257,24 @@ class CausalState(param.Parameterized):
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no map or suggestion is at work; True if idle."""
         with self._idle:
-            return self._idle.wait_for(lambda: not self._busy and not self._suggesting, timeout)
+            return self._idle.wait_for(lambda: not self._maps and not self._suggesting, timeout)
 
     def _start(self, kind: str, job) -> None:
-        if self.running:
-            self._set(error=f"a {self.running} map is still being measured: stop it first")
-            return
+        # One map at work per session: a new one stops the older (its results are dropped).
+        self._stop.set()
         self._stop = threading.Event()
-        stop, generation = self._stop, self._generation
+        self._map += 1
+        stop, generation, number = self._stop, self._generation, self._map
         self._started = time.monotonic()
         self._set(running=kind, progress=0.0, message="starting", error="")
         with self._idle:
-            self._busy = True
-        _POOL.submit(self._work, kind, job, stop, generation)
+            self._maps += 1
+        TURNS.submit(self, self._work, kind, job, stop, (generation, number))
 
     def _work(self, kind, job, stop, generation) -> None:
         def progress(fraction, message):
             self.deliver(functools.partial(self._progress, generation, fraction, message))
+            TURNS.pause(self)  # between two layers: another session's map may go first
 
         try:
             result, failure = job(progress, stop.is_set), ""
@@ -189,16 +288,20 @@ class CausalState(param.Parameterized):
             self.deliver(functools.partial(self._finish, generation, kind, result, failure))
         finally:
             with self._idle:
-                self._busy = False
+                self._maps -= 1
                 self._idle.notify_all()
 
+    def _current(self, generation) -> bool:
+        """Is (sentence, map) still the newest sentence's newest map?"""
+        return generation == (self._generation, self._map)
+
     def _progress(self, generation, fraction, message) -> None:
-        if generation == self._generation and self.running:
+        if self._current(generation) and self.running:
             self._set(progress=min(1.0, max(0.0, fraction)), message=message)
 
     def _finish(self, generation, kind, result, failure) -> None:
-        if generation != self._generation:
-            return  # the sentence changed meanwhile: this map describes another one
+        if not self._current(generation):
+            return  # the sentence changed, or a newer map replaced this one, meanwhile
         done = {"running": "", "progress": 1.0 if result is not None else 0.0, "message": ""}
         if result is None:
             self._set(**done, error="" if failure == "stopped" else failure)

@@ -10,13 +10,21 @@ than the whole budget is returned but not kept).
 An edited run is keyed by its edits' values (`edit_key`), so two sessions that make the same
 edit (the same lesson step) share it; it is made from the cached plain run (`Run.intervene`
 reuses the layers below the first edit).
+
+One computation per run: a session asking for a run another thread is computing waits for
+that forward instead of starting its own (`BoundedCache(one_flight=True)`), even when the run
+is too large to keep. A page computes its runs on `POOL`, never on the server's event loop
+(`ModelState.request`): SmolLM2 on a 441-token text is two seconds of forward, during which
+every other page and `/liveness` used to wait.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -60,7 +68,19 @@ def run_nbytes(run) -> int:
     return total
 
 
-RUNS = BoundedCache("model runs", max_entries=256, max_bytes=RUN_CACHE_MB * MiB, size=run_nbytes)
+RUNS = BoundedCache(
+    "model runs",
+    max_entries=256,
+    max_bytes=RUN_CACHE_MB * MiB,
+    size=run_nbytes,
+    one_flight=True,
+)
+# The pages' forwards run here, off the event loop. A session has at most one call here at a time
+# (`pipeline.BackgroundRunner`: a newer request waits as its single queued call and replaces an
+# older one), so this first-come queue serves sessions in turn. Two workers: a forward keeps
+# about one core busy, and the other pages need the rest.
+POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-model")
+log = logging.getLogger(__name__)
 # How long each plain run's forward took (seconds), by (model, text, backend): a map of every
 # head is priced from it before it starts (`forward_seconds`). The first measure is kept; the
 # first forward of a model and backend in a process is not (it sets the weights up: SmolLM2's
@@ -92,6 +112,11 @@ def plain_run(model: str, text: str, query: int | None, backend: str):
         if (model, backend) in _WARM:
             FORWARD_SECONDS.get_or_compute((model, text, backend), lambda: took)
         _WARM.add((model, backend))
+        # One line a forward (a run shared or cached logs nothing): what the server spent on
+        # whom, and the moment a long one ended (tests/server/test_model_offloop.py reads it).
+        # `panel serve --log-level` sets Bokeh's logger only; follow it (as app/server/replica).
+        log.setLevel(logging.getLogger("bokeh").getEffectiveLevel())
+        log.info("forward: %s, %d tokens, %s, %.3f s", model, len(run.tokens), backend, took)
         return _frozen(run)
 
     return RUNS.get_or_compute(key, compute)
@@ -105,11 +130,30 @@ def forward_seconds(model: str, text: str, backend: str) -> float | None:
 
 def edited_run(model: str, text: str, query: int | None, backend: str, edits: tuple):
     """`plain_run(...)` with `edits` applied (the plain run itself when there are none)."""
-    plain = plain_run(model, text, query, backend)
+    return runs(model, text, query, backend, edits)[1]
+
+
+def cached_runs(model: str, text: str, query: int | None, backend: str, edits: tuple):
+    """(plain, edited) if both are in the cache now, else None: no forward is run."""
+    plain = RUNS.get((model, text, query, backend, ()))
+    if plain is None:
+        return None
     if not edits:
-        return plain
+        return plain, plain
+    edited = RUNS.get((model, text, query, backend, tuple(edit_key(e) for e in edits)))
+    return None if edited is None else (plain, edited)
+
+
+def runs(model: str, text: str, query: int | None, backend: str, edits: tuple, plain=None):
+    """(plain, edited): `plain_run` and `edited_run` of one request (blocking: a page calls it
+    on `POOL`). `plain`: the plain run, if the caller holds it (a long text's run is too large
+    to keep, and a session holds the one it shows)."""
+    if plain is None:
+        plain = plain_run(model, text, query, backend)
+    if not edits:
+        return plain, plain
     key = (model, text, query, backend, tuple(edit_key(e) for e in edits))
-    return RUNS.get_or_compute(key, lambda: _frozen(plain.intervene(*edits)))
+    return plain, RUNS.get_or_compute(key, lambda: _frozen(plain.intervene(*edits)))
 
 
 def clear() -> None:

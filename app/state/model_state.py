@@ -10,12 +10,23 @@ intervention (`prediction`), and a table of the seed's experiments run on this h
 The head controls are the lab's own interventions applied inside the real model: the head's
 temperature, a rotation of its query, masked positions and ablating the head. They become
 `engine.trained` edits, so later layers see their effect and the answer can change.
+
+A page's forwards never run on the server's event loop. `try_update` computes at once (a
+notebook, a test, a lesson step that measures right after). `request` is the page's way: the
+same checks at once (a refusal is named at once), and when the change needs a forward that is
+not cached (SmolLM2 on a 441-token text: two seconds), it runs on `model_runs.POOL` through a
+`pipeline.BackgroundRunner`, as a lab's torch backend does. Meanwhile the settings wait as the
+newest request (`wanted()`; the address already names them), `running` says what is computed,
+and the head shown stays whole; the runs then come back through `deliver` to the session's own
+thread and are shown, unless a newer request came first (the newest wins). `settle()` waits
+for the worker. An experiment on a page runs the same way (`request_experiment`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -24,7 +35,7 @@ import param
 
 from app.patches.param_values import check_value
 from app.state import head_patterns, model_runs, settings_schema
-from app.state.pipeline import _dimension_sweep
+from app.state.pipeline import BackgroundRunner, _dimension_sweep
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
@@ -52,6 +63,82 @@ class Prediction:
     expected: str | None
     answer_before: str
     answer_after: str
+
+
+@dataclass(frozen=True, eq=False)
+class _Asked:
+    """One request's runs, as the worker computes them: the run of `text` with `edits` (the
+    head controls', then `extra`) and, for an experiment, the seed's experiment first (its
+    edits then take `extra`'s place)."""
+
+    model: str
+    text: str
+    query: int  # the position (never None or -1)
+    backend: str  # the engine's name ("numpy", "torch:cpu", ...)
+    controls: tuple  # the head controls' edits
+    extra: tuple
+    tokens: int
+    layer: int
+    head: int
+    experiment: str = ""
+    plain: object = None  # the session's plain run of this text, when it holds one
+
+    @property
+    def edits(self) -> tuple:
+        return self.controls + self.extra
+
+    @property
+    def where(self) -> tuple:
+        return (self.model, self.text, self.query, self.backend)
+
+
+def _runs_of(asked: _Asked, extra: tuple | None = None) -> tuple:
+    """(plain, edited) for `asked` (blocking); ValueError naming the setting that failed."""
+    edits = asked.controls + (asked.extra if extra is None else tuple(extra))
+    try:
+        return model_runs.runs(*asked.where, edits, plain=asked.plain)
+    except RuntimeError as exc:  # EngineUnavailable (no torch, no CUDA) or torch's own
+        raise ValueError(f"backend: {exc}") from exc
+
+
+def _call(asked: _Asked) -> tuple[object, str]:
+    """On the worker: the request's runs (and its experiment's row), or None and why."""
+    from engine.trained import experiments as ex
+
+    result = None
+    if asked.experiment:
+        try:
+            loaded = trained.load(asked.model)
+            result = ex.run_experiment(
+                loaded, asked.text, asked.experiment, asked.layer, asked.head
+            )
+        except ValueError as exc:
+            return None, f"{asked.experiment}: {exc}"
+    try:
+        runs = _runs_of(asked, None if result is None else tuple(result.edits))
+    except ValueError as exc:
+        # An experiment's row stands even when its edit cannot be shown (as `run_experiment`).
+        return (None if result is None else (result, None)), str(exc)
+    return (result, runs), ""
+
+
+def _edits_of(values: Mapping[str, object]) -> tuple:
+    """The head controls in `values` as edits on the chosen head (`extra` not included)."""
+    layer, head = values["layer"], values["head"]
+    out = [trained.MaskPosition(layer, head, p) for p in values["masked"]]
+    if not math.isclose(values["head_temperature"], 1.0):
+        out.append(trained.HeadTemperature(layer, head, float(values["head_temperature"])))
+    if values["rotate"]:
+        out.append(trained.RotateQuery(layer, head, float(values["rotate"])))
+    for tag in values["ablated"]:
+        out.append(trained.AblateHead(*(int(x) for x in tag.split("."))))
+    return tuple(out)
+
+
+def _same_edits(a, b) -> bool:
+    return len(a) == len(b) and all(
+        model_runs.edit_key(x) == model_runs.edit_key(y) for x, y in zip(a, b, strict=True)
+    )
 
 
 def _fields() -> dict[str, settings_schema.Field]:
@@ -93,6 +180,11 @@ class ModelState(param.Parameterized):
     run = param.Parameter(default=None, constant=True, doc="the run with the intervention")
     experiments = param.List(default=[], constant=True, doc="ExperimentResult rows, newest last")
     error = param.String(default="", constant=True)
+    running = param.String(
+        default="",
+        constant=True,
+        doc="what the model is computing for the newest request ('' when it is the one shown)",
+    )
     loading = param.String(
         default="", constant=True, doc="a model this session waits for (loading in the background)"
     )
@@ -124,11 +216,24 @@ class ModelState(param.Parameterized):
             "head": model.retrieval_head[1],
         }
         super().__init__(**(base | params))
+        # How a request's runs reach the state: None computes them at once, on the caller's
+        # thread (a notebook, a test); the page sets its session's hand-over
+        # (app/page/session_thread.py), and `request` then runs forwards on the worker.
+        self.deliver: Callable[[Callable[[], None]], None] | None = None
         self._busy = False
         self._pending: dict[str, object] = {}
         self._pending_link = False
         self._link_warnings: list[str] = []
         self._grid_cache: dict[str, tuple] = {}
+        # The newest request while its runs are computed (settings, as `try_update` takes them).
+        self._asked: dict[str, object] | None = None
+        self._generation = 0  # bumped at each request sent off and each run shown
+        # (model, text, query, backend) and the plain run of the head shown: a long text's run
+        # is too large for the process's cache, and another head of it needs no new forward.
+        self._held = None
+        self._runner = BackgroundRunner(
+            lambda: self._generation, self._ran, call=_call, pool=model_runs.POOL
+        )
         self.param.watch(self._on_change, list(self.INPUTS))
         if not self._recompute():
             raise ValueError(f"ModelState: the starting configuration is invalid: {self.error}")
@@ -143,21 +248,41 @@ class ModelState(param.Parameterized):
         if not self._busy:
             self._recompute()
 
+    def values(self) -> dict[str, object]:
+        """The settings of the head shown."""
+        return {name: getattr(self, name) for name in self.INPUTS}
+
+    def wanted(self) -> dict[str, object]:
+        """The settings asked for last: those shown, or the newest request while its runs are
+        being computed (`running`)."""
+        return self.values() | (self._asked or {})
+
     def try_update(self, **settings) -> bool:
-        """Set settings as one change; a refused value sets `error` instead of raising."""
+        """Set settings as one change, computed now; a refused value sets `error` instead of
+        raising."""
+        return self._update(settings, off_loop=False)
+
+    def request(self, **settings) -> bool:
+        """`try_update` for a page: refused values are named at once, and a change that needs a
+        forward not yet computed runs it off the session's thread (when `deliver` is set). True
+        when the change is shown or on its way."""
+        return self._update(settings, off_loop=self.deliver is not None)
+
+    def _update(self, settings: Mapping[str, object], *, off_loop: bool) -> bool:
+        current = self.wanted()
         try:
             for name, value in settings.items():
                 if name not in self.INPUTS:
                     raise ValueError(f"{name}: unknown model setting")
                 if name in ("layer", "head") and "model" not in settings:
-                    problem = self._head_problem(name, value)
+                    problem = self._head_problem(name, value, trained.load(current["model"]))
                     if problem:
                         raise ValueError(problem)
                 check_value(self, name, value)
         except ValueError as exc:
             self._set_error(str(exc))
             return False
-        if "model" in settings and settings["model"] != self.model:
+        if "model" in settings and settings["model"] != current["model"]:
             if not self._ready(settings["model"]):
                 return self._wait_for(settings)
             # A new model: its own example and retrieval head unless the caller says otherwise.
@@ -169,21 +294,84 @@ class ModelState(param.Parameterized):
                 "query": None,
             }
             settings = self.fresh() | base | dict(settings)
-        if "text" in settings and settings["text"] != self.text:
+        if "text" in settings and settings["text"] != current["text"]:
             # Positions refer to the old program; a query position the new one lacks goes back
             # to its last token.
-            settings = {"masked": [], "extra": []} | self._query_for(settings) | dict(settings)
-        previous = {name: getattr(self, name) for name in settings}
-        self._set(settings)
+            reset = {"masked": [], "extra": []} | self._query_for(settings, current)
+            settings = reset | dict(settings)
+        return self._ask(dict(settings), current | dict(settings), off_loop=off_loop)
+
+    def _ask(self, settings: dict, values: dict, *, off_loop: bool, experiment: str = "") -> bool:
+        """Show `values` (reached by applying `settings` to what was asked before) now, or
+        send its runs to the worker; False (and `error`) when they are refused."""
         try:
-            self._publish(*self._compute())
-            return True
+            asked = self._asked_for(values, experiment)
+            runs = None if experiment else self._runs_now(asked, compute=not off_loop)
         except ValueError as exc:
-            # The last valid settings come back before anyone hears of the refusal (the page
-            # writes its address when the error changes).
-            self._set(previous)
             self._set_error(str(exc))
             return False
+        if runs is None:
+            # The settings wait with the earlier request's (one request: the newest wins).
+            self._asked = (self._asked or {}) | settings
+            self._generation += 1
+            self._runner.start(self._generation, asked)
+            words = self._running_words(asked)
+            if self.running != words:
+                with param.edit_constant(self):
+                    self.running = words
+            return True
+        try:
+            # With the earlier request's settings, if one waits: `values` includes them.
+            self._show((self._asked or {}) | settings, values, asked, runs)
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
+        return True
+
+    # ---------------------------------------------------------------- runs off the thread
+
+    def _ran(self, generation: int, result, failure: str) -> None:
+        """On the worker: hand the request's runs to the session's thread."""
+        deliver = self.deliver or (lambda work: work())
+        deliver(functools.partial(self._arrived, generation, result, failure))
+
+    def _arrived(self, generation: int, result, failure: str) -> None:
+        """On the session's thread: show the newest request's runs (an older one is dropped)."""
+        if generation != self._generation:
+            return  # a newer request came (it has its own call) or a change was shown since
+        settings, self._asked = self._asked or {}, None
+        with param.edit_constant(self):
+            self.running = ""
+        row, runs = result if result is not None else (None, None)
+        if row is not None:
+            with param.edit_constant(self):
+                self.experiments = [*self.experiments, row]
+            settings = settings | {"extra": list(row.edits)}
+        if runs is None:
+            self._set_error(failure)  # the head shown stays: the last valid settings
+            rest = {k: v for k, v in settings.items() if k != "backend"}
+            if failure.startswith("backend:") and rest and rest != settings:
+                # As for a link's bad value: the backend is dropped, the rest still applies.
+                self._ask(rest, self.values() | rest, off_loop=True)
+            return
+        values = self.values() | settings
+        try:
+            self._show(settings, values, self._asked_for(values), runs)
+        except ValueError as exc:
+            self._set_error(str(exc))
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until no request's runs are being computed (a test's or a notebook's way to
+        see them); True if idle. Their hand-over to the session's thread may still be queued."""
+        return self._runner.settle(timeout)
+
+    @staticmethod
+    def _running_words(asked: _Asked) -> str:
+        """What the worker computes, in words ("SmolLM2-135M is reading 441 tokens")."""
+        title = short_title(asked.model)
+        if asked.experiment:
+            return f"{title} runs the experiment {asked.experiment!r} on {asked.tokens} tokens"
+        return f"{title} is reading {asked.tokens} tokens"
 
     # ---------------------------------------------------------------- models still loading
 
@@ -196,11 +384,20 @@ class ModelState(param.Parameterized):
         these settings until it is ready; `poll` applies them. The page keeps working."""
         name = settings["model"]
         trained.start_loading(name)
+        self._drop_request()  # this is the newest request now
         self._pending, self._pending_link = dict(settings), link
         fraction = trained.loading_status(name)[0]
         with param.edit_constant(self):
             self.param.update(loading=name, load_fraction=fraction, error="")
         return True
+
+    def _drop_request(self) -> None:
+        """Forget the request whose runs are being computed (its result will be dropped)."""
+        if self._asked is not None:
+            self._asked = None
+            self._generation += 1
+            with param.edit_constant(self):
+                self.running = ""
 
     def poll(self) -> tuple[float, str]:
         """While a model loads: (fraction, message); applies the waiting settings once ready."""
@@ -224,7 +421,7 @@ class ModelState(param.Parameterized):
             # for a link read when the page opened (`take_link_warnings`).
             self._link_warnings += self.apply_query_params(pending)
         elif any(getattr(self, key) != value for key, value in pending.items()):
-            self.try_update(**pending)  # (not again when a waiting lesson step applied them)
+            self.request(**pending)  # (not again when a waiting lesson step applied them)
         return 1.0, "ready" if not error else "failed"
 
     def cancel_loading(self) -> None:
@@ -239,15 +436,16 @@ class ModelState(param.Parameterized):
         warnings, self._link_warnings = self._link_warnings, []
         return warnings
 
-    def _query_for(self, settings: Mapping[str, object]) -> dict[str, object]:
+    def _query_for(self, settings: Mapping[str, object], current: Mapping[str, object]) -> dict:
         """{"query": None} when the new text has no position `query` (else nothing)."""
-        if "query" in settings or self.query in (None, -1):
+        query = current["query"]
+        if "query" in settings or query in (None, -1):
             return {}
         try:
-            n = len(trained.load(settings.get("model", self.model)).check(settings["text"]))
+            n = len(trained.load(settings.get("model", current["model"])).check(settings["text"]))
         except ValueError:
             return {}  # a refused text: the refusal names its own problem
-        return {} if self.query < n else {"query": None}
+        return {} if query < n else {"query": None}
 
     def _set(self, settings: Mapping[str, object]) -> None:
         self._busy = True
@@ -262,19 +460,11 @@ class ModelState(param.Parameterized):
         return {"head_temperature": 1.0, "rotate": 0.0, "masked": [], "ablated": [], "extra": []}
 
     def clear_intervention(self) -> None:
-        self.try_update(**self.fresh())
+        self.request(**self.fresh())
 
     def edits(self) -> list:
-        """The head controls as edits on the chosen head."""
-        layer, head = self.layer, self.head
-        out = [trained.MaskPosition(layer, head, p) for p in self.masked]
-        if not math.isclose(self.head_temperature, 1.0):
-            out.append(trained.HeadTemperature(layer, head, float(self.head_temperature)))
-        if self.rotate:
-            out.append(trained.RotateQuery(layer, head, float(self.rotate)))
-        for tag in self.ablated:
-            out.append(trained.AblateHead(*(int(x) for x in tag.split("."))))
-        return out + list(self.extra)
+        """The head controls as edits on the chosen head, then `extra`."""
+        return [*_edits_of(self.values()), *self.extra]
 
     def _head_problem(self, name: str, value, model=None) -> str:
         """What is wrong with `value` as this model's layer or head ("" when nothing)."""
@@ -285,53 +475,85 @@ class ModelState(param.Parameterized):
         shown = str(value)[:20]
         return f"{name}: {shown} is not a {name} of this model (0..{count - 1})"
 
-    def _check(self):
-        model = self.loaded
-        if len(self.text) > MAX_TEXT_CHARS:
+    def _check(self, values: Mapping[str, object]):
+        model = trained.load(values["model"])
+        text = values["text"]
+        if len(text) > MAX_TEXT_CHARS:
             raise ValueError(
-                f"text: {len(self.text)} characters; the lab takes at most {MAX_TEXT_CHARS}"
+                f"text: {len(text)} characters; the lab takes at most {MAX_TEXT_CHARS}"
             )
         for name in ("layer", "head"):
-            problem = self._head_problem(name, getattr(self, name), model)
+            problem = self._head_problem(name, values[name], model)
             if problem:
                 raise ValueError(problem)
-        for tag in self.ablated:
+        for tag in values["ablated"]:
             parts = tag.split(".")
             ok = len(parts) == 2 and all(p.isdigit() for p in parts)
             if not ok or not (int(parts[0]) < model.n_layers and int(parts[1]) < model.n_heads):
                 raise ValueError(f"ablated: {tag[:20]!r} is not a head of this model (layer.head)")
         return model
 
+    def _asked_for(self, values: Mapping[str, object], experiment: str = "") -> _Asked:
+        """What `values` ask the model for, checked without running it (ValueError if refused:
+        the text, a head, a masked position, an edit that does not fit the text)."""
+        model = self._check(values)
+        n = len(model.check(values["text"]))
+        query = head_patterns.query_position(values["query"], n)
+        bad = [p for p in values["masked"] if not 0 <= p < n]
+        if bad:
+            raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
+        controls = _edits_of(values)
+        model.check_edits(controls + tuple(values["extra"]), n)
+        where = (model.name, values["text"], query, ENGINE_BACKENDS[values["backend"]])
+        held = self._held
+        return _Asked(
+            *where,
+            controls=controls,
+            extra=tuple(values["extra"]),
+            tokens=n,
+            layer=values["layer"],
+            head=values["head"],
+            experiment=experiment,
+            plain=held[1] if held is not None and held[0] == where else None,
+        )
+
+    def _runs_now(self, asked: _Asked, *, compute: bool):
+        """(plain, edited) for `asked`: the run shown, the process's cache, or (`compute`) a
+        forward now; None when only a forward has them and it must not run here."""
+        if asked.plain is not None:
+            edits = asked.edits
+            if not edits:
+                return asked.plain, asked.plain
+            run = self.run
+            if run is not None and _same_edits(run.edits, edits) and run.text == asked.text:
+                return asked.plain, run
+        found = model_runs.cached_runs(*asked.where, asked.edits)
+        if found is not None or not compute:
+            return found
+        return _runs_of(asked)
+
     def _recompute(self) -> bool:
+        values = self.values()
         try:
-            self._publish(*self._compute())
+            asked = self._asked_for(values)
+            self._show({}, values, asked, self._runs_now(asked, compute=True))
         except ValueError as exc:
             self._set_error(str(exc))
             return False
         return True
 
-    def _compute(self):
-        """(plain run, edited run, snapshot) for the current settings; ValueError if refused."""
-        model = self._check()
-        n = len(model.check(self.text))
-        query = head_patterns.query_position(self.query, n)
-        # One run per (model, text, query, backend, edits) per process, shared by every
-        # session (app/state/model_runs.py).
-        where = (model.name, self.text, query, ENGINE_BACKENDS[self.backend])
-        try:
-            plain = model_runs.plain_run(*where)
-        except RuntimeError as exc:  # EngineUnavailable (no torch, no CUDA) or torch's own
-            raise ValueError(f"backend: {exc}") from exc
-        bad = [p for p in self.masked if not 0 <= p < n]
-        if bad:
-            raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
-        edited = model_runs.edited_run(*where, tuple(self.edits()))
+    def _show(self, settings, values, asked: _Asked, runs) -> None:
+        """Show `runs` for `values` (`settings` being what changes)."""
+        plain, edited = runs
         # The planes draw the query row's own keys: those after it are in its future.
         seen = head_patterns.up_to_query(edited)
         # The dimension view keeps its synthetic sweep, at this head's number of candidates.
-        sweep = _dimension_sweep(0, max(2, len(seen.tokens)), float(self.head_temperature))
-        snap = head_snapshot(seen, self.layer, self.head, dimension_sweep=sweep)
-        return plain, edited, snap
+        temperature = float(values["head_temperature"])
+        sweep = _dimension_sweep(0, max(2, len(seen.tokens)), temperature)
+        snap = head_snapshot(seen, values["layer"], values["head"], dimension_sweep=sweep)
+        self._held = (asked.where, plain)
+        self._set(settings)
+        self._publish(plain, edited, snap)
 
     @property
     def ran_on(self) -> str:
@@ -351,8 +573,13 @@ class ModelState(param.Parameterized):
             answer_before=plain.answer,
             answer_after=edited.answer,
         )
+        # Shown now: a request still computed for older settings is dropped when it arrives.
+        self._generation += 1
+        self._asked = None
         with param.edit_constant(self):
-            self.param.update(snapshot=snap, prediction=prediction, run=edited, error="")
+            self.param.update(
+                snapshot=snap, prediction=prediction, run=edited, error="", running=""
+            )
 
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):
@@ -429,6 +656,15 @@ class ModelState(param.Parameterized):
         self.try_update(extra=list(result.edits))
         return result
 
+    def request_experiment(self, name: str) -> bool:
+        """`run_experiment` for a page: with `deliver` set, the experiment and the run of its
+        edit are computed off the session's thread, and its row and its edit are shown together
+        when they arrive (a newer request replaces it, as any request). False when refused."""
+        if self.deliver is None:
+            return self.run_experiment(name) is not None
+        values = self.wanted()
+        return self._ask({}, values, off_loop=True, experiment=name)
+
     def clear_experiments(self) -> None:
         with param.edit_constant(self):
             self.experiments = []
@@ -456,16 +692,18 @@ class ModelState(param.Parameterized):
             if self._pending_link:
                 return {k: str(v) for k, v in self._pending.items()}
             return {"model": self.loading}
-        said = {"model": self.model, "text": self.text, "layer": self.layer, "head": self.head}
-        if self.query not in (None, -1):
-            said["query"] = self.query
-        if not math.isclose(self.head_temperature, 1.0):
-            said["head_temperature"] = self.head_temperature
+        # While a request's runs are computed, the address names it, as for a model loading.
+        want = self.wanted()
+        said = {key: want[key] for key in ("model", "text", "layer", "head")}
+        if want["query"] not in (None, -1):
+            said["query"] = want["query"]
+        if not math.isclose(want["head_temperature"], 1.0):
+            said["head_temperature"] = want["head_temperature"]
         for name in ("rotate", "masked", "ablated"):
-            if getattr(self, name):
-                said[name] = getattr(self, name)
-        if self.backend != "numpy":
-            said["backend"] = self.backend
+            if want[name]:
+                said[name] = want[name]
+        if want["backend"] != "numpy":
+            said["backend"] = want["backend"]
         fields = _fields()
         return {k: settings_schema.format_text(fields[k], v) for k, v in said.items()}
 
@@ -514,7 +752,9 @@ class ModelState(param.Parameterized):
             "head": model.retrieval_head[1],
             "query": None,
         } | self.fresh()
-        self.try_update(**start)
+        # On a page (`deliver` set) the runs of the link's head are computed off the session's
+        # thread: each setting below is still checked, and refused, at once.
+        self.request(**start)
         # The program first (positions and heads refer to it), then each setting on its own, so
         # one bad value is named and dropped while the others still apply.
         keys = (
@@ -529,7 +769,7 @@ class ModelState(param.Parameterized):
             "backend",
         )
         for key in keys:
-            if key in given and not self.try_update(**{key: given[key]}):
+            if key in given and not self.request(**{key: given[key]}):
                 error = self.error if self.error.startswith(key) else f"{key}: {self.error}"
                 warnings.append(f"{error}; using the default")
         self._set_error("")

@@ -18,7 +18,9 @@ A bad settings value raises ValueError with the message the page shows (nothing 
 A background backend (torch) never holds a session: `snapshot_for` always answers with the
 NumPy engine's result, `background_for` names the backend whose result should replace it, and
 `BackgroundRunner` (one per lab) runs `background_snapshot_for` on a worker thread. Its results
-are cached process-wide too, and a call already running for the same settings is shared.
+are cached process-wide too, and a call already running for the same settings is shared. A
+trained model's runs leave the session's thread the same way (`ModelState.request`, one
+`BackgroundRunner` per model source).
 """
 
 from __future__ import annotations
@@ -134,14 +136,28 @@ class BoundedCache:
     `get_or_compute(key, compute)` computes outside the lock; when two threads race on one key,
     the first stored value wins and both return it (so a shared value is one object). A value
     larger than the whole byte budget is returned but not stored. Exceptions are not cached.
+
+    With `one_flight`, a key being computed is computed once: a second thread asking for it
+    meanwhile waits for that computation and gets its value (or its exception), even when the
+    value is too large to keep (a long text's run: seconds of forward, asked by a whole class).
     """
 
-    def __init__(self, name: str, *, max_entries: int, max_bytes: int, size: Callable):
+    def __init__(
+        self,
+        name: str,
+        *,
+        max_entries: int,
+        max_bytes: int,
+        size: Callable,
+        one_flight: bool = False,
+    ):
         self.name, self.max_entries, self.max_bytes, self._size = name, max_entries, max_bytes, size
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._flights: dict[Hashable, Future] | None = {} if one_flight else None
         self.hits = self.misses = self.evictions = 0
+        self.shared = 0  # computations another thread waited for instead of repeating
 
     def get(self, key: Hashable):
         with self._lock:
@@ -156,7 +172,38 @@ class BoundedCache:
         found = self.get(key)
         if found is not None:
             return found
-        value = compute()
+        if self._flights is not None:
+            return self._one_flight(key, compute)
+        return self._store(key, compute())
+
+    def _one_flight(self, key: Hashable, compute: Callable[[], object]):
+        with self._lock:
+            item = self._items.get(key)  # stored since `get` looked
+            if item is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return item[0]
+            running = self._flights.get(key)
+            if running is None:
+                mine: Future = Future()
+                self._flights[key] = mine
+            else:
+                self.shared += 1
+        if running is not None:
+            return running.result()
+        try:
+            value = self._store(key, compute())
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        else:
+            mine.set_result(value)
+            return value
+        finally:
+            with self._lock:
+                self._flights.pop(key, None)
+
+    def _store(self, key: Hashable, value):
         nbytes = int(self._size(value))
         with self._lock:
             self.misses += 1
@@ -189,7 +236,7 @@ class BoundedCache:
         with self._lock:
             self._items.clear()
             self._bytes = 0
-            self.hits = self.misses = self.evictions = 0
+            self.hits = self.misses = self.evictions = self.shared = 0
 
     def info(self) -> dict[str, int]:
         with self._lock:
@@ -199,6 +246,7 @@ class BoundedCache:
                 hits=self.hits,
                 misses=self.misses,
                 evictions=self.evictions,
+                shared=self.shared,
                 max_entries=self.max_entries,
                 max_bytes=self.max_bytes,
             )
@@ -482,54 +530,75 @@ _TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
 
 
 class BackgroundRunner:
-    """One lab's background-backend calls, off the session's thread.
+    """One session's slow calls, off the session's thread: the newest request wins.
 
-    One call at a time per lab: a change made while one runs waits as the single queued call
-    (a newer change replaces it), and a call whose change is no longer the lab's newest is
-    skipped. `current()` gives the lab's newest generation; `finish(generation, snapshot,
-    failure)` receives each result (snapshot None and a message when the backend failed).
+    One call at a time per session: a request made while one runs waits as the single queued
+    call (a newer request replaces it), and a call whose request is no longer the session's
+    newest is skipped. `current()` gives the session's newest generation; `finish(generation,
+    result, failure)` receives each result (result None and a message when the call failed) on
+    the worker: the session hands it to its own thread (`deliver`) and drops it there if a
+    newer request came meanwhile.
+
+    By default a call is a lab's background backend (`background_snapshot_for`, on the torch
+    pool); `ModelState` gives its model runs (`call`, on `model_runs.POOL`). `call(request)`
+    returns `(result, failure)`.
     """
 
     def __init__(
         self,
         current: Callable[[], int],
-        finish: Callable[[int, LabSnapshot | None, str], None],
+        finish: Callable[[int, object, str], None],
+        *,
+        call: Callable[[Hashable], tuple[object, str]] | None = None,
+        pool: ThreadPoolExecutor | None = None,
     ):
         self._current, self._finish = current, finish
-        self._queued: tuple[int, Settings] | None = None
+        self._call = call or _background_call
+        self._pool = pool or _TORCH_POOL
+        self._queued: tuple[int, Hashable] | None = None
         self._in_flight = False
         self._idle = threading.Condition()
 
-    def start(self, generation: int, settings: Settings) -> None:
+    def start(self, generation: int, request: Hashable) -> None:
         with self._idle:
-            if self._in_flight:  # one call at a time per lab: the newest change waits its turn
-                self._queued = (generation, settings)
+            if self._in_flight:  # one call at a time per session: the newest waits its turn
+                self._queued = (generation, request)
                 return
             self._in_flight = True
-        _TORCH_POOL.submit(self._work, generation, settings)
+        self._pool.submit(self._work, generation, request)
 
-    def _work(self, generation: int, settings: Settings) -> None:
+    def _work(self, generation: int, request: Hashable) -> None:
         while True:
-            if generation == self._current():  # skipped if a newer change came meanwhile
+            if generation == self._current():  # skipped if a newer request came meanwhile
                 try:
-                    snap, failure = background_snapshot_for(settings), ""
-                except Exception as exc:  # noqa: BLE001 - any torch failure keeps numpy's result
-                    snap = None
-                    failure = (
-                        f"{settings.backend} failed ({type(exc).__name__}: {exc}); showing numpy"
-                    )
-                self._finish(generation, snap, failure)
+                    result, failure = self._call(request)
+                except Exception as exc:  # noqa: BLE001 - the session stays up and says why
+                    result, failure = None, f"{type(exc).__name__}: {exc}"
+                self._finish(generation, result, failure)
             with self._idle:
                 if self._queued is None:
                     self._in_flight = False
                     self._idle.notify_all()
                     return
-                (generation, settings), self._queued = self._queued, None
+                (generation, request), self._queued = self._queued, None
+
+    @property
+    def busy(self) -> bool:
+        """True while a call runs or waits."""
+        return self._in_flight
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no call is running or waiting; True if idle."""
         with self._idle:
             return self._idle.wait_for(lambda: not self._in_flight, timeout)
+
+
+def _background_call(settings: Settings) -> tuple[LabSnapshot | None, str]:
+    """A lab's background backend: its snapshot, or None and why (numpy's result stays)."""
+    try:
+        return background_snapshot_for(settings), ""
+    except Exception as exc:  # noqa: BLE001 - any torch failure keeps numpy's result
+        return None, f"{settings.backend} failed ({type(exc).__name__}: {exc}); showing numpy"
 
 
 # ------------------------------------------------------------------------------ backends

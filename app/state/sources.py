@@ -27,11 +27,17 @@ class SourceSwitch(param.Parameterized):
         default="", constant=True, doc="the model the shown model source waits for, if any"
     )
     load_fraction = param.Number(default=0.0, constant=True, doc="how far `loading` is")
+    computing = param.String(
+        default="", constant=True, doc="what the shown model source is still computing, if any"
+    )
 
     def __init__(self, lab: LabState, **params):
         super().__init__(**params)
         self.lab = lab
         self._model = None
+        # The page's hand-over to its session's thread, given to the model source when it is
+        # made: its forwards then run off that thread (ModelState.request). None: at once.
+        self.deliver = None
         lab.param.watch(self._follow, ["snapshot", "error"])
         self.param.watch(self._follow, "source")
         self._follow()
@@ -43,8 +49,9 @@ class SourceSwitch(param.Parameterized):
             from app.state.model_state import ModelState
 
             self._model = ModelState()
+            self._model.deliver = self.deliver
             self._model.param.watch(self._follow, ["snapshot", "error"])
-            self._model.param.watch(self._follow_loading, ["loading", "load_fraction"])
+            self._model.param.watch(self._follow_loading, ["loading", "load_fraction", "running"])
         return self._model
 
     @property
@@ -63,12 +70,14 @@ class SourceSwitch(param.Parameterized):
 
     def _follow_loading(self, *events) -> None:
         """While the model source is shown and waits for a model, its snapshot is another
-        model's: the page says which model is coming and how far it is."""
+        model's: the page says which model is coming and how far it is. While it computes the
+        runs of a newer request, the page says so (`computing`)."""
         shown = self._model is not None and self.source == MODEL
         loading = self._model.loading if shown else ""
         fraction = self._model.load_fraction if loading else 0.0
+        computing = self._model.running if shown else ""
         with param.edit_constant(self):
-            self.param.update(loading=loading, load_fraction=fraction)
+            self.param.update(loading=loading, load_fraction=fraction, computing=computing)
 
     def query_params(self) -> dict[str, str]:
         return self.active.query_params()

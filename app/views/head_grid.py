@@ -122,7 +122,7 @@ class QueryPicker(pn.viewable.Viewer):
             position = None  # the last token: it stays the last when the text changes
         if position == self.mstate.query or (position is None and self.mstate.query in (None, -1)):
             return
-        if not self.mstate.try_update(query=position):
+        if not self.mstate.request(query=position):
             notify("warning", self.mstate.error)
             self.update()
 
@@ -293,7 +293,7 @@ class HeadGridView(pn.viewable.Viewer):
         layer, head = int(np.rint(event.x)), int(np.rint(event.y))
         if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
             return
-        if (layer, head) != self.mstate.open_head and not self.mstate.try_update(
+        if (layer, head) != self.mstate.open_head and not self.mstate.request(
             layer=layer, head=head
         ):
             notify("warning", self.mstate.error)
@@ -309,7 +309,7 @@ class HeadGridView(pn.viewable.Viewer):
         last = row == n - 1
         if row == run.query_position:
             return
-        if not self.mstate.try_update(query=None if last else row):
+        if not self.mstate.request(query=None if last else row):
             notify("warning", self.mstate.error)
 
     # ------------------------------------------------------------------ drawing

@@ -13,6 +13,6 @@ def open_head_on_tap(source, model_state) -> None:
         i = new[0]
         layer, head = int(source.data["layer"][i]), int(source.data["head"][i])
         source.selected.indices = []
-        model_state.try_update(layer=layer, head=head)
+        model_state.request(layer=layer, head=head)
 
     source.selected.on_change("indices", open_head)

@@ -232,7 +232,9 @@ class ModelPanel(pn.viewable.Viewer):
         # show the last valid settings again (the box included).
         self._refused_text = settings.get("text")
         with pn.io.hold():
-            if not self.mstate.try_update(**settings):
+            # The forward, if the change needs one, runs off the session's thread; the plots
+            # and these controls follow when it arrives (ModelState.request).
+            if not self.mstate.request(**settings):
                 self._from_state()
 
     # Both may change in one update (a valid change clears the error): one call for both.
@@ -433,8 +435,7 @@ class ModelMainView(pn.viewable.Viewer):
         self.describe.object = html.escape(spec_description(spec))
 
     def _run(self) -> None:
-        result = self.mstate.run_experiment(self.experiment.value)
-        if result is None:
+        if not self.mstate.request_experiment(self.experiment.value):
             notify("warning", self.mstate.error)
 
     @param.depends("mstate.experiments", watch=True)

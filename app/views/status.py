@@ -98,10 +98,13 @@ class StatusView(pn.viewable.Viewer):
             stylesheets=[STATUS_CSS],
         )
         self._notice_text = ""
+        self._backend = self._computing = ""  # what the running banner says is at work
         self._error_changed(announce=False)
         if "loading" in state.param:
             state.param.watch(self._loading_changed, ["loading", "load_fraction"])
             self._loading_changed()
+        if "computing" in state.param:
+            state.param.watch(lambda e: self.set_computing(e.new), "computing")
 
     # Each banner, made (hidden) and put in its place the first time it is asked for.
     @property
@@ -160,15 +163,31 @@ class StatusView(pn.viewable.Viewer):
 
     def set_running(self, backend: str) -> None:
         """Say which backend is still computing the change shown, or nothing ('')."""
-        if not backend and "running" not in self._banners:
+        self._backend = backend
+        self._show_running()
+
+    def set_computing(self, what: str) -> None:
+        """Say what a trained model is still computing for the newest change ("SmolLM2-135M
+        is reading 441 tokens"), or nothing ('')."""
+        self._computing = what
+        self._show_running()
+
+    def _show_running(self) -> None:
+        busy = self._computing or self._backend
+        if not busy and "running" not in self._banners:
             return
-        self.running.object = (
-            f"<span role='status'>⏳ {html.escape(backend)} is computing this change; the "
-            "plots show the NumPy engine's result until it answers.</span>"
-            if backend
-            else ""
-        )
-        self.running.visible = bool(backend)
+        if self._computing:
+            text = (
+                f"⏳ {html.escape(self._computing)}; the plots show the last head drawn until "
+                "it answers."
+            )
+        else:
+            text = (
+                f"⏳ {html.escape(self._backend)} is computing this change; the plots show the "
+                "NumPy engine's result until it answers."
+            )
+        self.running.object = f"<span role='status'>{text}</span>" if busy else ""
+        self.running.visible = bool(busy)
 
     def _loading_changed(self, *events) -> None:
         name = self.state.loading
