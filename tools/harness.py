@@ -267,8 +267,15 @@ class RedisServer:
     saves nothing unless asked for its append-only file; `kill()` then `restart()` brings it
     back from that file on the same port."""
 
-    def __init__(self, folder: Path, *, appendonly: bool = False, port: int | None = None):
-        self.folder, self.appendonly = folder, appendonly
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        appendonly: bool = False,
+        port: int | None = None,
+        password: str | None = None,
+    ):
+        self.folder, self.appendonly, self.password = folder, appendonly, password
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
 
@@ -280,7 +287,9 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        """The store URL; with a password, the URL carries it (as the lab's --store does)."""
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     @property
     def log_path(self) -> Path:
@@ -296,9 +305,11 @@ class RedisServer:
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--dir", str(self.folder), "--daemonize", "no", "--loglevel", "warning"]
         args += ["--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "always"]
+        if self.password:
+            args += ["--requirepass", self.password]
         with open(self.log_path, "ab") as log:  # appended: a restart keeps the first run's lines
             self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5, password=self.password)
 
         def answers() -> bool:
             if self.process.poll() is not None:
@@ -470,13 +481,18 @@ class ReplicaRoom:
         names: Sequence[str] = ("r1", "r2", "r3"),
         *,
         redis: bool = False,
+        redis_password: str | None = None,
         lab_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         command: Sequence[str] | None = None,
     ):
         self.folder, self.names = folder, tuple(names)
         self.lab_args, self.extra_env, self.command = list(lab_args), dict(env or {}), command
-        self.redis = RedisServer(folder / "redis", appendonly=True) if redis else None
+        self.redis = (
+            RedisServer(folder / "redis", appendonly=True, password=redis_password)
+            if redis
+            else None
+        )
         self.port = free_port()  # the replicas must allow the balancer's origin
         self.ports = {name: free_port() for name in self.names}
         self.replicas: dict[str, LabServer] = {}

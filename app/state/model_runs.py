@@ -113,7 +113,7 @@ def plain_run(model: str, text: str, query: int | None, backend: str):
             FORWARD_SECONDS.get_or_compute((model, text, backend), lambda: took)
         _WARM.add((model, backend))
         # One line a forward (a run shared or cached logs nothing): what the server spent on
-        # whom, and the moment a long one ended (tests/server/test_model_offloop.py reads it).
+        # whom, and the moment a long one ended (tests/server/test_server_model_offloop.py reads it).
         # `panel serve --log-level` sets Bokeh's logger only; follow it (as app/server/replica).
         log.setLevel(logging.getLogger("bokeh").getEffectiveLevel())
         log.info("forward: %s, %d tokens, %s, %.3f s", model, len(run.tokens), backend, took)
