@@ -16,7 +16,8 @@ from tornado.web import RequestHandler
 
 from app.classroom import shared
 from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, STUDENT_COOKIE, TEACHER_COOKIE_PREFIX
-from app.classroom.store import IDLE_S, ClassError, RateLimited, StoreUnavailable, check_code
+from app.classroom.store import ClassError, RateLimited, StoreUnavailable, check_code
+from app.server.guard import set_class_cookie
 
 # Both routes sit one folder below the lab's page (/class/... beside /app).
 PAGE = "../app"
@@ -44,15 +45,7 @@ class _ClassHandler(RequestHandler):
         )
 
     def _teach(self, code: str, key: str) -> None:
-        self.set_cookie(
-            TEACHER_COOKIE_PREFIX + code,
-            key,
-            path="/",
-            httponly=True,
-            samesite="Lax",
-            secure=self.request.protocol == "https",
-            max_age=IDLE_S,
-        )
+        set_class_cookie(self, TEACHER_COOKIE_PREFIX + code, key)
         self.set_header("Cache-Control", "no-store")
         self.redirect(f"{PAGE}?class={code}", status=303)
 

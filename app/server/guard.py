@@ -29,7 +29,6 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
-from http.cookies import SimpleCookie
 
 from tornado.web import HTTPError, OutputTransform, RequestHandler
 
@@ -149,32 +148,30 @@ def without_teacher_keys(cookie_header: str) -> str:
     return "; ".join(kept)
 
 
-def _cookies_of(handler: RequestHandler) -> dict[str, str]:
-    jar = SimpleCookie()
-    try:
-        jar.load(handler.request.headers.get("Cookie", "")[:8192])
-    except Exception:  # noqa: BLE001 - a malformed header reads as no cookies
-        return {}
-    return {name: morsel.value for name, morsel in jar.items()}
+def set_class_cookie(handler: RequestHandler, name: str, value: str) -> None:
+    """A class cookie (the student's id, a teacher's key): HttpOnly, same-site, Secure under
+    HTTPS, as long as an idle class lives."""
+    handler.set_cookie(
+        name,
+        value,
+        path="/",
+        httponly=True,
+        samesite="Lax",
+        secure=handler.request.protocol == "https",
+        max_age=IDLE_S,
+    )
 
 
 def attach_visitor(handler: RequestHandler, *, mint: bool) -> None:
     """Read the class cookies of the handler's request into a Visitor on the request, strip
     the teacher keys from its Cookie header (so no token carries them), and, with `mint`,
     give a browser that came without one its student id as an HttpOnly cookie."""
-    cookies = _cookies_of(handler)
+    # Tornado's parse (a malformed header reads as no cookies; Tornado bounds its size).
+    cookies = {name: morsel.value for name, morsel in handler.request.cookies.items()}
     minted = ""
     if mint and not codes.is_student_id(cookies.get(STUDENT_COOKIE, "")):
         minted = codes.new_student_id()
-        handler.set_cookie(
-            STUDENT_COOKIE,
-            minted,
-            path="/",
-            httponly=True,
-            samesite="Lax",
-            secure=handler.request.protocol == "https",
-            max_age=IDLE_S,
-        )
+        set_class_cookie(handler, STUDENT_COOKIE, minted)
     setattr(handler.request, ATTRIBUTE, read_visitor(cookies, client_of(handler), minted))
     header = handler.request.headers.get("Cookie")
     if header is not None and TEACHER_COOKIE_PREFIX in header:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .labpage import LabPage
+from .labpage import page_opener
 
 
 @pytest.fixture(scope="session")
@@ -17,13 +17,6 @@ def problems():
 
 @pytest.fixture
 def open_lab(chromium, lab_server, problems):
-    pages = []
-
-    def _open(query: str = "", *, more_settings: bool = True) -> LabPage:
-        page = LabPage(chromium, lab_server.url + query, problems, more_settings=more_settings)
-        pages.append(page)
-        return page
-
-    yield _open
-    for page in pages:
-        page.close()
+    opener, close_all = page_opener(chromium, lab_server, problems)
+    yield opener
+    close_all()

@@ -404,3 +404,20 @@ def _same(a: dict, b: dict) -> bool:
             elif u != v:
                 return False
     return True
+
+
+def page_opener(chromium, server, problems: list[str]):
+    """(open, close_all): `open(query)` opens a page of `server`'s lab in a context of its own;
+    `close_all()` closes every page it opened."""
+    pages = []
+
+    def _open(query: str = "", *, more_settings: bool = True) -> LabPage:
+        page = LabPage(chromium, server.url + query, problems, more_settings=more_settings)
+        pages.append(page)
+        return page
+
+    def close_all() -> None:
+        for page in pages:
+            page.close()
+
+    return _open, close_all

@@ -14,7 +14,7 @@ import pytest
 from app.classroom import store as rules
 from tools.harness import serve_lab
 
-from .labpage import LOADED, LabPage
+from .labpage import LOADED, LabPage, page_opener
 from .test_class_browser import start_class
 
 pytestmark = pytest.mark.browser
@@ -29,26 +29,24 @@ def own_lab(tmp_path_factory):
 
 @pytest.fixture
 def open_own(chromium, own_lab):
-    # A list of its own: the same-site page below provokes console errors (the refused
-    # requests) that the suite's shared list of problems must not collect.
-    problems: list[str] = []
-    pages = []
-
-    def _open(query: str = "", *, more_settings: bool = False) -> LabPage:
-        page = LabPage(chromium, own_lab.url + query, problems, more_settings=more_settings)
-        pages.append(page)
-        return page
-
-    yield _open
-    for page in pages:
-        page.close()
+    # A list of problems of its own: the same-site page below provokes console errors (the
+    # refused requests) that the suite's shared list must not collect.
+    opener, close_all = page_opener(chromium, own_lab, [])
+    yield lambda query="", *, more_settings=False: opener(query, more_settings=more_settings)
+    close_all()
 
 
 def type_code(lab: LabPage, code: str) -> None:
     page = lab.page
     box = page.get_by_placeholder("e.g. ACE F47")
-    if not box.is_visible():
+    for _ in range(3):  # on a loaded machine a click on a page still settling can go unheard
+        if box.count() and box.is_visible():
+            break
         page.locator(".lab-class-join").get_by_role("button").first.click()
+        try:
+            box.wait_for(state="visible", timeout=10000)
+        except Exception:  # noqa: BLE001 - Playwright's timeout: click again
+            continue
     box.fill(code)
     page.get_by_role("button", name="Join", exact=True).click()
 

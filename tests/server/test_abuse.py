@@ -76,6 +76,20 @@ class Browser:
         return headers["Location"].rsplit("class=", 1)[1]
 
 
+def assert_key_in_no_token_or_page(teacher: Browser, code: str) -> str:
+    """The class's page as its teacher gets it holds the key neither in its text nor in the
+    session token (whose cookies Bokeh copies from the request); returns the key."""
+    from bokeh.util.token import get_token_payload
+
+    key = teacher.cookie(f"alab_teach_{code}")
+    status, _, page = teacher.request(f"/app?class={code}")
+    assert status == 200 and key and key not in page
+    payload = get_token_payload(session_token(page))
+    assert f"alab_teach_{code}" not in payload.get("cookies", {})
+    assert key not in repr(payload)
+    return key
+
+
 def test_one_browser_starting_classes_never_stops_the_teacher_next_door(room_lab):
     eager = Browser(room_lab.base)
     eager.open_lab()
@@ -121,15 +135,7 @@ def test_behind_a_trusted_balancer_each_forwarded_address_is_its_own(tmp_path):
 def test_the_teachers_key_is_in_no_token_no_page_and_no_script_route(room_lab):
     teacher = Browser(room_lab.base)
     teacher.open_lab()
-    code = teacher.start_class()
-    key = teacher.cookie(f"alab_teach_{code}")
-    status, headers, page = teacher.request(f"/app?class={code}")
-    assert status == 200 and key not in page
-    from bokeh.util.token import get_token_payload
-
-    payload = get_token_payload(session_token(page))
-    assert f"alab_teach_{code}" not in payload.get("cookies", {})
-    assert key not in repr(payload)
+    key = assert_key_in_no_token_or_page(teacher, teacher.start_class())
     # The embedding route that handed any website a token is gone; no answer opens to all.
     status, headers, body = teacher.request(
         "/app/autoload.js?bokeh-autoload-element=x", headers={"Origin": "http://evil.test"}
