@@ -89,9 +89,15 @@ class SourceSwitch(param.Parameterized):
             # A hand-made setting in a model link is not the model's: it is checked against
             # its own limits (a bad value is named as such) and said to be unused.
             hand_made = {k: v for k, v in params.items() if k in FIELDS and k not in URL_KEYS}
-            warnings = self.model.apply_query_params(
-                {k: v for k, v in params.items() if k not in hand_made}
-            )
+            unknown = _model_problem(params["model"])
+            if unknown:
+                # A model the lab cannot open: say so and leave the page where it was (it once
+                # opened the default model and its first lesson step instead).
+                warnings = [f"{unknown}; the page stays as it was"]
+            else:
+                warnings = self.model.apply_query_params(
+                    {k: v for k, v in params.items() if k not in hand_made}
+                )
             _, problems = parse_query(hand_made, FIELDS)
             bad = {problem.split(":", 1)[0] for problem in problems}
             unused = "a model link ignores this hand-made-vectors setting"
@@ -101,7 +107,20 @@ class SourceSwitch(param.Parameterized):
                 for key in hand_made
                 if key not in bad
             ]
-            self.source = MODEL
+            if not unknown:
+                self.source = MODEL
             return warnings
         self.source = SCENARIOS
         return self.lab.apply_query_params(params)
+
+
+def _model_problem(name: str) -> str:
+    """Why a link's ``model=name`` cannot be opened ("" when it can), in ModelState's words."""
+    from app.state.model_state import model_choices
+
+    known = {entry[0]: entry for entry in model_choices()}
+    if name not in known:
+        return f"model: {name[:40]!r} is not one of {', '.join(known)}"
+    if not known[name][2]:
+        return f"model: {name} is not installed ({known[name][3]})"
+    return ""

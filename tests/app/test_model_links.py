@@ -138,3 +138,35 @@ def test_a_models_address_speaks_the_scenarios_grammar():
     again = ModelState()
     assert again.apply_query_params(m.query_params()) == []
     assert again.query_params() == m.query_params()
+
+
+def test_an_unknown_model_in_a_link_is_named_and_the_page_stays_where_it_was():
+    # `?model=nosuch` once said so, then opened the default model and jumped to step 12.
+    import param
+
+    from app.page.lab_page import create_app
+    from app.page.urlsync import UrlSync
+    from app.state.sources import SCENARIOS
+
+    class Location(param.Parameterized):
+        search = param.String(default="")
+
+    lab = create_app().lab
+    told: list[str] = []
+    location = Location()
+    lab.url = UrlSync(lab.sources, location, ["source"], lessons=lab.lessons, notify=told.append)
+    first = lab.lessons.position.object  # a fresh page: step 1 shown, none loaded
+    location.search = "?model=nosuch"
+    assert len(told) == 1 and told[0].startswith("Link: model: 'nosuch' is not one of binding")
+    assert "the page stays as it was" in told[0]
+    assert lab.sources.source == SCENARIOS and not lab.sources.model_ready
+    assert lab.lessons.lesson == 0 and lab.lessons.position.object == first
+    # On a step, the same.
+    lab.lessons.open(5)
+    shown = lab.lessons.position.object
+    location.search = "?model=nosuch&text=hello"
+    assert len(told) == 2 and lab.sources.source == SCENARIOS
+    assert lab.lessons.lesson == 5 and lab.lessons.position.object == shown
+    # A model the lab knows still opens it.
+    location.search = "?model=binding"
+    assert lab.sources.source == "model"
