@@ -24,6 +24,7 @@ matters:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -100,15 +101,108 @@ def token_probability(run: HeadRun, token: str) -> float:
     return float(lookup(token)) if lookup is not None else 0.0
 
 
+def head_name(layer: int, head: int) -> str:
+    """The one way the lab names a head in words: "layer 13 head 8" (read aloud as it is
+    written; counted from 0 as the code counts)."""
+    return f"layer {layer} head {head}"
+
+
+def head_tag(layer: int, head: int) -> str:
+    """A head's name where a plot has no room for words: "L13 H8". A view that draws it says
+    once what it means (`HEAD_TAG_KEY`)."""
+    return f"L{layer} H{head}"
+
+
+HEAD_TAG_KEY = "L13 H8 is layer 13, head 8"
+
+
 def shown_token(token: str) -> str:
     """A token as a label: spaces and line breaks made visible (" loan" -> "␣loan"), since a
     language model's tokens usually start with one and a plot would hide it."""
     return token.replace(" ", "␣").replace("\n", "⏎").replace("\t", "⇥") or "∅"
 
 
+# A byte of a character split over tokens, as `engine.trained.tokenizer.readable` writes it.
+_BYTE = re.compile(r"<0x([0-9A-F]{2})>")
+CONTINUED = "…"  # marks a token that holds the rest of a character begun in an earlier token
+
+
+def _token_bytes(token: str) -> bytes:
+    out, start = bytearray(), 0
+    for found in _BYTE.finditer(token):
+        out += token[start : found.start()].encode("utf-8")
+        out.append(int(found.group(1), 16))
+        start = found.end()
+    return bytes(out + token[start:].encode("utf-8"))
+
+
+def _utf8_length(lead: int) -> int:
+    """Bytes in the character a lead byte starts (0: not a lead byte)."""
+    if lead < 0x80:
+        return 1
+    for length, (low, high) in ((2, (0xC2, 0xDF)), (3, (0xE0, 0xEF)), (4, (0xF0, 0xF4))):
+        if low <= lead <= high:
+            return length
+    return 0
+
+
+def shown_tokens(tokens: Sequence[str]) -> list[str]:
+    """Each token of a sequence as a label (`shown_token`), with a character whose bytes the
+    tokenizer split over several tokens shown whole: the token where it begins shows the
+    character, each token holding the rest of it shows `CONTINUED` and the character
+    (["<0xE3><0x82>", "<0xA2>"] -> ["ア", "…ア"]). Bytes that make no whole character stay
+    as <0xNN>."""
+    pieces = [_token_bytes(t) for t in tokens]
+    owner = [i for i, piece in enumerate(pieces) for _ in piece]  # the token of each byte
+    raw = b"".join(pieces)
+    parts: list[list[str]] = [[] for _ in tokens]
+    at = 0
+    while at < len(raw):
+        size = _utf8_length(raw[at])
+        char = raw[at : at + size] if size else b""
+        try:
+            text = char.decode("utf-8") if size and len(char) == size else None
+        except UnicodeDecodeError:
+            text = None
+        if text is None:  # a stray byte: as the tokenizer wrote it
+            parts[owner[at]].append(f"<0x{raw[at]:02X}>")
+            at += 1
+            continue
+        first = owner[at]
+        parts[first].append(text)
+        for later in sorted({owner[j] for j in range(at + 1, at + size)} - {first}):
+            parts[later].append(CONTINUED + text)
+        at += size
+    return [shown_token("".join(p)) if p else shown_token("") for p in parts]
+
+
+def token_marks(labels: Iterable[str]) -> str:
+    """What the marks in these token labels mean, in one short sentence ("" when none is
+    used): a page prints it beside the tokens it shows."""
+    text = "".join(labels)
+    said = []
+    if "␣" in text:
+        said.append("␣ is a space (a word's token usually starts with one)")
+    if "⏎" in text:
+        said.append("⏎ a line break")
+    if "⇥" in text:
+        said.append("⇥ a tab")
+    if CONTINUED in text:
+        char = text[text.index(CONTINUED) + 1 : text.index(CONTINUED) + 2]
+        said.append(
+            f"{CONTINUED}{char} marks a token holding the rest of {char}, a character whose "
+            "bytes the tokenizer split over several tokens"
+        )
+    if "<0x" in text:
+        said.append("<0x..> is a byte of a character cut off where the text ends")
+    if not said:
+        return ""
+    return "; ".join(said) + "."
+
+
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:
     """One label per position, unique: the token and its position ("= @3")."""
-    return tuple(f"{shown_token(tok)} @{i}" for i, tok in enumerate(tokens))
+    return tuple(f"{label} @{i}" for i, label in enumerate(shown_tokens(tokens)))
 
 
 def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import attention
-from engine.heads import head_snapshot, plane, token_labels
+from engine.heads import (
+    HEAD_TAG_KEY,
+    head_name,
+    head_snapshot,
+    head_tag,
+    plane,
+    shown_tokens,
+    token_labels,
+    token_marks,
+)
 from engine.snapshot import LabSnapshot
 
 
@@ -151,3 +160,25 @@ def test_the_hand_made_scenarios_never_say_ablated():
 
     snap = LabState().snapshot
     assert snap.ablated is False and "ablated" not in snap.summary
+
+
+def test_a_character_split_over_byte_tokens_is_shown_whole():
+    """Issue 40: the bytes of one character spread over tokens read as that character where it
+    begins and as its continuation after; stray bytes stay as the tokenizer wrote them."""
+    tokens = ["<0xE3><0x82>", "<0xA2>", " caf<0xC3>", "<0xA9>s", " <0xF0>"]
+    assert shown_tokens(tokens) == ["ア", "…ア", "␣café", "…és", "␣<0xF0>"]
+    assert token_labels(["a", " b"]) == ("a @0", "␣b @1")
+    assert shown_tokens(["<0x41>"]) == ["A"]
+
+
+def test_token_marks_explain_only_the_marks_in_use():
+    assert token_marks(["a", "b"]) == ""
+    said = token_marks(shown_tokens([" x", "<0xE3><0x82>", "<0xA2>"]))
+    assert said.startswith("␣ is a space") and "…ア marks a token holding the rest of ア" in said
+    assert "⏎" not in said and "<0x" not in said
+    assert "cut off" in token_marks(["<0xE3>"])
+
+
+def test_a_head_has_one_name_in_words_and_one_short_tag():
+    assert head_name(13, 8) == "layer 13 head 8"
+    assert head_tag(13, 8) == "L13 H8" and HEAD_TAG_KEY.startswith(head_tag(13, 8))
