@@ -287,6 +287,26 @@ def _sharp_temperature_confirms(b, a):
     return a.temperature > b.temperature and a.winner == b.winner and _broader(b, a)
 
 
+def diagnose_start(scenario: str):
+    """The four-cause diagnosis of a scenario as it loads: the route a step starts from, not the
+    one the student's action left on screen (`LabState.diagnose` reads the lab as it is)."""
+    start = LabState()
+    start.load_scenario(scenario)
+    return start.diagnose()
+
+
+def _sharp_measure(b, a):
+    # The step points the student to "Why is it sharp?", but after the action the lab holds a
+    # broad route (about 41%) whose causes differ: the diagnosis is of the sharp start instead.
+    report = diagnose_start("sharp")
+    causes = ", ".join(f.cause.replace("_", " ") for f in report.ranked if f.implicated)
+    return (
+        f"{_ranking_measure(b, a)}. Why is it sharp?, run on the route you started from "
+        f"(temperature {b.temperature:.3g}): {report.winner_label} holds {report.max_weight:.1%}; "
+        f"the causes that move it, strongest first: {causes or 'none of the four'}"
+    )
+
+
 def _reverse_pairs(state: LabState) -> None:
     state.permute_pairs(list(range(len(state.keys)))[::-1])
 
@@ -580,13 +600,14 @@ LESSONS: tuple[LessonStep, ...] = (
         answer=0,
         action="Set **Temperature τ** to 4.",
         act=lambda s: s.param.update(temperature=4.0),
-        measure=_ranking_measure,
+        measure=_sharp_measure,
         confirms=_sharp_temperature_confirms,
         takeaway=(
             "Each cause predicts its own response: temperature softens without reordering, "
             "normalising exposes norm, scaling exposes dimension, rotating the query exposes "
-            "a key that wins whatever is asked. Press **Why is it sharp?** in its tab to "
-            "measure all four."
+            "a key that wins whatever is asked. The diagnosis above is of the sharp start; "
+            "**Why is it sharp?** in its tab reads the route on screen, so press **Load this "
+            "step** (back to 0.5) before it to see the sharp route's whole table."
         ),
     ),
 )
