@@ -222,3 +222,22 @@ def test_a_scenario_with_a_refused_setting_changes_nothing():
     state.load_scenario("bank", temperature=-1.0)
     assert state.error and state.temperature == 0.3 and state.snapshot is before
     assert state.scenario != "bank"
+
+
+def test_the_why_sharp_step_diagnoses_the_sharp_route_it_started_from():
+    # It sent the student to "Why is it sharp?" after the temperature was raised to 4, so the
+    # diagnosis explained a 41% route. Its verdict now carries the diagnosis of the start.
+    step = LESSONS_BY_SLUG["why-sharp"]
+    lab = LabState()
+    before, after, sentence = step.run(lab)
+    start = LabState()
+    step.start(start)
+    sharp, broad = start.diagnose(), lab.diagnose()
+    assert sharp.max_weight == pytest.approx(before.weights.max()) and sharp.max_weight > 0.9
+    assert broad.max_weight < 0.5  # what the tab would diagnose now: another route
+    assert f"holds {sharp.max_weight:.1%}" in sentence
+    causes = [f.cause.replace("_", " ") for f in sharp.ranked if f.implicated]
+    assert f"strongest first: {', '.join(causes)}" in sentence
+    # The sharp route's causes differ from the broad one's: temperature is among them.
+    assert "temperature" in causes and "temperature" not in broad.implicated
+    assert "**Load this step**" in step.takeaway and "**Why is it sharp?**" in step.takeaway
