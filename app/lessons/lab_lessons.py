@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from app.lessons import reveals
 from app.state.lab_state import LabState
 from engine.snapshot import LabSnapshot
 
@@ -52,6 +53,12 @@ class LessonStep:
     confirms: Confirms
     takeaway: str  # shown with the measurement
     slug: str = field(default="")
+    # The views held back until Measure (app/lessons/reveals.py): every hand-made question is
+    # about the route, and the planes stay live, as the student acts on them.
+    reveals: frozenset[str] = reveals.ROUTE
+
+    def __post_init__(self) -> None:
+        reveals.check(self.title, self.reveals)
 
     def start(self, state: LabState) -> LabSnapshot:
         """Put the lab in this step's starting position; returns the 'before' snapshot."""
@@ -373,7 +380,7 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[1],
         slug="length-counts",
-        title="Length counts as well as direction",
+        title="Does length count, or only direction?",
         scenario="sharp",
         settings={},
         setup=(
@@ -395,7 +402,7 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[1],
         slug="local-contest",
-        title="Softmax is a local contest",
+        title="What do newcomers do to a weight?",
         scenario="contest",
         settings={},
         setup="Three keys with logits 2, 1 and 0 share the route about 0.67 / 0.24 / 0.09.",
@@ -448,7 +455,7 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[2],
         slug="scale-on",
-        title="Scaling brings the contest back",
+        title="What does the 1/√d_k scale do?",
         scenario="basic",
         settings={"scale": False, "d_k": 512},
         setup=(
@@ -474,7 +481,7 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[2],
         slug="temperature",
-        title="Temperature keeps the ranking",
+        title="What does temperature change?",
         scenario="contest",
         settings={},
         setup="Logits 2, 1, 0 at temperature 1.",
@@ -523,7 +530,7 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[3],
         slug="null-route",
-        title="A route that may refuse",
+        title="When no key fits the query",
         scenario="null_route",
         settings={"null_route": False},
         setup=(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.lessons import reveals
 from app.state import attribution_runs, model_runs
 from app.state.estimate_words import reasons, sentence_warning
 from app.state.model_state import ModelState, Prediction, short_title
@@ -81,7 +82,7 @@ class ModelLessonStep:
     choices: tuple[str, ...]
     answer: int
     action: str
-    act: Callable[[ModelState], None]
+    act: Callable[[ModelState], None] | None  # None: nothing to do, only to read
     measure: Callable[[Reading, Reading], str]
     confirms: Callable[[Reading, Reading], bool]
     takeaway: str
@@ -90,6 +91,12 @@ class ModelLessonStep:
     part: str = PART
     source: str = "model"
     model: str = "binding"
+    # The views held back until Measure (app/lessons/reveals.py): the head's route and the
+    # model's answer; a step with nothing to do holds the planes back too.
+    reveals: frozenset[str] = reveals.ROUTE_AND_ANSWER
+
+    def __post_init__(self) -> None:
+        reveals.check(self.title, self.reveals)
 
     def start(self, m: ModelState) -> Reading:
         if m.model != self.model:
@@ -106,7 +113,8 @@ class ModelLessonStep:
 
     def run(self, m: ModelState) -> tuple[Reading, Reading, str]:
         before = self.start(m)
-        self.act(m)
+        if self.act is not None:
+            self.act(m)
         after = reading(m)
         return before, after, self.measure(before, after)
 
@@ -236,8 +244,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "Evenly over all tokens",
         ),
         answer=0,
-        action="Nothing to change: read the weights chart, then press Measure.",
-        act=lambda m: None,
+        action="Nothing to change: predict, then press Measure to see the weights.",
+        act=None,
+        reveals=reveals.EVERYTHING,
         measure=lambda b, a: (
             f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model answers "
             f"{a.prediction.answer_after} with {_p(a, _expected(a)):.1%}"
@@ -252,8 +261,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         title="Swap the payloads inside the model",
         text=SEED_PROGRAM,
         setup=(
-            "Exchange the value vectors of 5000 and 7000 in this head only. The keys stay, so the "
-            "route should stay; what travels along it changes."
+            "Exchange the value vectors of 5000 and 7000 in this head only; its keys and its "
+            "query are left as they are."
         ),
         question="What happens to this head's weights?",
         choices=(
@@ -304,7 +313,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="A weight is not responsibility",
+        title="Does the other head that looks at 5000 matter?",
         text=SEED_PROGRAM,
         opens=lambda m: _other_retriever(m),
         setup=(
@@ -378,8 +387,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "On the name that was asked about",
         ),
         answer=1,
-        action="Nothing to change: read the Weights chart, then press Measure.",
-        act=lambda m: None,
+        action="Nothing to change: predict, then press Measure to see the weights.",
+        act=None,
+        reveals=reveals.EVERYTHING,
         measure=lambda b, a: (
             f"{_top(a)[0]} holds {_top(a)[1]:.1%}; the model answers "
             f"{a.prediction.answer_after} ({_p(a, 'none'):.1%} for none)"
@@ -392,7 +402,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="The layer below decides too",
+        title="Does the layer below matter?",
         text=SEED_PROGRAM,
         setup=(
             "The retrieval head can only find 5000 if the layer below has marked which value "
@@ -429,8 +439,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         question="Where does this head look from 'was'?",
         choices=("On 'loan'", "On 'bank'", "On 'The', the first word", "Evenly over the words"),
         answer=0,
-        action="Nothing to change: read the weights chart, then press Measure.",
-        act=lambda m: None,
+        action="Nothing to change: predict, then press Measure to see the weights.",
+        act=None,
+        reveals=reveals.EVERYTHING,
         measure=lambda b, a: (
             f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model's next word is "
             f"{shown_token(a.prediction.answer_after)} ({_p(a, a.prediction.answer_after):.1%})"
@@ -442,7 +453,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="A weight is evidence, not an explanation",
+        title="Does the model need the head that looks at 'loan'?",
         text=BANK,
         part=LM_PART,
         model=LM,
@@ -483,8 +494,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         question="Which day does the model predict next?",
         choices=("Friday, the latest fact", "Monday, the superseded one"),
         answer=1,
-        action="Nothing to change: read the model's answer, then press Measure.",
-        act=lambda m: None,
+        action="Nothing to change: predict, then press Measure to see the model's answer.",
+        act=None,
+        reveals=reveals.EVERYTHING,
         measure=lambda b, a: (
             f"P(␣Monday) {_p(a, ' Monday'):.1%}, P(␣Friday) {_p(a, ' Friday'):.1%}; the model says "
             f"{shown_token(a.prediction.answer_after)}"
@@ -520,7 +532,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="A head that barely looks, and decides",
+        title="Can a head that barely looks decide?",
         text=MOVED,
         part=LM_PART,
         model=LM,
@@ -585,15 +597,15 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="The fast estimate says this head does nothing",
+        title="Is the fast estimate right about this head?",
         text=SEED_PROGRAM,
         part=GRADIENT_PART,
         opens=lambda m: _quiet_head(m.loaded.name, SEED_PROGRAM)[:2],
         setup=(
             "The Causal map tab estimates every head's effect at once from one backward pass: "
-            "the slope of log P(answer) times the step a removal takes. The planes show the head "
-            "that estimate calls unimportant (a change of log P under 0.01) whose real removal "
-            "costs the most, measured on this program when the step opens."
+            "the slope of log P(answer) times the step a removal takes. The planes show a head "
+            "that estimate calls unimportant (a change of log P under 0.01) on this program, "
+            "picked when the step opens."
         ),
         question="Ablate this head. What happens to the model's answer?",
         choices=(
@@ -621,17 +633,15 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="On a real model, the estimate misses a head too",
+        title="Is the estimate right on a real model?",
         text=GAME,
         part=GRADIENT_PART,
         model=LM,
         opens=lambda m: _quiet_head(LM, GAME)[:2],
         setup=(
             "SmolLM2 on a game that moved from Friday to Monday. When the step opens, the lab "
-            "estimates all 270 heads from one backward pass, then really removes each head the "
-            "estimate calls unimportant (a change of log P under 0.01) and opens the one whose "
-            "removal costs the answer most. Here the model is far from sure, so saturation is "
-            "not the excuse."
+            "estimates all 270 heads from one backward pass and opens one the estimate calls "
+            "unimportant (a change of log P under 0.01), picked when it opens."
         ),
         question="Ablate this head. What happens to the model's answer?",
         choices=(

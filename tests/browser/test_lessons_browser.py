@@ -29,7 +29,7 @@ def test_a_step_link_survives_a_reload_and_next_loads_the_next_step(open_lab):
     page.show_analysis()  # the d_k marker lives in the analysis plots
     page.wait_until(lambda: page.model_attr("d_k_marker", "location") == 512, "d_k at 512")
     assert "d_k=512" in page.search() and "scale=false" in page.search()
-    assert page.shows("Scaling brings the contest back")
+    assert page.shows("What does the 1/√d_k scale do?")
 
 
 def test_a_bad_link_shows_one_notification_per_problem(open_lab):
