@@ -448,8 +448,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
         confirms=lambda b, a: _mentions(_top(a)[0], shown_token(" loan")) and _top(a)[1] > 0.5,
         takeaway=(
-            "A real head can be as decisive as the toy ones: 'it' is being read as 'the loan'. "
-            "Whether that matters for the next word is another question."
+            "A real head can be as decisive as the toy ones: on this sentence, from 'was', this "
+            "head puts most of its weight on 'loan'. That says where it reads, not what the "
+            "model makes of it: whether it matters for the next word is another question."
         ),
     ),
     ModelLessonStep(

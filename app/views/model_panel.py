@@ -22,7 +22,7 @@ from app.state.model_state import (
     short_title,
 )
 from app.views.headings import group_heading
-from engine.heads import HEAD_FINDERS, find_heads, shown_token
+from engine.heads import HEAD_FINDERS, find_heads, head_name, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 
@@ -76,8 +76,10 @@ class ModelPanel(pn.viewable.Viewer):
         )
         self.layer = pn.widgets.Select(label="Layer", sizing_mode="stretch_width")
         self.head = pn.widgets.Select(label="Head", sizing_mode="stretch_width")
+        # Named for what was measured to find it (model.retrieval_basis), not for a role: on
+        # another text the same head may do something else.
         self.retrieval = pn.widgets.Button(
-            label="Open the retrieval head", color="primary", sizing_mode="stretch_width"
+            label="Open the head found at load", color="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
         # A language model takes seconds to load: the page shows how far it is meanwhile.
@@ -282,12 +284,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.ablated.value = list(m.ablated)
             self.backend.value = m.backend
             self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
-            layer, head = model.retrieval_head
-            which = "the retrieval head" if (m.layer, m.head) == (layer, head) else "not it"
-            self.head_note.object = (
-                f"Retrieval head: layer {layer}, head {head}, found by measuring the "
-                f"weights each time the model loads. This is {which}."
-            )
+            self.head_note.object = html.escape(found_head_note(model, m.layer, m.head))
         finally:
             self._busy = False
         self._find()
@@ -455,6 +452,16 @@ class ModelMainView(pn.viewable.Viewer):
             pn.Row(self.download, self.clear),
             sizing_mode="stretch_width",
         )
+
+
+def found_head_note(model, layer: int, head: int) -> str:
+    """Which head the model opens first and what was measured to find it, beside the open one:
+    no role name, since a head found on one text may do something else on the text shown."""
+    found = model.retrieval_head
+    note = f"Opened first: {head_name(*found)}, {model.retrieval_basis} (measured at load)."
+    if (layer, head) == tuple(found):
+        return note + " It is the head open now."
+    return note + f" The head open now is {head_name(layer, head)}."
 
 
 def spec_title(spec) -> str:

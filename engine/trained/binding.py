@@ -149,6 +149,11 @@ class BindingModel(Maps):
         # value most often on a small fixed probe set (the card's rule, see card.py).
         self.probe_stats = self._probe_heads()
         self.retrieval_head: tuple[int, int] = choose_retrieval_head(self.probe_stats)
+        # What was measured to pick it, in words (the page names the head by this, not a role).
+        self.retrieval_basis = (
+            "the head whose top weight at the question lands on the asked value most often, "
+            f"over a fixed probe set of {PROBE_SIZE} programs"
+        )
 
     # ------------------------------------------------------------------------------ forward
     def weights_on(self, backend: str = "numpy", device: str | None = None) -> _Placed:

@@ -198,6 +198,10 @@ class SmolLM(Maps):
         self.retrieval_head: tuple[int, int] = heads_on_token(bank, self.bank_loan_position, 1)[0][
             :2
         ]
+        # What was measured to pick it, in words: a weight on one sentence, not a role.
+        self.retrieval_basis = (
+            f"the head with the most weight on ' loan' from the last word of {BANK!r}"
+        )
 
     def kv_head(self, head: int) -> int:
         """The key/value head query head ``head`` reads (grouped-query attention)."""
