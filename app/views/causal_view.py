@@ -21,7 +21,6 @@ import param
 from bokeh.models import (
     ColorBar,
     ColumnDataSource,
-    FixedTicker,
     LinearColorMapper,
     Range1d,
     Span,
@@ -37,6 +36,7 @@ from app.state.head_tables import causal_top_table, patching_top_table
 from app.state.map_cost import price_words, running_words
 from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.state.receipt_state import ReceiptState
+from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 
@@ -225,24 +225,16 @@ class CausalView(pn.viewable.Viewer):
         cols = {c: f32([]) for c in ("recovered", "effect")}
         cols.update(layer=[], head=[], tag=[])
         self.patch_source = ColumnDataSource(name="patching_map", data=cols)
-        fig = make_figure(
-            "Patching",
-            height=420,
-            tools="",
-            x_range=Range1d(-0.5, 1.5),
-            y_range=Range1d(-0.5, 1.5),
-        )
-        fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
-        fig.yaxis.ticker = FixedTicker(ticks=[0, 1])
+        # Layers across and heads down, as the every-head grid (app/views/head_axes.py).
+        fig = make_figure("Patching", height=420, tools="", **head_map_ranges())
+        label_head_map(fig)
         fig.name = "patching_plot"
-        fig.xaxis.axis_label = "head"
-        fig.yaxis.axis_label = "layer"
         mapper = LinearColorMapper(palette=_BLUE_RED, low=-1.0, high=1.0)
         cells = add_glyph(
             fig,
             Rect,
-            x="head",
-            y="layer",
+            x=LAYER,
+            y=HEAD,
             width=0.95,
             height=0.95,
             source=self.patch_source,
@@ -476,11 +468,7 @@ class CausalView(pn.viewable.Viewer):
             return
         recs = pmap.records
         layers, heads = max(r.layer for r in recs) + 1, max(r.head for r in recs) + 1
-        fig = self.patch_figure
-        fig.x_range.start, fig.x_range.end = -0.5, heads - 0.5
-        fig.y_range.start, fig.y_range.end = -0.5, layers - 0.5
-        fig.xaxis.ticker.ticks = list(range(heads))
-        fig.yaxis.ticker.ticks = list(range(0, layers, 1 if layers <= 10 else 5))
+        fit_head_map(self.patch_figure, layers, heads)
         assign(
             self.patch_source,
             {

@@ -21,7 +21,6 @@ from bokeh.models import (
     BasicTickFormatter,
     ColorBar,
     ColumnDataSource,
-    FixedTicker,
     LinearColorMapper,
     Range1d,
     Slope,
@@ -35,6 +34,7 @@ from app.state.estimate_words import percent, reasons, sentence_warning, short
 from app.state.map_cost import duration
 from app.state.model_state import ModelState
 from app.state.receipt_state import ReceiptState
+from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
 from engine.heads import shown_token
 from engine.trained import attribution
@@ -164,23 +164,17 @@ class ReceiptView(pn.viewable.Viewer):
         cols = {"estimate": f32([]), "exact": f32([])}
         cols.update(layer=[], head=[], tag=[], checked=[], note=[], outline=f32([]))
         self.grid_source = ColumnDataSource(name="estimate_map", data=cols)
-        fig = make_figure(
-            "Each head's estimated effect",
-            height=420,
-            x_range=Range1d(-0.5, 1.5),
-            y_range=Range1d(-0.5, 1.5),
-        )
+        # Layers across and heads down, as the every-head grid (app/views/head_axes.py).
+        fig = make_figure("Each head's estimated effect", height=420, **head_map_ranges())
         fig.name = "estimate_plot"
-        fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
-        fig.yaxis.ticker = FixedTicker(ticks=[0, 1])
-        fig.xaxis.axis_label, fig.yaxis.axis_label = "head", "layer"
+        label_head_map(fig)
         # Red: removing the head lowers the answer (it helps); blue: removing it raises it.
         self.mapper = LinearColorMapper(palette=_RED_BLUE, low=-1.0, high=1.0)
         cells = add_glyph(
             fig,
             Rect,
-            x="head",
-            y="layer",
+            x=LAYER,
+            y=HEAD,
             width=0.95,
             height=0.95,
             source=self.grid_source,
@@ -300,11 +294,7 @@ class ReceiptView(pn.viewable.Viewer):
             return
         recs = amap.records
         layers, heads = recs[-1].layer + 1, max(r.head for r in recs) + 1
-        fig = self.grid_figure
-        fig.x_range.start, fig.x_range.end = -0.5, heads - 0.5
-        fig.y_range.start, fig.y_range.end = -0.5, layers - 0.5
-        fig.xaxis.ticker.ticks = list(range(heads))
-        fig.yaxis.ticker.ticks = list(range(0, layers, 1 if layers <= 10 else 5))
+        fit_head_map(self.grid_figure, layers, heads)
         # Never narrower than SCALE_FLOOR: scaled to its own ±0.002, a saturated sentence's
         # estimates were drawn deep red and blue, as if they mattered.
         top = max(SCALE_FLOOR, *(abs(r.estimate) for r in recs))
