@@ -20,7 +20,7 @@ from app.state import attribution_runs, model_runs
 from app.state.estimate_words import reasons, sentence_warning
 from app.state.model_state import ModelState, Prediction, short_title
 from engine import trained
-from engine.heads import find_heads, shown_token
+from engine.heads import find_heads, head_name, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
 
@@ -722,7 +722,7 @@ def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> st
     why = [sentence_warning(_p(before, right))]
     why += reasons(record.note, leave_out=("saturated",))
     return (
-        f"the estimate for L{layer} H{head} said log P({shown_token(right)}) changes by "
+        f"the estimate for {head_name(layer, head)} said log P({shown_token(right)}) changes by "
         f"{record.estimate:+.4f}; removing it changes it by {record.exact:+.2f}: "
         f"{_final(before, after)}. Why the estimate missed: {'; and '.join(w for w in why if w)}"
     )
