@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.heads import shown_token
+from engine.heads import head_name, shown_token
 
 from .estimate_words import short
 from .scene_tables import MAX_ROWS, SceneTable, number, percent
@@ -125,13 +125,13 @@ def head_grid_table(rows: dict, open_head: tuple[int, int]) -> SceneTable:
     description = (
         f"Every head's whole pattern, one cell per head, layer by layer. Each row is one head "
         f"at the query position: the key it weighs most, that weight, how spread its row is "
-        f"(entropy in nats) and its weight on position {focus}, the open head's (layer "
-        f"{layer} head {head}) strongest key."
+        f"(entropy in nats) and its weight on position {focus}, the open head's "
+        f"({head_name(layer, head)}) strongest key."
         + _left_out(len(order), n, "heads", "sharpest (most weight on one key)")
     )
     body = tuple(
         (
-            f"layer {rows['layer'][i]} head {rows['head'][i]}"
+            head_name(rows["layer"][i], rows["head"][i])
             + (" (open)" if (rows["layer"][i], rows["head"][i]) == (layer, head) else ""),
             f"{shown_token(rows['top_token'][i])} (position {rows['top_key'][i]})",
             number(rows["top_weight"][i]),
@@ -235,7 +235,7 @@ def estimate_table(amap) -> SceneTable:
         f"removing them.{_left_out(len(listed), len(ranked), 'heads', 'largest estimates')}"
     )
     body = tuple(
-        (f"layer {r.layer} head {r.head}", _signed(r.estimate, 4), _signed(r.exact)) for r in listed
+        (head_name(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
     )
     columns = ("head", f"estimated change of log P({answer})", "real change (removed)")
     return SceneTable("estimate", "Each head's estimated effect", description, columns, body)
@@ -252,7 +252,7 @@ def receipt_table(amap) -> SceneTable:
     )
     body = tuple(
         (
-            f"layer {r.layer} head {r.head}",
+            head_name(r.layer, r.head),
             _signed(r.estimate, 4),
             _signed(r.exact),
             _signed(r.exact - r.estimate),

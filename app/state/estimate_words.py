@@ -7,6 +7,7 @@ the lesson say what it means for trusting the estimate.
 
 from __future__ import annotations
 
+import math
 import re
 
 from engine.trained.attribution import SATURATED_P
@@ -86,3 +87,35 @@ def short(note: str | None) -> str:
 
 def _parts(note: str | None) -> list[str]:
     return [part for part in _SPLIT.split(note or "") if part]
+
+
+# How alike two orders of the same heads are, by their rank correlation, in words a student
+# can say aloud (1: the same order, 0: no relation, -1: the reverse).
+_ORDERS = (
+    (0.8, "almost the same order"),
+    (0.5, "much the same order"),
+    (0.2, "only loosely the same order"),
+    (-0.2, "no clear order at all"),
+)
+
+
+def order_words(rho: float) -> str:
+    """The estimate's order of the heads against the real one, in words with the number."""
+    if math.isnan(rho):
+        return "an order that cannot be compared (every value is the same)"
+    said = next((words for floor, words in _ORDERS if rho >= floor), "roughly the reverse order")
+    return f"{said} (rank correlation {rho:.2f}: 1 is the same order, 0 no relation)"
+
+
+def probability_factor(change: float) -> str:
+    """A change of log P as what it does to the probability: -0.69 -> "× 0.50"."""
+    factor = math.exp(change)
+    if factor >= 100:
+        return f"× {factor:.0f}"
+    return f"× {factor:.2f}" if factor >= 0.01 else f"× {factor:.0e}".replace("e-0", "e-")
+
+
+LOG_P_WORDS = (
+    "log P is the logarithm of the answer's probability: a change of −0.7 halves the "
+    "probability, −2.3 leaves a tenth of it, +0.7 doubles it"
+)

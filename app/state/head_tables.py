@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.heads import shown_token
+from engine.heads import head_name, shown_token
 
 from .scene_tables import MAX_ROWS, SceneTable, number, percent
 
@@ -31,7 +31,7 @@ def pattern_row_table(tokens, matrix, query: int, layer: int, head: int) -> Scen
         else f" The table lists the {len(order)} heaviest of {len(row)} keys."
     )
     description = (
-        f"Layer {layer} head {head}, its row for the query {token_name(tokens[query], query)}: "
+        f"{head_name(layer, head).capitalize()}, its row for the query {token_name(tokens[query], query)}: "
         f"the weight it puts on each earlier token, heaviest first.{left}"
     )
     body = tuple((token_name(tokens[i], i), number(row[i])) for i in order)
@@ -54,7 +54,7 @@ def causal_top_table(cmap, k: int = TOP_HEADS) -> SceneTable:
     )
     body = tuple(
         (
-            f"layer {r.layer} head {r.head}",
+            head_name(r.layer, r.head),
             number(r.weight),
             number(r.effect),
             percent(r.effect_prob),
@@ -74,7 +74,7 @@ def patching_top_table(pmap, k: int = TOP_HEADS) -> SceneTable:
         "most; 1 brings all of the open sentence's answer back."
     )
     body = tuple(
-        (f"layer {r.layer} head {r.head}", number(r.recovered), number(r.effect))
+        (head_name(r.layer, r.head), number(r.recovered), number(r.effect))
         for r in pmap.strongest(k)
     )
     columns = ("head", "share brought back", f"change of log P({clean})")

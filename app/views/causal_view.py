@@ -38,7 +38,7 @@ from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.state.receipt_state import ReceiptState
 from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
-from engine.heads import shown_token
+from engine.heads import head_name, head_tag, shown_token
 
 from .headings import TITLE_CSS
 from .plot_text import PlotText
@@ -55,7 +55,7 @@ FRAME_GUESS = (640.0, 300.0)
 
 
 def _head_tags(records) -> list[str]:
-    return [f"L{r.layer} H{r.head}" for r in records]
+    return [head_tag(r.layer, r.head) for r in records]
 
 
 def named_heads(cmap) -> dict[tuple[int, int], str]:
@@ -77,9 +77,9 @@ def causal_summary(cmap) -> str:
     heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
     return (
         f"P({answer}) is {cmap.prob:.1%} with every head in place. "
-        f"<b>L{heavy.layer} H{heavy.head}</b> puts the most weight on {token} "
+        f"<b>{head_name(heavy.layer, heavy.head)}</b> puts the most weight on {token} "
         f"({heavy.weight:.2f}); ablating it changes log P({answer}) by {heavy.effect:+.2f}. "
-        f"<b>L{decisive.layer} H{decisive.head}</b> costs the answer most "
+        f"<b>{head_name(decisive.layer, decisive.head)}</b> costs the answer most "
         f"({decisive.effect:+.2f}, P {decisive.effect_prob:+.1%}) with weight "
         f"{decisive.weight:.3f} on {token}."
     )
@@ -93,9 +93,9 @@ def estimated_summary(cmap) -> str:
     return (
         f"<i>Estimated from one backward pass, until every head is measured.</i> "
         f"P({answer}) is {cmap.prob:.1%} with every head in place. "
-        f"<b>L{heavy.layer} H{heavy.head}</b> puts the most weight on {token} "
+        f"<b>{head_name(heavy.layer, heavy.head)}</b> puts the most weight on {token} "
         f"({heavy.weight:.2f}); removing it would change log P({answer}) by about "
-        f"{heavy.effect:+.2f}. <b>L{decisive.layer} H{decisive.head}</b> would cost the answer "
+        f"{heavy.effect:+.2f}. <b>{head_name(decisive.layer, decisive.head)}</b> would cost the answer "
         f"most (about {decisive.effect:+.2f}) with weight {decisive.weight:.3f} on {token}."
     )
 
@@ -106,7 +106,7 @@ def patching_summary(pmap) -> str:
     bad = html.escape(shown_token(pmap.corrupted_answer))
     return (
         f"The changed sentence answers {bad}, the open one {clean}. Putting "
-        f"<b>L{best.layer} H{best.head}</b>'s output from the open sentence into the changed one "
+        f"<b>{head_name(best.layer, best.head)}</b>'s output from the open sentence into the changed one "
         f"brings back {best.recovered:.0%} of the difference between them "
         f"(log P({clean}) {best.effect:+.2f})."
     )

@@ -48,7 +48,7 @@ from app.state import head_patterns as hp
 from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
-from engine.heads import shown_token
+from engine.heads import head_name, shown_token
 
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
@@ -385,12 +385,12 @@ class HeadGridView(pn.viewable.Viewer):
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
             self.pattern_fig.y_range.update(start=n - 0.5, end=-0.5)
         self.query_source.data = box_data(-0.5, q + 0.5, q - 0.5, q + 0.5)
-        title = f"Layer {layer} head {head}"
+        title = head_name(layer, head).capitalize()
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title
         top = int(np.argmax(run.head(layer, head).weights))
         self.caption.object = html.escape(
-            f"The outlined cell is the open head (layer {layer}, head {head}); the outlined row "
+            f"The outlined cell is the open head ({head_name(layer, head)}); the outlined row "
             f"is the query, {short_label(run.tokens[q], q)}, whose strongest key is "
             f"{short_label(run.tokens[top], top)}. Click a cell to open that head, or a row of "
             "the pattern to make it the query (by keyboard: Layer and Head, and Query position, "

@@ -120,7 +120,7 @@ class ModelPanel(pn.viewable.Viewer):
         self.ablated = pn.widgets.MultiChoice(
             label="Ablate heads (zero their output)",
             options={
-                f"layer {layer} head {head}": f"{layer}.{head}"
+                head_name(layer, head): f"{layer}.{head}"
                 for layer in range(model.n_layers)
                 for head in range(model.n_heads)
             },
@@ -180,7 +180,7 @@ class ModelPanel(pn.viewable.Viewer):
         )
         unit = " nats" if self.finder.value == "sharpest" else ""
         options = {"(choose one)": ""} | {
-            f"layer {layer} head {head}: {value:.3f}{unit}": f"{layer}.{head}"
+            f"{head_name(layer, head)}: {value:.3f}{unit}": f"{layer}.{head}"
             for layer, head, value in found
         }
         self._busy = True
@@ -275,7 +275,7 @@ class ModelPanel(pn.viewable.Viewer):
                 self.finder_token.value = int(np.argmax(m.snapshot.weights)) if labels else None
             self.masked.value = [p for p in m.masked if p < len(labels)]
             heads = {
-                f"layer {layer} head {head}": f"{layer}.{head}"
+                head_name(layer, head): f"{layer}.{head}"
                 for layer in range(model.n_layers)
                 for head in range(model.n_heads)
             }

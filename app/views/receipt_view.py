@@ -30,13 +30,21 @@ from bokeh.models.glyphs import Rect, Scatter
 
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
-from app.state.estimate_words import percent, reasons, sentence_warning, short
+from app.state.estimate_words import (
+    LOG_P_WORDS,
+    order_words,
+    percent,
+    probability_factor,
+    reasons,
+    sentence_warning,
+    short,
+)
 from app.state.map_cost import duration
 from app.state.model_state import ModelState
-from app.state.receipt_state import ReceiptState
+from app.state.receipt_state import VERIFY, ReceiptState
 from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
-from engine.heads import shown_token
+from engine.heads import HEAD_TAG_KEY, head_name, head_tag, shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS
@@ -54,10 +62,6 @@ FRAME_GUESS = (420.0, 300.0)
 WARNED, PLAIN = OKABE_ITO["orange"], OKABE_ITO["blue"]
 
 
-def tag(layer: int, head: int) -> str:
-    return f"L{layer} H{head}"
-
-
 def checked_k(checked: int) -> int:
     """The top-k a receipt over ``checked`` heads can judge: half of them, at most TOP (over k
     heads of k, every head is in both tops and the count says nothing)."""
@@ -69,11 +73,14 @@ def progress_words(rs: ReceiptState) -> str:
     heads = len(amap.records)
     answer = html.escape(shown_token(amap.answer))
     said = (
-        f"P({answer}) is {percent(amap.prob)}. One backward pass estimated all {heads} heads at "
-        f"once (the grid). "
+        f"The answer {answer} has probability {percent(amap.prob)}. One backward pass estimated "
+        f"all {heads} heads at once (the grid). "
     )
     if rs.complete:
-        return said + f"The {rs.planned} largest estimates were then checked by removing each head."
+        return said + (
+            f"The {rs.planned} heads with the largest estimates were then checked by really "
+            "removing each one."
+        )
     left = rs.time_left()
     pace = "" if left is None else f", {duration(left)} left"
     return (
@@ -83,17 +90,17 @@ def progress_words(rs: ReceiptState) -> str:
 
 
 def receipt_words(amap) -> str:
-    """The receipt over the checked heads: rank correlation and top-k agreement."""
+    """The receipt over the checked heads, in words a student can read aloud: does the estimate
+    put them in the order that removing them does, and does it pick the ones that matter."""
     checked = amap.verified()
     k = checked_k(len(checked))
     if k < 1:
         return ""
     got = amap.receipt(k)
-    rho = "undefined" if math.isnan(got.spearman) else f"{got.spearman:.2f}"
     return (
-        f"Over the {got.heads} heads checked, the estimate orders them with rank correlation "
-        f"<b>{rho}</b> (1: the same order as removing them); of the {k} it ranks largest, "
-        f"<b>{got.top_k}</b> are among the {k} whose removal really changes the answer most."
+        f"<b>{got.heads} heads checked</b> by really removing each one. The estimate put them in "
+        f"{order_words(got.spearman)}. Of these {got.heads}, the {k} the estimate ranks largest "
+        f"include <b>{got.top_k} of the {k}</b> whose removal really changed the answer most."
     )
 
 
@@ -102,25 +109,56 @@ def whole_words(amap, cmap) -> str:
     estimates = [r.estimate for r in amap.records]
     exacts = [r.effect for r in cmap.records]
     got = attribution.receipt(estimates, exacts, TOP)
-    rho = "undefined" if math.isnan(got.spearman) else f"{got.spearman:.2f}"
     missed = sorted(
         set(attribution.top_by_magnitude(exacts, got.k))
         - set(attribution.top_by_magnitude(estimates, got.k)),
         key=lambda i: -abs(exacts[i]),
     )
     said = (
-        f"Against <b>Measure every head</b> (all {got.heads} removed): rank correlation "
-        f"<b>{rho}</b>; the estimate finds <b>{got.top_k} of the {got.k}</b> heads "
-        "that matter most."
+        f"Against <b>Measure every head</b> (all {got.heads} removed one at a time): the "
+        f"estimate put every head in {order_words(got.spearman)}, and of the {got.k} heads "
+        f"whose removal really changes the answer most, <b>{got.top_k}</b> are among its own "
+        f"{got.k} largest."
     )
     if missed:
         names = ", ".join(
-            f"{tag(amap.records[i].layer, amap.records[i].head)} "
-            f"(estimated {estimates[i]:+.3f}, really {exacts[i]:+.2f})"
+            f"{head_name(amap.records[i].layer, amap.records[i].head)} (estimated "
+            f"{estimates[i]:+.3f}, really {exacts[i]:+.2f}: the answer's probability "
+            f"{probability_factor(exacts[i])})"
             for i in missed[:3]
         )
         said += f" It missed {names}."
     return said
+
+
+def checked_words(amap, planned: int, cmap=None) -> list[str]:
+    """Each head's "checked by removing it" in the grid's hover: the real change where it is
+    known (from the receipt, else from "Measure every head" of the same sentence), else whether
+    the receipt will still check it or never will."""
+    queued = {(r.layer, r.head) for r in amap.ranked()[:planned]}
+    whole = {} if cmap is None else {(r.layer, r.head): r.effect for r in cmap.records}
+    said = []
+    for r in amap.records:
+        exact = r.exact if r.exact is not None else whole.get((r.layer, r.head))
+        if exact is not None:
+            by = "" if r.exact is not None else ", by Measure every head"
+            said.append(f"{exact:+.3f} (probability {probability_factor(exact)}{by})")
+        elif (r.layer, r.head) in queued:
+            said.append(f"soon: it is among the {planned} largest estimates")
+        else:
+            said.append(f"not in the receipt (its top {planned} only): Measure every head")
+    return said
+
+
+def colour_span(amap, cmap=None) -> float:
+    """Half the grid's colour range: the largest change on screen, estimated or real, so a
+    colour means the same change of log P in the grid and on the receipt (a scale of ±0.2
+    beside real changes of -2.8 made every cell look as if it mattered), never under
+    SCALE_FLOOR."""
+    changes = [r.estimate for r in amap.records] + [r.exact for r in amap.verified()]
+    if cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer):
+        changes += [r.effect for r in cmap.records]
+    return max(SCALE_FLOOR, *(abs(c) for c in changes if math.isfinite(c)))
 
 
 def notes_words(amap) -> str:
@@ -134,7 +172,7 @@ def notes_words(amap) -> str:
     ]
     warned.sort(key=lambda pair: -abs(pair[0].exact - pair[0].estimate))
     items = [
-        f"<li><b>{tag(r.layer, r.head)}</b>: estimated {r.estimate:+.3f}, really "
+        f"<li><b>{head_name(r.layer, r.head)}</b>: estimated {r.estimate:+.3f}, really "
         f"{r.exact:+.3f}: {html.escape('; '.join(words))}.</li>"
         for r, words in warned[:NOTES_SHOWN]
     ]
@@ -162,7 +200,7 @@ class ReceiptView(pn.viewable.Viewer):
 
     def _build_grid(self) -> None:
         cols = {"estimate": f32([]), "exact": f32([])}
-        cols.update(layer=[], head=[], tag=[], checked=[], note=[], outline=f32([]))
+        cols.update(layer=[], head=[], name=[], checked=[], note=[], outline=f32([]))
         self.grid_source = ColumnDataSource(name="estimate_map", data=cols)
         # Layers across and heads down, as the every-head grid (app/views/head_axes.py).
         fig = make_figure("Each head's estimated effect", height=420, **head_map_ranges())
@@ -187,9 +225,9 @@ class ReceiptView(pn.viewable.Viewer):
             fig,
             [cells],
             [
-                ("head", "@tag"),
-                ("estimated change of log P", "@estimate{+0.0000}"),
-                ("checked by removing it", "@checked"),
+                ("head", "@name"),
+                ("estimate", "@estimate{+0.0000}"),
+                ("really removed", "@checked"),
                 ("warning", "@note"),
             ],
         )
@@ -202,7 +240,7 @@ class ReceiptView(pn.viewable.Viewer):
             height=12,
             ticker=BasicTicker(desired_num_ticks=5),
             formatter=BasicTickFormatter(use_scientific=False),
-            title="estimated change of log P if removed",
+            title="estimated change of log P if removed (the receipt's scale)",
         )
         fig.add_layout(bar, "below")
         open_head_on_tap(self.grid_source, self.mstate)
@@ -210,7 +248,8 @@ class ReceiptView(pn.viewable.Viewer):
 
     def _build_receipt(self) -> None:
         cols = {"estimate": f32([]), "exact": f32([])}
-        cols.update(layer=[], head=[], tag=[], label=[], colour=[], note=[], dx=f32([]), dy=f32([]))
+        cols.update(layer=[], head=[], tag=[], name=[], label=[], colour=[], note=[])
+        cols.update(dx=f32([]), dy=f32([]))
         self.receipt_source = ColumnDataSource(name="receipt", data=cols)
         # One range for both axes (set from the data): the dashed line is then the diagonal, and
         # a dot's distance from it is how wrong the estimate was.
@@ -225,7 +264,7 @@ class ReceiptView(pn.viewable.Viewer):
             axis.ticker = BasicTicker(desired_num_ticks=5)
             axis.formatter = BasicTickFormatter(use_scientific=False)
         fig.xaxis.axis_label = "estimated change of log P"
-        fig.yaxis.axis_label = "real change (head removed)"
+        fig.yaxis.axis_label = "real change of log P (removed)"
         # On this line the estimate is exact; below it, removing the head costs more than
         # the estimate said.
         fig.add_layout(Slope(gradient=1, y_intercept=0, line_color="#888888", line_dash="dashed"))
@@ -243,8 +282,8 @@ class ReceiptView(pn.viewable.Viewer):
             fig,
             [dots],
             [
-                ("head", "@tag"),
-                ("estimated", "@estimate{+0.0000}"),
+                ("head", "@name"),
+                ("estimate", "@estimate{+0.0000}"),
                 ("really", "@exact{+0.000}"),
                 ("warning", "@note"),
             ],
@@ -297,7 +336,8 @@ class ReceiptView(pn.viewable.Viewer):
         fit_head_map(self.grid_figure, layers, heads)
         # Never narrower than SCALE_FLOOR: scaled to its own ±0.002, a saturated sentence's
         # estimates were drawn deep red and blue, as if they mattered.
-        top = max(SCALE_FLOOR, *(abs(r.estimate) for r in recs))
+        cmap = self._same_whole_map(amap)
+        top = colour_span(amap, cmap)
         self.mapper.low, self.mapper.high = -top, top
         assign(
             self.grid_source,
@@ -306,8 +346,8 @@ class ReceiptView(pn.viewable.Viewer):
                 "exact": f32([math.nan if r.exact is None else r.exact for r in recs]),
                 "layer": [r.layer for r in recs],
                 "head": [r.head for r in recs],
-                "tag": [tag(r.layer, r.head) for r in recs],
-                "checked": ["not yet" if r.exact is None else f"{r.exact:+.3f}" for r in recs],
+                "name": [head_name(r.layer, r.head) for r in recs],
+                "checked": checked_words(amap, self.rstate.planned, cmap),
                 "note": [short(r.note) or "none" for r in recs],
                 "outline": f32([0.0 if r.exact is None else 1.0 for r in recs]),
             },
@@ -334,7 +374,8 @@ class ReceiptView(pn.viewable.Viewer):
             "exact": f32([r.exact for r in checked]),
             "layer": [r.layer for r in checked],
             "head": [r.head for r in checked],
-            "tag": [tag(r.layer, r.head) for r in checked],
+            "tag": [head_tag(r.layer, r.head) for r in checked],
+            "name": [head_name(r.layer, r.head) for r in checked],
             "colour": [WARNED if warned else PLAIN for warned in own],
             "note": [short(r.note) or "none" for r in checked],
         }
@@ -343,9 +384,8 @@ class ReceiptView(pn.viewable.Viewer):
             self.receipt_text.object = ""
             return
         parts = [receipt_words(amap)]
-        cmap = self.cstate.causal
-        same = cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer)
-        if same and len(cmap.records) == len(amap.records):
+        cmap = self._same_whole_map(amap)
+        if cmap is not None:
             parts.append(whole_words(amap, cmap))
         else:
             parts.append(
@@ -355,9 +395,15 @@ class ReceiptView(pn.viewable.Viewer):
         self.receipt_text.object = (
             "".join(f"<p>{p}</p>" for p in parts if p)
             + "<p>On the dashed line the estimate is exact; the further a dot is from it, the "
-            f"more the estimate missed (the {LABELLED} furthest are named). Orange: the head has "
-            "a warning of its own, below.</p>" + notes_words(amap)
+            f"more the estimate missed (the {LABELLED} furthest are named: {HEAD_TAG_KEY}). "
+            "Orange: the head has a warning of its own, below.</p>" + notes_words(amap)
         )
+
+    def _same_whole_map(self, amap):
+        """The exact causal map of the estimate's own sentence and answer, once measured."""
+        cmap = self.cstate.causal
+        same = cmap is not None and (cmap.text, cmap.answer) == (amap.text, amap.answer)
+        return cmap if same and len(cmap.records) == len(amap.records) else None
 
     def _labels(self, data: dict) -> dict:
         """The label columns (label, dx, dy) of the receipt's dots for the frame as drawn."""
@@ -385,10 +431,11 @@ class ReceiptView(pn.viewable.Viewer):
         return pn.Column(
             pn.pane.HTML(
                 "<h2>Every head at once: a fast estimate, then a receipt</h2><p>One backward "
-                "pass estimates what removing each head would do to the answer: red cells "
-                "help it, blue cells work against it. Then the heads with the largest "
-                "estimates are really removed, a few at a time, to check the estimate (their "
-                "cells are outlined). Tap a head to open it.</p>",
+                "pass estimates what removing each head would do to the answer's log P: red "
+                "cells help the answer (removing them lowers it), blue cells work against it. "
+                f"Then the {VERIFY} heads with the largest estimates are really removed, two at "
+                "a time, to check the estimate (their cells are outlined): that check is the "
+                f"receipt. {LOG_P_WORDS}. Tap a head to open it.</p>",
                 sizing_mode="stretch_width",
                 stylesheets=[TITLE_CSS],
             ),

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..backends import host
+from ..heads import head_name
 
 
 def _int(name: str, value, *, allow_none: bool = False) -> None:
@@ -72,9 +73,12 @@ class Edit:
         return 0 if self.layer is None else self.layer
 
     def _where(self) -> str:
-        lay = "every layer" if self.layer is None else f"L{self.layer}"
-        head = "every head" if self.head is None else f"H{self.head}"
-        return f"{lay} {head}"
+        # Named as everywhere in the lab (engine.heads.head_name): "layer 1 head 4".
+        if self.layer is not None and self.head is not None:
+            return head_name(self.layer, self.head)
+        if self.layer is not None:
+            return f"every head of layer {self.layer}"
+        return "every head" if self.head is None else f"head {self.head} of every layer"
 
     def apply(self, head: EditedHead) -> None:
         """Make this edit on one head: its keys, values or mask in place, or note what the
@@ -104,7 +108,7 @@ class EditedHead:
         if not self.legal[query].any():
             raise ValueError(
                 f"the edits leave the query position {query} no key to attend to in "
-                f"layer {layer} head {head}: at least one position must stay visible"
+                f"{head_name(layer, head)}: at least one position must stay visible"
             )
 
 

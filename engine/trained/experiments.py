@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..heads import token_probability
+from ..heads import head_name, token_probability
 from . import binding_task as task
 from .binding import BindingModel
 from .card import refusal
@@ -289,7 +289,7 @@ def _patch_head(b: _Before) -> _Change:
     b.details.update(changed_text=changed, change=change, changed_answer=donor.answer)
     return _Change(
         PatchHead(b.layer, b.head, donor.head(b.layer, b.head).all_outputs),
-        description=f"patch L{b.layer} H{b.head}'s output from the changed sentence ({change})",
+        description=f"patch {head_name(b.layer, b.head)}'s output from the changed sentence ({change})",
     )
 
 

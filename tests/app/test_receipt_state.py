@@ -141,7 +141,10 @@ def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map()
     assert "Against" not in text  # the exact map is not measured yet
     c.measure()
     assert c.settle(60), (c._busy, c._suggesting, c.error)
-    assert "Against <b>Measure every head</b> (all 4 removed)" in view.receipt_text.object
+    assert (
+        "Against <b>Measure every head</b> (all 4 removed one at a time)"
+        in view.receipt_text.object
+    )
 
 
 def test_work_queued_for_a_superseded_sentence_is_never_done():
