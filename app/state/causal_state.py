@@ -30,6 +30,7 @@ import param
 from app.state import attribution_runs, model_runs
 from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
+from engine.heads import shown_token
 from engine.trained import causal
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,9 @@ class CausalState(param.Parameterized):
     )
     corrupted = param.String(default="", doc="the changed sentence for activation patching")
     change = param.String(default="", constant=True, doc="what the suggested change is")
+    positions = param.List(
+        default=[], item_type=int, doc="the token positions a patch is limited to (none: all)"
+    )
 
     causal = param.Parameter(default=None, constant=True, doc="engine CausalMap, or None")
     patching = param.Parameter(default=None, constant=True, doc="engine PatchingMap, or None")
@@ -152,6 +156,7 @@ class CausalState(param.Parameterized):
         self._generation = 0  # bumped by each new sentence
         self._map = 0  # bumped by each map started: only the newest one's results are shown
         self._started = 0.0
+        self.suggested = ""  # the changed sentence the lab suggested (`change` describes it)
         mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
         self.forget()
 
@@ -162,7 +167,8 @@ class CausalState(param.Parameterized):
         sentence to suggest on the worker (a language model may try several forwards)."""
         self._generation += 1
         self._stop.set()
-        self.corrupted = ""
+        self.corrupted = self.suggested = ""
+        self.positions = []  # positions of the old sentence mean nothing in the new one
         with param.edit_constant(self):
             self.param.update(
                 causal=None, patching=None, running="", progress=0.0, message="", error=""
@@ -192,9 +198,35 @@ class CausalState(param.Parameterized):
     def _suggested(self, generation, corrupted, change) -> None:
         if generation != self._generation:
             return
+        self.suggested = corrupted
         self.corrupted = corrupted
         with param.edit_constant(self):
             self.change = change
+
+    def change_words(self, corrupted: str) -> str:
+        """What the changed sentence `corrupted` changes, in words: the suggestion's own
+        description when it is the suggested one, else what differs, token by token (a typed
+        sentence once kept the suggestion's caption, "Mary became Peter ...")."""
+        if not corrupted.strip():
+            return self.change
+        if corrupted == self.suggested and self.change:
+            return self.change
+        return "Your sentence: " + self.what_changed(corrupted)
+
+    def what_changed(self, corrupted: str) -> str:
+        """The suggestion's description, or what differs token by token."""
+        if corrupted == self.suggested and self.change:
+            return self.change
+        return describe_change(self._m.loaded, self._m.text, corrupted)
+
+    def positions_words(self, positions) -> str:
+        """Where a patch puts the open sentence's head output: at every position, or at the
+        chosen tokens of the open sentence."""
+        if not positions:
+            return "at every position"
+        tokens = self._m.loaded.check(self._m.text)
+        named = [f"{shown_token(tokens[p])} @{p}" for p in positions if 0 <= p < len(tokens)]
+        return "only at " + ", ".join(named)
 
     # ---------------------------------------------------------------- measuring
 
@@ -213,7 +245,17 @@ class CausalState(param.Parameterized):
         took = model_runs.forward_seconds(m.model, m.text, MAP_BACKEND)
         if took is None:
             took = model_runs.forward_seconds(m.model, m.text, ENGINE_BACKENDS[m.backend])
-        return MapCost(causal.map_forwards(m.loaded), took)
+        return MapCost(causal.map_forwards(m.loaded), took, self._cached_seconds())
+
+    def _cached_seconds(self) -> float | None:
+        """How long the map `measure` would start takes from the engine's cache (None: its
+        ablations are not cached, or the plain run it reads is not at hand: no forward here)."""
+        run = self._m.run
+        if run is None:
+            return None
+        query = run.query_position
+        runs = model_runs.cached_runs(self._m.model, self._m.text, query, MAP_BACKEND, ())
+        return None if runs is None else causal.cached_map_seconds(runs[0])
 
     def time_left(self) -> float | None:
         """Seconds the map at work has left, at its own pace (None: none at work, or no price
@@ -241,13 +283,16 @@ class CausalState(param.Parameterized):
 
     def patch(self) -> None:
         """Start the patching map: each head's output from the open sentence put into the
-        changed one (`corrupted`)."""
+        changed one (`corrupted`), at the chosen `positions` (none chosen: at every one)."""
         model, clean, corrupted = self._m.loaded, self._m.text, self.corrupted
+        positions = tuple(self.positions) or None  # the engine checks them (ValueError)
 
         def job(progress, cancel):
             if cancel():
                 raise causal.Cancelled("replaced before it started")
-            return model.patching_map(clean, corrupted, progress=progress, cancel=cancel)
+            return model.patching_map(
+                clean, corrupted, positions=positions, progress=progress, cancel=cancel
+            )
 
         self._start(PATCHING, job)
 
@@ -313,3 +358,23 @@ class CausalState(param.Parameterized):
     def _set(self, **values) -> None:
         with param.edit_constant(self):
             self.param.update(**values)
+
+
+def describe_change(model, clean: str, corrupted: str) -> str:
+    """What differs between the open sentence and a changed one, token by token, or why no
+    patch can go between them."""
+    try:
+        before, after = model.check(clean), model.check(corrupted)
+    except ValueError as exc:
+        return f"the model cannot read it ({exc})"
+    if len(before) != len(after):
+        return (
+            f"it is {len(after)} tokens and the open sentence {len(before)}: patching needs "
+            "the same number"
+        )
+    changed = [(i, a, b) for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    if not changed:
+        return "it is the open sentence itself: change a word"
+    said = [f"{shown_token(a)} became {shown_token(b)} at token {i}" for i, a, b in changed[:4]]
+    more = f", and {len(changed) - 4} more tokens" if len(changed) > 4 else ""
+    return "; ".join(said) + more

@@ -17,13 +17,18 @@ LONG = 20.0  # seconds: a map that takes longer is announced as long, with its p
 
 @dataclass(frozen=True)
 class MapCost:
-    """The price of a map: `forwards` of the text, each `forward_s` seconds (None: unknown)."""
+    """The price of a map: `forwards` of the text, each `forward_s` seconds (None: unknown);
+    `cached_s` when the map of this text is computed already: how long reading it from the
+    cache took last time (None: not cached, its forwards are to run)."""
 
     forwards: float
     forward_s: float | None
+    cached_s: float | None = None
 
     @property
     def seconds(self) -> float | None:
+        if self.cached_s is not None:
+            return self.cached_s
         return None if self.forward_s is None else self.forwards * self.forward_s
 
 
@@ -56,6 +61,11 @@ def time_left(elapsed: float, fraction: float, planned: float | None) -> float |
 
 def price_words(cost: MapCost, heads: int) -> str:
     """What "Measure every head" will cost, said before the click."""
+    if cost.cached_s is not None:  # no forward to run (priced in forwards, 1.6 s read "4 min")
+        return (
+            f"Every head of this text has been measured already (the map is cached): showing "
+            f"all {heads} takes {duration(cost.cached_s)}."
+        )
     said = (
         f"Measuring every head removes each of the {heads} heads in turn: about "
         f"{cost.forwards:.0f} runs of the model on this text"

@@ -23,6 +23,7 @@ with one `Run.intervene` per head. A test checks both paths against single inter
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -236,6 +237,9 @@ class _Cache:
     def __init__(self):
         self._lock = threading.Lock()
         self._maps: OrderedDict = OrderedDict()
+        # How long reading a map's records took once its ablations were in (seconds), by key:
+        # the price of the same map again, from the cache.
+        self.read_seconds: dict = {}
 
     def get(self, key):
         with self._lock:
@@ -248,7 +252,23 @@ class _Cache:
         with self._lock:
             self._maps[key] = value
             while len(self._maps) > CACHE_SIZE:
-                self._maps.popitem(last=False)
+                gone, _ = self._maps.popitem(last=False)
+                self.read_seconds.pop(gone, None)
+
+
+def _map_key(run, answer: str | None):
+    index, answer = answer_id(run, answer)
+    return (run.text, run.edits, run.query_position, answer, run.backend), index, answer
+
+
+def cached_map_seconds(run, answer: str | None = None) -> float | None:
+    """None when a causal map of ``run`` would run its ablations; else how long the map took
+    the last time, once its ablations were in: the time it takes again, from the cache."""
+    cache = _cache_of(run.model)
+    key, _, _ = _map_key(run, answer)
+    if cache.get(key) is None:
+        return None
+    return cache.read_seconds.get(key, 0.0)
 
 
 # Keyed by the model object itself, held weakly: a cache dies with its model. Keyed by id(), a
@@ -282,11 +302,10 @@ def causal_map(
     the map with `Cancelled`. The ablations are cached per model, text, edits, query, answer
     and backend: another ``token`` costs no forward."""
     model = run.model
-    index, answer = answer_id(run, answer)
+    key, index, answer = _map_key(run, answer)
     token = _check_token(run, token)
     if token is None:
         token = default_token(run, answer)
-    key = (run.text, run.edits, run.query_position, answer, run.backend)
     cache = _cache_of(model)
     base = _log_probs(run.logits)[index]
     measured = cache.get(key)
@@ -299,6 +318,7 @@ def causal_map(
     else:
         _report(progress, 1, 1, "from the cache")
     lp, tops = measured
+    reading = time.perf_counter()
     records = []
     for row, (layer, head) in enumerate(_heads(model)):
         rec = run.head(layer, head)
@@ -314,6 +334,7 @@ def causal_map(
                 ablated_answer=tops[row],
             )
         )
+    cache.read_seconds[key] = time.perf_counter() - reading
     return CausalMap(
         text=run.text,
         answer=answer,

@@ -77,3 +77,29 @@ def test_the_note_while_a_map_runs():
     assert said.startswith("Measuring every head (causal): 35% done, about 2 min 50 s left.")
     assert "Stop" in said
     assert "left" not in running_words("patching", 0.0, None)
+
+
+def test_a_cached_map_is_priced_at_what_reading_it_takes():
+    """Issue 40: a map already measured was priced at its forwards (about 4 min) and came in
+    1.6 s: the price says it is cached and how long it takes then."""
+    cached = MapCost(139.5, 1.95, cached_s=1.6)
+    assert cached.seconds == 1.6
+    said = price_words(cached, 270)
+    assert "measured already (the map is cached)" in said and "about 2 s" in said
+    assert "min" not in said and "runs of the model" not in said
+
+
+def test_the_tab_knows_when_the_engine_has_the_map():
+    from app.state.causal_state import CausalState
+    from app.state.model_state import ModelState
+
+    m = ModelState(text="a=5; b=7; a=3; ?a")
+    c = CausalState(m)
+    assert c.settle(60)
+    causal.clear_cache(m.loaded)
+    assert c.cost().cached_s is None  # nothing measured: priced in forwards
+    c.measure()
+    assert c.settle(60) and c.causal is not None
+    cost = c.cost()
+    assert cost.cached_s is not None and cost.seconds == cost.cached_s < 60
+    assert "measured already" in price_words(cost, 4)
