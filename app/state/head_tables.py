@@ -68,10 +68,15 @@ def causal_top_table(cmap, k: int = TOP_HEADS) -> SceneTable:
 def patching_top_table(pmap, k: int = TOP_HEADS) -> SceneTable:
     """The patching map's heads whose patch moves the answer most (largest |recovered|)."""
     clean, bad = shown_token(pmap.clean_answer), shown_token(pmap.corrupted_answer)
+    where = (
+        "at every position"
+        if pmap.positions is None
+        else "only at token positions " + ", ".join(str(p) for p in pmap.positions)
+    )
     description = (
-        f"Each head's output from the open sentence put into the changed one, which answers "
-        f"{bad} instead of {clean}. These are the {k} heads whose patch moves the answer the "
-        "most; 1 brings all of the open sentence's answer back."
+        f"Each head's output from the open sentence put into the changed one ({where}), which "
+        f"answers {bad} instead of {clean}. These are the {k} heads whose patch moves the answer "
+        "the most; 1 brings all of the open sentence's answer back."
     )
     body = tuple(
         (head_name(r.layer, r.head), number(r.recovered), number(r.effect))

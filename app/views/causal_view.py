@@ -100,11 +100,14 @@ def estimated_summary(cmap) -> str:
     )
 
 
-def patching_summary(pmap) -> str:
+def patching_summary(pmap, patched: str = "") -> str:
+    """The patching map in a sentence, after `patched`: which changed sentence it was measured
+    on and at which positions (what the map is of, whatever the box holds now)."""
     best = pmap.restoring(1)[0]
     clean = html.escape(shown_token(pmap.clean_answer))
     bad = html.escape(shown_token(pmap.corrupted_answer))
     return (
+        f"{html.escape(patched)}"
         f"The changed sentence answers {bad}, the open one {clean}. Putting "
         f"<b>{head_name(best.layer, best.head)}</b>'s output from the open sentence into the changed one "
         f"brings back {best.recovered:.0%} of the difference between them "
@@ -148,6 +151,13 @@ class CausalView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
+        # Patching limited to chosen tokens (of the open sentence; the changed one has the same
+        # number): none chosen patches every position.
+        self.positions = pn.widgets.MultiChoice(
+            label="Patch only at these tokens (none: at every token)",
+            options={},
+            sizing_mode="stretch_width",
+        )
         self.patch = pn.widgets.Button(label="Patch every head", color="primary")
         self.patch_why = pn.pane.HTML("", sizing_mode="stretch_width", name="patch_why")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
@@ -161,7 +171,8 @@ class CausalView(pn.viewable.Viewer):
         self.stop.on_click(lambda _e: self.cstate.stop())
         self.token.param.watch(self._token_picked, "value")
         # What is typed counts at once: the button is enabled as soon as there is a sentence.
-        self.corrupted.param.watch(lambda _e: self._refresh(), "value_input")
+        self.corrupted.param.watch(lambda _e: self._typed_changed(), "value_input")
+        self.positions.param.watch(self._positions_picked, "value")
         self._tokens()
         self._sync_corrupted()
         self._refresh()
@@ -269,8 +280,13 @@ class CausalView(pn.viewable.Viewer):
         if chosen is None:
             cmap = self.cstate.causal
             chosen = cmap.token if cmap else self.cstate.open_token()
+        # Choices.js draws a label as HTML: escaped, a token such as "<bos>" shows as itself.
+        upto = {html.escape(k): i for k, i in options.items() if i <= run.query_position}
         self._syncing = True
         try:
+            if self.positions.options != upto:
+                self.positions.options = upto
+            self.positions.value = [p for p in self.cstate.positions if p in upto.values()]
             if self.token.options != options:
                 self.token.options = options
             if chosen is not None:  # None: a switch of model under way (run and head in turn)
@@ -285,6 +301,15 @@ class CausalView(pn.viewable.Viewer):
         if self.cstate.causal is not None:
             self.cstate.measure()  # the ablations are cached: only the weights are read again
 
+    def _positions_picked(self, event) -> None:
+        if not self._syncing:
+            self.cstate.positions = sorted(int(p) for p in event.new)
+
+    def _typed_changed(self) -> None:
+        """The caption follows the sentence typed, not the one suggested."""
+        self.change.object = html.escape(self.cstate.change_words(self._typed()))
+        self._refresh()
+
     def _typed(self) -> str:
         """The changed sentence as typed so far (or as suggested)."""
         return self.corrupted.value_input or ""
@@ -298,7 +323,7 @@ class CausalView(pn.viewable.Viewer):
     @param.depends("cstate.corrupted", "cstate.change", watch=True)
     def _sync_corrupted(self) -> None:
         self.corrupted.value = self.corrupted.value_input = self.cstate.corrupted
-        self.change.object = html.escape(self.cstate.change)
+        self.change.object = html.escape(self.cstate.change_words(self.cstate.corrupted))
         self._refresh()  # the reason the button gives may have changed
 
     @param.depends(
@@ -479,7 +504,11 @@ class CausalView(pn.viewable.Viewer):
                 "tag": _head_tags(recs),
             },
         )
-        self.patch_summary.object = patching_summary(pmap)
+        patched = (
+            f"Patched into “{pmap.corrupted}” ({self.cstate.what_changed(pmap.corrupted)}), "
+            f"{self.cstate.positions_words(pmap.positions)}. "
+        )
+        self.patch_summary.object = patching_summary(pmap, patched)
         self.patch_text.show((patching_top_table(pmap),))
 
     def __panel__(self):
@@ -504,6 +533,7 @@ class CausalView(pn.viewable.Viewer):
             ),
             self.corrupted,
             self.change,
+            self.positions,
             pn.Row(self.patch, self.patch_why, sizing_mode="stretch_width"),
             pn.pane.Bokeh(self.patch_figure, sizing_mode="stretch_width"),
             self.patch_summary,
