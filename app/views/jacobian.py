@@ -31,6 +31,23 @@ from .style import add_glyph, add_hover, assign, f32, make_figure
 MAX_SIDE = 12
 # Below this every cell draws as the palette's middle: the map would look blank, so say why.
 VANISHED = 1e-3
+SCORE_AXIS = "scaled score s_j (before ÷ τ)"
+ROW_CHARS = 12  # a row's token label is cut to this (the hover and the table have it whole)
+
+
+def axis_labels(labels) -> tuple[list[str], list[str], bool]:
+    """(row labels, column labels, by position): a model's keys ("␣loan @25") name the rows
+    and their positions alone the columns, each upright in its own column; side by side, the
+    columns' full labels overlapped from about 26 tokens. A toy's short key names stay both."""
+    labels = [str(lab) for lab in labels]
+    if not labels or not all(" @" in lab for lab in labels):
+        return labels, labels, False
+    rows = []
+    for lab in labels:
+        token, at = lab.rsplit(" @", 1)
+        token = token if len(token) <= ROW_CHARS else token[: ROW_CHARS - 1] + "…"
+        rows.append(f"{token} @{at}")
+    return rows, [lab.rsplit(" @", 1)[1] for lab in labels], True
 
 
 class JacobianView(pn.viewable.Viewer):
@@ -65,7 +82,7 @@ class JacobianView(pn.viewable.Viewer):
             width=14,
         )
         fig.add_layout(self.colorbar, "right")
-        fig.xaxis.axis_label = "scaled score s_j (before ÷ τ)"
+        fig.xaxis.axis_label = SCORE_AXIS
         fig.yaxis.axis_label = "weight w_i"
         fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
         add_hover(
@@ -118,8 +135,15 @@ class JacobianView(pn.viewable.Viewer):
             self._shown = tuple(shown)
             self.figure.x_range.update(start=-0.5, end=k - 0.5)
             self.figure.y_range.update(start=k - 0.5, end=-0.5)
-            for axis in (self.figure.xaxis[0], self.figure.yaxis[0]):
-                set_ticks(axis, shown)
+            rows, columns, by_position = axis_labels(shown)
+            set_ticks(self.figure.yaxis[0], rows)
+            set_ticks(self.figure.xaxis[0], columns)
+            self.figure.xaxis[0].major_label_orientation = (
+                "vertical" if by_position else "horizontal"
+            )
+            self.figure.xaxis[0].axis_label = SCORE_AXIS + (
+                ", key by position" if by_position else ""
+            )
             self.figure.title.text = (
                 "Softmax Jacobian ∂w_i/∂s_j"
                 if len(labels) <= MAX_SIDE

@@ -49,3 +49,36 @@ def test_the_map_is_the_derivative_against_the_scaled_score_it_names():
     bumped[j] += h
     numeric = (softmax(bumped, temperature=0.5) - softmax(scaled, temperature=0.5)) / h
     assert np.allclose(snap.jacobian[:, j], numeric, atol=1e-5)
+
+
+def test_labels_stay_legible_at_64_tokens():
+    """Issue 40: side by side, the columns' labels ("␣approved @25") overlapped from about 26
+    tokens. The rows name the keys; the columns, the same keys, show their position, upright;
+    each column label fits its column at the map's 12 columns on a phone's frame."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from engine.heads import token_labels
+    from engine.snapshot import leading_jacobian
+
+    tokens = [" approved" if i % 2 else " extraordinarily" for i in range(64)]
+    weights = np.linspace(1.0, 2.0, 64)
+    weights /= weights.sum()
+    snap = SimpleNamespace(
+        labels=token_labels(tokens), weights=weights, jacobian=leading_jacobian(weights, 1.0)
+    )
+    view = JacobianView()
+    view.update(snap)
+    xaxis, yaxis = view.figure.xaxis[0], view.figure.yaxis[0]
+    columns = list(xaxis.major_label_overrides.values())
+    rows = list(yaxis.major_label_overrides.values())
+    assert len(columns) == len(rows) == 12
+    assert columns == [row.rsplit(" @", 1)[1] for row in rows] == [str(i) for i in range(52, 64)]
+    assert xaxis.major_label_orientation == "vertical" and "by position" in xaxis.axis_label
+    assert all(len(row) <= 16 for row in rows) and rows[0] == "␣extraordin… @52"
+    # A toy's short names stay on both axes, across.
+    toy = SimpleNamespace(labels=("A", "B"), weights=np.array([0.5, 0.5]), jacobian=np.eye(2))
+    view.update(toy)
+    assert list(xaxis.major_label_overrides.values()) == ["A", "B"]
+    assert xaxis.major_label_orientation == "horizontal"
