@@ -6,6 +6,8 @@ Process-wide patches (they change a class or a table every session shares):
 
 - `bokeh_speedups`: seven of Bokeh's property functions, shortened process-wide.
 - `panel_resources`: MathJax only for a page that shows TeX (Panel's bundle check, replaced).
+- `panel_resources.serve_stylesheets_from_this_server`: no component stylesheet from Panel's
+  CDN while the server serves its own resources (a lecture hall has no internet).
 - `panel_design`: a component's design modifiers worked out once per kind of component, not
   on every change it sends.
 - `panel_markdown`: a Markdown text rendered to HTML once per process, not per page and change.
@@ -24,7 +26,7 @@ Process-wide patches (they change a class or a table every session shares):
 - `panel_params`: a component's set-up lists its synced parameters once, and a ReactiveHTML
   component's reads its parameters without copying each into the instance.
 
-All thirteen are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
+All fourteen are applied by `apply_all()`, once, when the server starts (app/server/cli.py's
 `serve`, and the served script app/server/serve.py for a bare `panel serve`), and by whatever
 builds pages without a server (the tests' conftest, tools/bench_page.py, tools/bench_ui.py).
 Importing any module of the app applies none of them.
@@ -66,6 +68,7 @@ PROCESS_WIDE = (
     "text_panes_styled_once",
     "text_panes_send_their_text",
     "parameters_read_once",
+    "stylesheets_from_this_server",
 )
 _applied: dict[str, bool] | None = None
 _lock = threading.Lock()
@@ -121,5 +124,9 @@ def apply_all() -> dict[str, bool]:
                 # Each component listed its synced names once per parameter, and each
                 # ReactiveHTML copied two dozen parameters it only read: 6% of a page build.
                 "parameters_read_once": panel_params.read_parameters_once(),
+                # A part styled before it was shown took its stylesheets from Panel's CDN.
+                "stylesheets_from_this_server": (
+                    panel_resources.serve_stylesheets_from_this_server()
+                ),
             }
         return dict(_applied)

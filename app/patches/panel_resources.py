@@ -1,4 +1,5 @@
-"""What a browser downloads to open a lab page: MathJax only for a page that shows TeX.
+"""What a browser downloads to open a lab page: MathJax only for a page that shows TeX, and
+every component stylesheet from this server, never Panel's CDN.
 
 Panel 1.9 sends Bokeh's MathJax bundle (1.8 MB of JavaScript, a third of a page's scripts,
 parsed before anything is drawn) to every page that has a Markdown or HTML pane, in case one
@@ -6,12 +7,23 @@ holds TeX. The lab writes its formulas in plain text and Unicode, so no page of 
 MathJax; a Panel HTML model asks for it here only when its text holds TeX delimiters (Bokeh's
 own `$$...$$`, `\\[...\\]`, `\\(...\\)`, and the single `$` of inline Markdown math). Bokeh's own
 check for its models (axis labels, sliders, Divs) is untouched.
+
+Panel points a component's stylesheets (its `loading.css`, the theme's and Bootstrap's) at
+cdn.holoviz.org whenever it styles a model it cannot place in a document: its template applies
+its design to every part of a page without passing the document, so a part built but not yet
+shown (a trained model's controls, the Causal map tab) fell back to the CDN, and with it the
+one `loading.css` stylesheet every component of the page shares. Pressing Next into the model
+steps then asked the internet for five stylesheets a lecture hall cannot reach. Every such
+choice goes through one Panel function, `patch_stylesheet(stylesheet, dist_url)`; while the
+server serves its own resources (`BOKEH_RESOURCES=server`, app/server/cli.py), a CDN choice
+there becomes this server's path, for any component a page brings in later.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sys
 
 from bokeh.embed.util import contains_tex_string
 
@@ -30,6 +42,38 @@ def html_needs_mathjax(roots) -> bool:
     from panel.models.markup import HTML
 
     return _any(roots, lambda obj: isinstance(obj, HTML) and has_tex(obj.text or ""))
+
+
+def local_dist_url(dist_url: str) -> str:
+    """Where a component stylesheet comes from: `dist_url`, unless that is Panel's CDN while
+    this process serves its own resources; then this server's path for the current page."""
+    from panel.io.resources import CDN_DIST, get_dist_path, use_cdn
+
+    if dist_url == CDN_DIST and not use_cdn():
+        return get_dist_path(cdn=False)
+    return dist_url
+
+
+def serve_stylesheets_from_this_server() -> bool:
+    """Have every Panel module that places a stylesheet use `local_dist_url`; False if Panel
+    has no `patch_stylesheet` (then it places them as it does)."""
+    from panel.io import resources
+
+    original = getattr(resources, "patch_stylesheet", None)
+    if not callable(original):
+        _log.info("Panel has no patch_stylesheet; its stylesheet URLs are left alone")
+        return False
+    original = getattr(original, "lab_original", original)
+
+    def patch_stylesheet(stylesheet, dist_url):
+        return original(stylesheet, local_dist_url(dist_url))
+
+    patch_stylesheet.lab_original = original
+    # The modules that imported it by name (panel.reactive does) hold their own reference.
+    for name, module in list(sys.modules.items()):
+        if name.startswith("panel") and getattr(module, "patch_stylesheet", None) is original:
+            module.patch_stylesheet = patch_stylesheet
+    return True
 
 
 def load_mathjax_only_for_tex() -> bool:

@@ -44,6 +44,8 @@ log = logging.getLogger("attention_lab.guard")
 # (Bokeh builds its CustomJS callbacks with `new Function`, Panel inlines styles and a
 # bootstrapping script, and loads some of its modules as blobs it makes), images drawn inline (the QR code, Bokeh's canvas exports), the
 # websocket back to this origin. No framing by another site, no form posted elsewhere.
+# No other origin at all: every script, stylesheet, font and image is the lab's own (a lecture
+# hall has no internet; tests/browser/test_offline_walk.py, tests/app/test_page_resources.py).
 CONTENT_SECURITY_POLICY = "; ".join(
     (
         "default-src 'self'",

@@ -1,5 +1,6 @@
 """A lab page loads no MathJax (app/patches/panel_resources.py): nothing it shows is TeX, so the narrower
-check must say no for every page, and yes as soon as a pane holds TeX."""
+check must say no for every page, and yes as soon as a pane holds TeX. And no component's
+stylesheet comes from Panel's CDN while the server serves its own resources."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from panel.io.state import set_curdoc
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS
 from app.page.lab_page import create_app
-from app.patches.panel_resources import has_tex, html_needs_mathjax, load_mathjax_only_for_tex
+from app.patches.panel_resources import (
+    has_tex,
+    html_needs_mathjax,
+    load_mathjax_only_for_tex,
+    serve_stylesheets_from_this_server,
+)
 from app.state.lab_state import LabState
 
 
@@ -84,3 +90,35 @@ def test_the_check_is_installed_in_panel(monkeypatch):
     assert resources._panel_use_mathjax is html_needs_mathjax
     monkeypatch.delattr(resources, "_panel_use_mathjax")
     assert not load_mathjax_only_for_tex()  # a Panel without the check is left alone
+
+
+def _stylesheet_urls(model) -> list[str]:
+    from bokeh.models import ImportedStyleSheet
+
+    return [str(s.url) for s in model.stylesheets if isinstance(s, ImportedStyleSheet)]
+
+
+def test_a_component_styled_outside_a_page_takes_no_stylesheet_from_the_cdn(monkeypatch):
+    """Panel styles a model it cannot place in a page (a part built before it is shown) with
+    CDN stylesheets; served from this server (BOKEH_RESOURCES=server), none may be."""
+    from panel.io.resources import CDN_DIST
+
+    monkeypatch.setenv("BOKEH_RESOURCES", "server")
+    assert serve_stylesheets_from_this_server()
+    urls = _stylesheet_urls(pn.widgets.Button(name="Next").get_root())
+    assert urls, "the button has no imported stylesheet to check"
+    assert not [u for u in urls if u.startswith(("http:", "https:", "//"))], urls
+    # Told to use the CDN, Panel's choice stands.
+    monkeypatch.setenv("BOKEH_RESOURCES", "cdn")
+    assert any(u.startswith(CDN_DIST) for u in _stylesheet_urls(pn.widgets.Button().get_root()))
+
+
+def test_the_pages_policy_lets_it_load_nothing_from_another_origin():
+    """The CSP (app/server/guard.py) names no host and no scheme that reaches one: with every
+    resource served by the lab, a script, stylesheet, font or image from elsewhere is refused."""
+    from app.server.guard import CONTENT_SECURITY_POLICY
+
+    allowed = {"'self'", "'none'", "'unsafe-inline'", "'unsafe-eval'", "data:", "blob:"}
+    for directive in CONTENT_SECURITY_POLICY.split(";"):
+        name, *sources = directive.split()
+        assert set(sources) <= allowed, (name, sorted(set(sources) - allowed))

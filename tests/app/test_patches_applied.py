@@ -56,6 +56,7 @@ print(json.dumps({
     "text_panes_styled_once": getattr(Design._apply_modifiers, "lab_text_panes", False),
     "text_panes_send_their_text": getattr(HTMLBasePane._update, "lab_text_only", False),
     "parameters_read_once": Syncable._init_params.__module__ != "panel.reactive",
+    "stylesheets_from_this_server": hasattr(resources.patch_stylesheet, "lab_original"),
 }))
 """
 
@@ -116,6 +117,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
     counted(panel_design, "style_text_panes_as_their_updates_do")
     counted(panel_markdown, "update_text_panes_with_their_text")
     counted(panel_params, "read_parameters_once")
+    counted(panel_resources, "serve_stylesheets_from_this_server")
     first = apply_all()
     assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
     assert sorted(calls) == sorted(
@@ -133,6 +135,7 @@ def test_apply_all_applies_each_patch_once(monkeypatch):
             "style_text_panes_as_their_updates_do",
             "update_text_panes_with_their_text",
             "read_parameters_once",
+            "serve_stylesheets_from_this_server",
         ]
     )
 
