@@ -20,6 +20,7 @@ from app.state.lab_state import LabState
 from app.state.sources import SourceSwitch
 from app.views.group_name import name_group
 from app.views.headings import TITLE_CSS
+from app.views.lesson_exploring import ExploringNote
 
 # The hand-made parts, then "A trained head", whose steps open the model source.
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
@@ -74,6 +75,8 @@ class LessonsView(pn.viewable.Viewer):
         # A step waiting for its model to load: ("load" or "restore", its index), or None.
         self._waiting: tuple[str, int] | None = None
         self._watching_loads = False
+        # While the student explores a sentence of their own, the step's question waits.
+        self.exploring = ExploringNote(self)
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
         self.previous = pn.widgets.Button(label="◀ Previous", width=110)
         self.next = pn.widgets.Button(label="Next ▶", width=110)
@@ -274,6 +277,9 @@ class LessonsView(pn.viewable.Viewer):
     def _set_ready(self, ready: bool) -> None:
         self.do_it.disabled = not ready
         self.measure.disabled = not ready
+        if ready and is_model_step(self.step):
+            self.exploring.watch(self.sources.model)
+        self.exploring.check()
 
     def _load(self) -> None:
         try:
@@ -398,6 +404,8 @@ class LessonsView(pn.viewable.Viewer):
                 pn.Row(self.previous, self.next, self.load),
                 self.position,
                 self.text,
+                self.exploring.note,
+                self.exploring.back,
                 self.choices,
                 *self.class_votes,
                 self.action,
