@@ -18,6 +18,7 @@ import panel as pn
 
 import attention_lab_assets
 from app.lessons.lab_lessons import control_names
+from app.page import held
 from app.page import later_parts as later
 from app.page.a11y import ControlPointer, PageTools
 from app.page.class_link import join_classes
@@ -104,6 +105,10 @@ def _update(view, snap) -> None:
     view.update(snap)
 
 
+def _draw_dimension(view, snap) -> None:
+    view.update(snap, snap.d_k)
+
+
 def _show_scene(view, snap) -> None:
     view.show(first_screen(snap))
 
@@ -122,26 +127,80 @@ class Lab:
         self.sources = SourceSwitch(state)
         self.parts = Parts()
         add = self.parts.add  # in drawing order; the first screen is built now
-        add("status", lambda: StatusView(self.sources), draw=_update, eager=True)
-        add("geometry", lambda: GeometryView(state), draw=self._draw_geometry, eager=True)
+        # Each part that can show what a lesson step asks about has a conceal beside its draw:
+        # while the step holds it back, until Measure, it is drawn neutral (app/page/held.py).
+        add(
+            "status",
+            lambda: StatusView(self.sources),
+            draw=_update,
+            conceal=held.headline,
+            eager=True,
+        )
+        add(
+            "geometry",
+            lambda: GeometryView(state),
+            draw=self._draw_geometry,
+            conceal=held.planes(self._draw_geometry),
+            eager=True,
+        )
         # The trained model's views, built when the page first opens a model, drawn while shown.
         add("model_panel", partial(later.model_panel, self))
-        add("model_main", partial(later.model_main, self), draw=self._draw_model_view)
+        model_shown = self._model_shown
+        add(
+            "model_main",
+            partial(later.model_main, self),
+            draw=self._draw_model_view,
+            conceal=held.model_answer(model_shown, self._draw_model_view),
+        )
         add("causal_state", partial(later.causal_state, self))
         add("causal_view", partial(later.causal_view, self))
         add("receipt_state", partial(later.receipt_state, self))
         add("receipt_view", partial(later.receipt_view, self))
         add("every_head", partial(later.every_head, self))
-        add("head_grid", partial(later.head_grid, self), draw=self._draw_model_view)
-        add("logits", LogitsView, draw=_update, eager=True)
-        add("weights", WeightsView, draw=_update, eager=True)
+        add(
+            "head_grid",
+            partial(later.head_grid, self),
+            draw=self._draw_model_view,
+            conceal=held.every_head(model_shown, self._draw_model_view),
+        )
+        route = held.WEIGHTS
+        add(
+            "logits",
+            LogitsView,
+            draw=_update,
+            conceal=held.covering(route, "Logits", _update),
+            eager=True,
+        )
+        add(
+            "weights",
+            WeightsView,
+            draw=_update,
+            conceal=held.covering(route, "Weights", _update),
+            eager=True,
+        )
         # The first screen's plots in words, for a screen reader (app/views/plot_text.py).
-        add("scene", lambda: PlotText(SCENE_LABEL), draw=_show_scene, eager=True)
+        add(
+            "scene",
+            lambda: PlotText(SCENE_LABEL),
+            draw=_show_scene,
+            conceal=held.plots_in_words(_show_scene),
+            eager=True,
+        )
         # The analysis plots below the first screen are built when first scrolled to (see
         # app/page/deferred.py): a quarter of a page's models, which most visits never see.
-        add("entropy", EntropyView, draw=_update)
-        add("dimension", DimensionView, draw=lambda view, snap: view.update(snap, snap.d_k))
-        add("jacobian", JacobianView, draw=_update)
+        add("entropy", EntropyView, draw=_update, conceal=held.covering(route, "Entropy", _update))
+        add(
+            "dimension",
+            DimensionView,
+            draw=_draw_dimension,
+            conceal=held.covering(route, "Entropy against d_k", _draw_dimension),
+        )
+        add(
+            "jacobian",
+            JacobianView,
+            draw=_update,
+            conceal=held.covering(route, "Jacobian", _update),
+        )
         self.analysis = Deferred(
             partial(later.analysis, self),
             title="Entropy, softmax Jacobian and d_k",
@@ -185,6 +244,7 @@ class Lab:
         self.lessons.param.watch(self._lesson_opened, "lesson")
         self.more_settings.button.param.watch(self._more_settings_opened, "open")
         self.lessons.param.watch(self._measured, "outcome")
+        self.lessons.param.watch(self._held_changed, "held")
         self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
         add("classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True)
         classroom.session.param.watch(self._vote_counted, "my_vote")
@@ -310,6 +370,12 @@ class Lab:
             self.status.news.say(self.lessons.verdict)
             self.pointer.show_verdict()
 
+    def _held_changed(self, event) -> None:
+        """A step opened (its views held back) or measured (shown): redraw them."""
+        if self.parts.held != frozenset(event.new):
+            self.parts.held = frozenset(event.new)
+            self.redraw()
+
     def _vote_counted(self, event) -> None:
         """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""
         choices = self.lessons.step.choices
@@ -368,11 +434,14 @@ class Lab:
         """Draw every part that exists from one snapshot (the caller holds the document)."""
         self.parts.draw(snap)
 
-    def _draw_geometry(self, view, snap) -> None:
-        view.update(snap, snap.n_pairs, draggable=self.sources.source != MODEL)
+    def _draw_geometry(self, view, snap, *, route: bool = True) -> None:
+        view.update(snap, snap.n_pairs, draggable=self.sources.source != MODEL, route=route)
+
+    def _model_shown(self) -> bool:
+        return self.sources.source == MODEL
 
     def _draw_model_view(self, view, snap) -> None:
-        if self.sources.source == MODEL:
+        if self._model_shown():
             view.update()
 
     # ------------------------------------------------------------------ the end of a session

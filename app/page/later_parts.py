@@ -127,5 +127,6 @@ def head_grid(lab):
 
     grid = HeadGridView(lab.sources.model)
     lab.style.add(grid.figures(), share=False)
-    grid.update()
+    # Drawn as the page draws it: held back while a lesson step asks about it.
+    lab.parts.draw_one("head_grid", grid, lab.sources.snapshot)
     return grid

@@ -4,7 +4,9 @@
 it from a snapshot, how to release what it registered outside the page. Nothing is built until
 it is asked for (`get`), except a part added `eager`. `draw` and `release` walk the parts that
 exist, in the order they were added, so a part built late is drawn from then on and a part
-never built costs nothing. Panel-free.
+never built costs nothing. While a lesson step holds some views back (`held`, the names of
+app/lessons/reveals.py), a part that can show them is given to its `conceal` instead of its
+`draw` (app/page/held.py). Panel-free.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class LazyPart:
     build: Callable[[], object]
     draw: Callable[[object, object], None] | None = None  # (view, snapshot)
     release: Callable[[object], None] | None = None  # (view)
+    conceal: Callable[[object, object, frozenset], None] | None = None  # (view, snapshot, held)
     view: object = None
 
 
@@ -31,11 +34,14 @@ class Parts:
 
     def __init__(self) -> None:
         self._parts: dict[str, LazyPart] = {}
+        self.held: frozenset[str] = frozenset()  # what the open lesson step holds back
 
-    def add(self, name: str, build, *, draw=None, release=None, eager: bool = False) -> None:
+    def add(
+        self, name: str, build, *, draw=None, release=None, conceal=None, eager: bool = False
+    ) -> None:
         if name in self._parts:
             raise ValueError(f"a part named {name!r} is already registered")
-        self._parts[name] = LazyPart(build, draw, release)
+        self._parts[name] = LazyPart(build, draw, release, conceal)
         if eager:
             self.get(name)
 
@@ -60,8 +66,18 @@ class Parts:
         """Draw every part that exists (or those of them named in `only`) from one snapshot; the
         caller holds the document."""
         for name, part in list(self.existing()):
-            if part.draw is not None and (only is None or name in only):
-                part.draw(part.view, snap)
+            if only is None or name in only:
+                self._draw(part, part.view, snap)
+
+    def draw_one(self, name: str, view, snap) -> None:
+        """Draw `view`, the part `name` being built, as `draw` would once it is registered."""
+        self._draw(self._parts[name], view, snap)
+
+    def _draw(self, part: LazyPart, view, snap) -> None:
+        if self.held and part.conceal is not None:
+            part.conceal(view, snap, self.held)
+        elif part.draw is not None:
+            part.draw(view, snap)
 
     def release(self) -> None:
         """Each part's release on its own: one that fails (a closed page's model already

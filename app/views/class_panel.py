@@ -551,6 +551,19 @@ class ClassView(pn.viewable.Viewer):
         if self.session.is_teacher:
             self.session.teach_step(step)
         self.session.show_step(step)
+        self._set_waiting()
+
+    def _set_waiting(self) -> None:
+        """A student's page on the class's step holds the step's answer back until the
+        teacher's Reveal, Measure or not (docs/teaching.md): the vote measures thinking, and
+        no neighbour's screen shows the numbers early. Off the class's step, or teaching, a
+        page holds it back until its own Measure, as any page does."""
+        s, lesson = self.session, self.lessons.lesson
+        tally = s.tally
+        revealed = bool(tally and tally.revealed and tally.step == lesson)
+        waiting = bool(s.code) and s.role == "student" and lesson == s.step != 0 and not revealed
+        if self.lessons.class_waiting != waiting:
+            self.lessons.class_waiting = waiting
 
     def _predicted(self, event) -> None:
         if event.new is not None and event.new != self.session.my_vote:
@@ -623,6 +636,7 @@ class ClassView(pn.viewable.Viewer):
             if student and s.my_vote is not None and self.lessons.lesson == s.shown_step:
                 if self.lessons.prediction is None:
                     self.lessons.predict(s.my_vote)  # a rejoin shows the vote kept
+            self._set_waiting()
 
     def _status_html(self) -> str:
         s = self.session

@@ -22,6 +22,7 @@ from bokeh.models import ColumnDataSource, Selection
 from app.state.lab_state import LabState
 
 from . import plane_fit
+from .covered import blank
 from .label_layout import place_labels
 from .planes import (
     ABLATED_TEXT,
@@ -115,11 +116,14 @@ class GeometryView(pn.viewable.Viewer):
             need = max(abs(float(point[0])), abs(float(point[1])))
             plane_fit.fit_square(self.payload_fig, need, grow_only=True)
 
-    def update(self, snap, n_pairs: int, *, draggable: bool = True) -> None:
+    def update(self, snap, n_pairs: int, *, draggable: bool = True, route: bool = True) -> None:
         """Push one snapshot into the sources; the caller holds the document.
 
         `draggable=False` (a trained head: its planes are projections, not settings) draws the
-        arrows without drag handles and turns the browser preview off.
+        arrows without drag handles and turns the browser preview off. `route=False` (a lesson
+        step holds the route back, app/lessons/reveals.py) leaves out what shows the route: the
+        w·v arrows and the output, the distractors' weights and the browser's preview of a drag,
+        which recomputes the weights; the query, keys and values stay, to act on.
         """
         self._drag.draggable = draggable
         n = len(snap.weights)
@@ -154,7 +158,10 @@ class GeometryView(pn.viewable.Viewer):
             "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
         }
         with self._drag.writing():
-            self._update_contributions(snap, labels, legal)
+            if route:
+                self._update_contributions(snap, labels, legal)
+            else:
+                blank(self.contributions)
             assign(
                 self.distractors,
                 {
@@ -162,7 +169,7 @@ class GeometryView(pn.viewable.Viewer):
                     "ky": f32(keys[m:, 1]),
                     "vx": f32(vals[m:, 0]),
                     "vy": f32(vals[m:, 1]),
-                    "weight": f32(snap.weights[m:]),
+                    "weight": f32(snap.weights[m:] if route else np.zeros(len(keys) - m)),
                 },
             )
             tips = m if draggable else 0
@@ -181,8 +188,9 @@ class GeometryView(pn.viewable.Viewer):
         # so a crowded plane drops the least important ones.
         weights = np.asarray(snap.weights, dtype=np.float64)[:m]
         norms = np.asarray(snap.contribution_norms, dtype=np.float64)[:m]
-        priority = np.concatenate([[np.inf], weights, norms])
-        out = np.asarray(snap.output, dtype=np.float64)[:2]
+        # (A held route places them in order, not by weight: the order would tell it.)
+        priority = np.concatenate([[np.inf], weights, norms]) if route else None
+        out = np.asarray(snap.output, dtype=np.float64)[:2] if route else None
         assign(self.geometry, rows | self._label_layout(vec, texts, m, priority, out))
         # Off the plane when nothing may be dragged (the handle's renderer stays in place).
         handle = self._query_handle * q[:2] if draggable else np.array([np.nan, np.nan])
@@ -205,8 +213,18 @@ class GeometryView(pn.viewable.Viewer):
             draggable=draggable,
             synced=self._drag.synced,
         )
+        if not route:
+            settings["enabled"] = 0.0
         # A whole new data (not a column patch), so the browser's change hook always runs.
         self.preview_params.data = {k: [v] for k, v in settings.items()}
+
+    def conceal(self) -> None:
+        """Both planes emptied, instead of drawn (app/views/covered.py): a trained head's
+        projections show where it looks (its keys along q are its scores)."""
+        for source in (self.geometry, self.contributions, self.distractors, self.preview):
+            blank(source)
+        self._label_args = None  # a resize places no label on a held plane
+        self.preview_params.data = {**self.preview_params.data, "enabled": [0.0]}
 
     def _replace_labels(self, attr, old, new) -> None:
         # A browser resize, answered at once: its message can overtake a redraw that Panel

@@ -50,6 +50,7 @@ from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
 from engine.heads import head_name, shown_token
 
+from .covered import conceal
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText
@@ -396,6 +397,12 @@ class HeadGridView(pn.viewable.Viewer):
             "the pattern to make it the query (by keyboard: Layer and Head, and Query position, "
             "in the sidebar)."
         )
+
+    def conceal(self) -> None:
+        """Every head's weights held back until a lesson step is measured (covered.py)."""
+        conceal(self, "Every head")
+        self._drawn_image = self._drawn_pattern = None  # the next drawing sends them again
+        self.caption.object = "Every head's weights: predict first, then press Measure."
 
     def figures(self) -> list:
         return [self.grid, self.pattern_fig]

@@ -12,6 +12,7 @@ import html
 import panel as pn
 import param
 
+import attention_lab_assets
 from app import js
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
@@ -26,6 +27,16 @@ from app.views.lesson_exploring import ExploringNote
 ALL_LESSONS = (*LESSONS, *MODEL_LESSONS)
 FIRST_MODEL_STEP = len(LESSONS) + 1  # 1-based, as in the address
 _ONWARD_FOCUS = js.source("onward_focus.js")
+# The question, its answers, the action and Measure stick to the bottom of the lesson column
+# while the step's introduction scrolls above them: on a 720p projector in presenter mode they
+# fell below the fold (assets/components/lesson-ask.css).
+ASK_CSS = attention_lab_assets.read_text("components", "lesson-ask.css")
+
+
+WAITING_FOR_REVEAL = (
+    "Measured and counted for the class. The numbers, and whether your prediction held, "
+    "appear when your teacher reveals the answer."
+)
 
 
 def first_step_of(model: str) -> int:
@@ -58,6 +69,16 @@ class LessonsView(pn.viewable.Viewer):
         allow_None=True,
         doc="the answer the radio shows as chosen (its index in the step's choices), or None",
     )
+    held = param.Parameter(
+        default=frozenset(),
+        doc="what the open step holds back until it is measured (app/lessons/reveals.py); the "
+        "page draws those views neutral meanwhile",
+    )
+    class_waiting = param.Boolean(
+        default=False,
+        doc="a student's page on its class's step before the teacher's Reveal: a Measure "
+        "then is counted, and shown once the teacher reveals",
+    )
 
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab the steps set")
     # The source switch lets the trained-head steps open the model; without it only the
@@ -72,6 +93,8 @@ class LessonsView(pn.viewable.Viewer):
         self._index = 0
         self._before = None
         self.verdict = ""  # the last Measure's result in plain words
+        # A Measure taken while the class waits for its teacher's Reveal: (result, verdict).
+        self._pending: tuple[str, str] | None = None
         # A step waiting for its model to load: ("load" or "restore", its index), or None.
         self._waiting: tuple[str, int] | None = None
         self._watching_loads = False
@@ -85,6 +108,7 @@ class LessonsView(pn.viewable.Viewer):
         self.text = pn.pane.Markdown(
             "", sizing_mode="stretch_width", stylesheets=[TITLE_CSS], disable_anchors=True
         )
+        self.question = pn.pane.Markdown("", sizing_mode="stretch_width", margin=(0, 10))
         self.choices = pn.widgets.RadioBoxGroup(
             options=[], value=None, inline=False, label="Your prediction"
         )
@@ -99,8 +123,10 @@ class LessonsView(pn.viewable.Viewer):
         # joins a class, `show_class_votes`): under the question it counts, and below the
         # step's buttons, so that a chart appearing or changing height never moves Next or
         # Load under a teacher's pointer. Parts, not a Column: every page would pay for it.
+        # Under Measure, not beside the answers: the question's block sticks to the bottom of
+        # the lesson column, and a chart in it would push the question off a 720p screen.
         self.class_votes: tuple = ()
-        self._layout = None
+        self._layout = self._ask = None
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.do_it = pn.widgets.Button(label="Do it for me", width=140)
         self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
@@ -164,12 +190,16 @@ class LessonsView(pn.viewable.Viewer):
         """
         self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
         self._before = None
+        self._pending = None
         self._stop_waiting()
         self._ghost(None)
         # The new address and the new set-up leave as one message; and Bokeh walks the page's
         # model graph at most once for the step (app/patches/bokeh_walks.py): after a layout
         # change the step's texts swap their stylesheets, and that was a walk per text pane.
         with pn.io.hold(), walk_once(pn.state.curdoc):
+            # Held back before the set-up draws: what the step asks about is never on the page
+            # before Measure, not even for one message.
+            self._hold(self.step.reveals)
             self.lesson = self._index + 1
             # The result line and the buttons are set once, by the set-up below: a follower's
             # page then sends them only if they differ from the last step's.
@@ -183,7 +213,9 @@ class LessonsView(pn.viewable.Viewer):
         """Show step `number` (1-based) without setting the lab up or changing the address."""
         self._index = max(0, min(len(self._steps) - 1, int(number) - 1))
         self._before = None
+        self._pending = None
         self._stop_waiting()
+        self._hold(())  # the lab is not set up for it: nothing of the step to hold
         self._show()
 
     def _ghost(self, point) -> None:
@@ -198,14 +230,14 @@ class LessonsView(pn.viewable.Viewer):
             f"**Step {self._index + 1} of {len(self._steps)}** · {html.escape(step.part)}"
         )
         self._set_nav()
-        self.text.object = (
-            f"## {html.escape(step.title)}\n\n{_text(step.setup)}\n\n"
-            f"**Predict:** {_text(step.question)}"
-        )
+        self.text.object = f"## {html.escape(step.title)}\n\n{_text(step.setup)}"
+        self.question.object = f"**Predict:** {_text(step.question)}"
         self.choices.options = self._options()
         self.choices.value = None
         name_group(self.choices, f"Predict: {step.question}")
         self.action.object = f"**Then act:** {_text(step.action)}"
+        # A step with nothing to do (its act is None) offers no button to do it.
+        self.do_it.visible = step.act is not None
         if idle:
             self._not_ready("Load the step, make your prediction, act, then press Measure.")
 
@@ -339,6 +371,8 @@ class LessonsView(pn.viewable.Viewer):
             self._load() if how == "load" else self._restore()
 
     def _act(self, _event=None) -> None:
+        if self.step.act is None:
+            return
         try:
             self.step.act(self._target())
         except Exception as exc:  # noqa: BLE001
@@ -366,27 +400,51 @@ class LessonsView(pn.viewable.Viewer):
             verdict = plain = "Your prediction was right."
         else:
             expected = step.choices[step.answer]
-            verdict = f"The expected answer was: *{html.escape(expected)}*."
-            plain = f"The expected answer was: {expected}."
+            verdict = f"**Not this time:** the expected answer was *{html.escape(expected)}*."
+            plain = f"Not this time: the expected answer was {expected}."
         outcome = (
             "The measurement bears it out."
             if confirmed
             else "The measurement does not show it yet: compare the numbers with the action "
             "above, then press Measure again."
         )
-        self.result.object = (
+        result = (
             f"**Measured:** {html.escape(measured)}.\n\n{verdict} {outcome}\n\n"
             f"{_text(step.takeaway)}"
         )
         # What a screen reader is told (the page's live region, app/views/announcer.py).
-        self.verdict = f"Measured: {measured}. {plain} {outcome}"
-        self._set_onward(measured=True)
+        spoken = f"Measured: {measured}. {plain} {outcome}"
+        if self.class_waiting:
+            # Counted for the class now (the outcome below), shown when the teacher reveals:
+            # until then this page, and the neighbour who reads it, sees no number.
+            self._pending = (result, spoken)
+            self.result.object = self.verdict = WAITING_FOR_REVEAL
+        else:
+            self._reveal(result, spoken)
         self.outcome = (
             self._index + 1,
             choice,
             choice is not None and step.is_right(choice),
             confirmed,
         )
+
+    def _hold(self, names) -> None:
+        # Only a change: Param cannot compare sets, and each assignment redraws the page.
+        if frozenset(names) != self.held:
+            self.held = frozenset(names)
+
+    def _reveal(self, result: str, spoken: str) -> None:
+        self.result.object, self.verdict = result, spoken
+        self._set_onward(measured=True)
+        self._hold(())  # every view drawn again, the measured state on them
+
+    @param.depends("class_waiting", watch=True)
+    def _class_revealed(self) -> None:
+        """The teacher revealed the class's step: a Measure taken before it is shown now."""
+        if not self.class_waiting and self._pending is not None:
+            result, spoken = self._pending
+            self._pending = None
+            self._reveal(result, spoken)
 
     def show_class_votes(self, *views) -> None:
         """Put the class's chart and outcome under the question, once (a page in a class)."""
@@ -395,21 +453,29 @@ class LessonsView(pn.viewable.Viewer):
         self.class_votes = views
         if self._layout is not None:
             objects = list(self._layout.objects)
-            at = objects.index(self.choices) + 1
+            at = objects.index(self._ask) + 1
             self._layout.objects = [*objects[:at], *views, *objects[at:]]
 
     def __panel__(self):
         if self._layout is None:
+            self._ask = pn.Column(
+                self.question,
+                self.choices,
+                self.action,
+                pn.Row(self.do_it, self.measure),
+                sizing_mode="stretch_width",
+                margin=0,
+                css_classes=["lab-lesson-ask"],
+                stylesheets=[ASK_CSS],
+            )
             self._layout = pn.Column(
                 pn.Row(self.previous, self.next, self.load),
                 self.position,
                 self.text,
                 self.exploring.note,
                 self.exploring.back,
-                self.choices,
+                self._ask,
                 *self.class_votes,
-                self.action,
-                pn.Row(self.do_it, self.measure),
                 self.result,
                 self.onward,
                 sizing_mode="stretch_width",

@@ -22,6 +22,17 @@ def pair_labels(state) -> list[str]:
     return labels + [f"pair {i + 1}" for i in range(len(labels), n)]
 
 
+def swapped_pair(old, new) -> tuple[int, int] | None:
+    """(i, j) when `new` is `old` with exactly the values of pairs i and j exchanged."""
+    if len(old) != len(new):
+        return None
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if tuple(a) != tuple(b)]
+    if len(changed) != 2:
+        return None
+    i, j = changed
+    return (i, j) if tuple(old[i]) == tuple(new[j]) and tuple(old[j]) == tuple(new[i]) else None
+
+
 class PairsEditor(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab whose pairs it edits")
 
@@ -38,6 +49,7 @@ class PairsEditor(pn.viewable.Viewer):
         self.reverse.on_click(
             lambda _event: state.permute_pairs(list(range(len(state.keys)))[::-1])
         )
+        self._values = [tuple(v) for v in state.values]  # to tell a swap from other changes
         self.refresh()
 
     # -- state -> widgets ---------------------------------------------------------------------
@@ -50,6 +62,15 @@ class PairsEditor(pn.viewable.Viewer):
             self.swap_b.options = options
             self.swap_a.value = 0
             self.swap_b.value = 1 if len(labels) > 1 else 0
+
+    @param.depends("state.values", watch=True)
+    def _follow_swap(self) -> None:
+        """A swap made elsewhere ("Do it for me", a link, an import) shows in the menus: they
+        name the two pairs whose values were exchanged, as if picked here."""
+        swapped = swapped_pair(self._values, self.state.values)
+        self._values = [tuple(v) for v in self.state.values]
+        if swapped is not None and {self.swap_a.value, self.swap_b.value} != set(swapped):
+            self.swap_a.value, self.swap_b.value = swapped
 
     # -- widgets -> state ---------------------------------------------------------------------
     def _do_swap(self, _event):

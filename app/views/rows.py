@@ -92,6 +92,10 @@ class FitRows:
         if self._chosen is not None and self._fit() != self._chosen:
             self._redraw()
 
+    def pause(self) -> None:
+        """No redraw on a resize until the chart is drawn again (it is held back, covered.py)."""
+        self._chosen = None
+
 
 def set_rows(fig, labels) -> None:
     """Point the y axis at one row per drawn key, each named."""

@@ -161,6 +161,12 @@ class StatusView(pn.viewable.Viewer):
             if notice:
                 notify("warning", snap.notice)
 
+    def hold(self, text: str) -> None:
+        """The headline while a lesson step holds back what it asks about (it states the
+        route and the model's answer): `text` instead, and no route news said meanwhile."""
+        if self.summary.text != text:
+            self.summary.text = text
+
     def set_running(self, backend: str) -> None:
         """Say which backend is still computing the change shown, or nothing ('')."""
         self._backend = backend

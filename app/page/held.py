@@ -1,0 +1,85 @@
+"""How a page honours what the open lesson step holds back until Measure (app/lessons/reveals.py).
+
+`Lab` (app/page/lab_page.py) registers, beside each part's draw, one of these conceals: while
+anything is held the part is drawn neutral instead (app/views/covered.py), generically, from
+the step's own declaration; after Measure every part is drawn as before. The planes stay
+drawn with the route left out, since the student acts on them, unless the step holds the
+planes too. The headline states both the route and the model's answer: neutral while anything
+is held.
+"""
+
+from __future__ import annotations
+
+from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
+from app.views.covered import conceal
+
+HEADLINE = "Predict first: the numbers appear when you press Measure."
+
+
+def covering(what: str, title: str, draw):
+    """The conceal of a part that shows `what`: neutral while it is held, else `draw`n."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if what in held:
+            conceal(view, title)
+        else:
+            draw(view, snap)
+
+    return conceal_or_draw
+
+
+def headline(view, snap, held) -> None:
+    view.hold(HEADLINE)
+
+
+def plots_in_words(draw):
+    """The first screen's plots in words: nothing while the route or the planes are held."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if WEIGHTS in held or PLANES in held:
+            view.show(())
+        else:
+            draw(view, snap)
+
+    return conceal_or_draw
+
+
+def planes(draw):
+    """The planes: empty while they are held, else drawn without the route while it is
+    (`draw(view, snap, route=...)`)."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if PLANES in held:
+            view.conceal()
+        else:
+            draw(view, snap, route=WEIGHTS not in held)
+
+    return conceal_or_draw
+
+
+def model_answer(shown, draw):
+    """The trained model's answer chart (in the model's main view), while the model is shown."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if not shown():
+            return
+        if ANSWER in held:
+            conceal(view.prediction, "The model's answer")
+        else:
+            draw(view, snap)
+
+    return conceal_or_draw
+
+
+def every_head(shown, draw):
+    """Every head's grid and the open head's pattern, while the model is shown."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if not shown():
+            return
+        if WEIGHTS in held:
+            view.conceal()
+        else:
+            draw(view, snap)
+
+    return conceal_or_draw
