@@ -25,7 +25,25 @@ from .style import (
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26
-HIDDEN_COLOUR = "#8a8a8a"
+HIDDEN_COLOUR = "#6e6e6e"
+# Two hatches that must not be mistaken for each other (issue 40: both were diagonal stripes):
+# the hidden part of a score continues its bar, dark with upright white lines; a masked key has
+# no logit at all, white with dark diagonal lines and "−∞ masked" beside it.
+HIDDEN_HATCH = {
+    "fill_color": HIDDEN_COLOUR,
+    "line_color": HIDDEN_COLOUR,
+    "hatch_pattern": "|",
+    "hatch_color": "#ffffff",
+    "hatch_alpha": 0.8,
+    "hatch_scale": 6,
+}
+MASKED_HATCH = {
+    "fill_color": "#ffffff",
+    "line_color": "#555555",
+    "hatch_pattern": "/",
+    "hatch_color": "#555555",
+    "hatch_scale": 8,
+}
 
 
 def visible_scores(snap) -> np.ndarray:
@@ -82,11 +100,7 @@ class LogitsView(pn.viewable.Viewer):
             BAR,
             left="visible",
             right="raw",
-            fill_color=HIDDEN_COLOUR,
-            line_color=HIDDEN_COLOUR,
-            hatch_pattern="\\",
-            hatch_color="#ffffff",
-            hatch_alpha=0.7,
+            **HIDDEN_HATCH,
             legend_label="+ hidden dims",
         )
         renderers.append(self._hidden)
@@ -108,11 +122,7 @@ class LogitsView(pn.viewable.Viewer):
             BAR,
             left="hatch_left",
             right="hatch_right",
-            fill_color="#ffffff",
-            line_color="#555555",
-            hatch_pattern="/",
-            hatch_color="#555555",
-            hatch_scale=8,
+            **MASKED_HATCH,
             legend_label="masked (−∞)",
         )
         bar_note(fig, self.source, x="hatch_right", text="mask_text", offset=BAR)
