@@ -60,6 +60,55 @@ function focusLesson(tries) {
   if (target) { target.focus(); target.scrollIntoView({block: 'nearest'}); }
 }
 state.applyPresenter = applyPresenter; state.focusLesson = focusLesson;
+// The keyboard help as a modal dialog: it opens under the header with focus on it, and while
+// it is open the rest of the page is inert (no Tab, click or screen reader reaches the lesson
+// behind it), Tab and Shift+Tab go round its own controls, and Esc closes it wherever focus
+// is; closed, focus goes back to the button that opened it. Out of the header the first time:
+// its stacking context put a phone's open sidebar on top (and `inert` goes on body's children).
+function KeysDialog(panel, opener) {
+  const madeInert = [];
+  const controls = () => Array.from(panel.querySelectorAll('button, a[href], input, select'))
+    .filter(el => !el.disabled);
+  function onKey(event) {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      event.stopPropagation();
+      close();
+    } else if (event.key === 'Tab') {
+      const items = controls();
+      const active = document.activeElement;
+      const at = items.indexOf(active);
+      const next = event.shiftKey ? (at <= 0 ? items.length - 1 : at - 1)
+        : (at < 0 || at === items.length - 1 ? 0 : at + 1);
+      event.preventDefault();
+      (items[next] || panel).focus();
+    }
+  }
+  function onFocusIn(event) {
+    if (!panel.contains(event.target)) panel.focus();  // a click or a script moved it out
+  }
+  function open() {
+    if (panel.parentNode !== document.body) document.body.appendChild(panel);
+    for (const el of document.body.children) {
+      if (el !== panel && !el.inert) { el.inert = true; madeInert.push(el); }
+    }
+    panel.hidden = false;
+    opener.setAttribute('aria-expanded', 'true');
+    document.addEventListener('keydown', onKey, true);
+    document.addEventListener('focusin', onFocusIn, true);
+    panel.focus();
+  }
+  function close() {
+    document.removeEventListener('keydown', onKey, true);
+    document.removeEventListener('focusin', onFocusIn, true);
+    for (const el of madeInert.splice(0)) el.inert = false;
+    panel.hidden = true;
+    opener.setAttribute('aria-expanded', 'false');
+    opener.focus();
+  }
+  return {panel, open, close, toggle: () => (panel.hidden ? open() : close())};
+}
+state.KeysDialog = KeysDialog;
 // A press held before the drag (most people press, then move; a finger nearly always) became
 // BokehJS's "press" gesture after 300 ms, and the drag that followed moved nothing. No tool of
 // the lab uses press, so its threshold goes past any hold: a held press that moves is a drag.
@@ -90,19 +139,11 @@ state.applyPresenter(data.presenter);
 // @script toggle
 data.presenter = !data.presenter;
 // @script keys
-// The keyboard help opens under the header (focus into it) and closes (focus back to Keys).
-// Out of the header the first time: its stacking context put a phone's open sidebar on top.
-if (keys_panel.parentNode !== document.body) document.body.appendChild(keys_panel);
-const open = keys_panel.hidden;
-keys_panel.hidden = !open;
-keys_btn.setAttribute('aria-expanded', open ? 'true' : 'false');
-(open ? keys_panel : keys_btn).focus();
-// @script keys_key
-if (state.event && state.event.key === 'Escape') {
-  keys_panel.hidden = true;
-  keys_btn.setAttribute('aria-expanded', 'false');
-  keys_btn.focus();
+// The keyboard help is a modal dialog (KeysDialog in render): Keys and Close toggle it.
+if (!state.keysDialog || state.keysDialog.panel !== keys_panel) {
+  state.keysDialog = state.KeysDialog(keys_panel, keys_btn);
 }
+state.keysDialog.toggle();
 // @script send_echo
 // The session's echo (PageTools.echo, app/page/a11y.py): the page (or a browser test, through
 // the model) asks when the server has handled everything sent before by raising `echo` and

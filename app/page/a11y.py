@@ -80,8 +80,8 @@ class ControlPointer(ReactiveHTML):
 
 
 # The keyboard help (the header's Keys button): every key the page answers, in one short
-# panel drawn in the browser alone (no server model). Esc or Close shuts it, and focus goes
-# back to the button.
+# modal dialog drawn in the browser alone (no server model): focus stays inside while it is
+# open, Esc or Close shuts it, and focus goes back to the button (app/js/page_tools.js).
 KEYS = (
     (
         "Tab, Shift+Tab",
@@ -106,8 +106,8 @@ KEYS = (
     ("Esc", "close this help"),
 )
 KEYS_HELP = (
-    '<div id="keys_panel" class="lab-keys" role="dialog" aria-label="Keyboard help" '
-    'tabindex="-1" hidden onkeydown="${script(\'keys_key\')}">'
+    '<div id="keys_panel" class="lab-keys" role="dialog" aria-modal="true" '
+    'aria-label="Keyboard help" tabindex="-1" hidden>'
     '<h2 class="lab-keys-title">Keyboard help</h2><dl>'
     + "".join(f"<dt>{keys}</dt><dd>{what}</dd>" for keys, what in KEYS)
     + "</dl>"
