@@ -239,8 +239,10 @@ def head_snapshot(
     *,
     dimension_sweep: object = None,
     notice: str = "",
+    patched: str = "",
 ) -> LabSnapshot:
-    """One head of one run, at its question position, as the lab's snapshot."""
+    """One head of one run, at its question position, as the lab's snapshot. ``patched``: the
+    sentence the head's output was patched in from, when it was (the page marks the head)."""
     rec = run.head(layer, head)
     q = np.asarray(rec.q, dtype=float)
     k = np.asarray(rec.k, dtype=float)
@@ -291,6 +293,7 @@ def head_snapshot(
         backend_used="numpy",
         notice=notice,
         ablated=ablated,
+        patched=patched,
         summary_suffix=f"; the model answers {shown_token(run.answer)} ({p_answer:.0%}).",
     )
 

@@ -73,6 +73,10 @@ class LabSnapshot:
     # A trained head whose output is zeroed (ablated): the route above is what it computes, and
     # none of it reaches the model. The hand-made scenarios never ablate.
     ablated: bool = False
+    # A trained head whose output was patched in from another run (activation patching): the
+    # sentence it came from ("" when not patched). The route above is this run's; the output
+    # drawn, and passed on, is the other sentence's.
+    patched: str = ""
 
     @property
     def winner(self) -> int:
@@ -158,6 +162,8 @@ def describe(snap: Mapping[str, object]) -> str:
         text += f"; the null route takes {_pct(snap['null_weight'])}"
     if snap.get("ablated"):
         text += "; ablated: this head's output is zeroed"
+    if snap.get("patched"):
+        text += "; patched: this head's output is taken from another sentence"
     return text + "."
 
 

@@ -31,6 +31,10 @@ LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
 MOVED = "The meeting was on Monday. It moved to Friday. So the meeting is on"
+# The patching step's other sentence: the Causal map tab's suggestion for MOVED (one day
+# changed, the same number of tokens; tests/app/test_model_lessons.py holds it to that), written
+# out so that the step can show both sentences before the vote.
+CHANGED = "The meeting was on Monday. It moved to Thursday. So the meeting is on"
 # The whole-model steps measure their heads when they open: one backward pass estimates every
 # head's effect, and the VERIFIED the estimate ranks first are measured exactly (about a second
 # on SmolLM2, once per process). tests/app/test_model_lessons.py holds the heads found against
@@ -209,9 +213,9 @@ def _ablate_layer0(m: ModelState) -> None:
 
 
 def _patch_from_changed(m: ModelState) -> None:
-    changed, _ = attribution_runs.counterfactual(m.model, m.text)
-    donor = _run(m, changed).head(m.layer, m.head).all_outputs
-    m.try_update(extra=[trained.PatchHead(m.layer, m.head, donor)])
+    donor = _run(m, CHANGED).head(m.layer, m.head).all_outputs
+    # The patch names its sentence: the sidebar and the planes mark the head as patched from it.
+    m.try_update(extra=[trained.PatchHead(m.layer, m.head, donor, source=CHANGED)])
 
 
 def _token(label: str) -> str:
@@ -572,12 +576,11 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         text=MOVED,
         part=LM_PART,
         model=LM,
-        opens=lambda m: _patch_head(LM, MOVED),
+        opens=lambda m: _patch_head(LM, MOVED, CHANGED),
         setup=(
-            "Activation patching: run this sentence, but give one head the output it has in a "
-            "sentence where the meeting moved to another day (same length). The planes show "
-            "the head that Patch every head on the Causal map tab puts first, measured when "
-            "the step opens (all 270 estimated at once, the first ten patched exactly)."
+            f"Activation patching: run “{MOVED}”, but give one head the output it has in "
+            f"“{CHANGED}” (the same number of tokens). The planes show the head that Patch "
+            "every head on the Causal map tab puts first, measured when the step opens."
         ),
         question="With this head patched, what happens to P(Friday)?",
         choices=(
@@ -588,7 +591,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         action="Press **Do it for me** (it patches the head), then Measure.",
         act=_patch_from_changed,
         measure=lambda b, a: (
-            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}; the model says "
+            f"with this head's output taken from “{CHANGED}”, P(␣Friday) "
+            f"{_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}; the model says "
             f"{shown_token(a.prediction.answer_after)}"
         ),
         confirms=lambda b, a: _p(a, " Friday") <= _p(b, " Friday") / 2,
@@ -701,11 +705,10 @@ def _light_head(model: str, text: str, token: str) -> tuple[int, int]:
     return min(exact, key=exact.__getitem__)
 
 
-def _patch_head(model: str, text: str) -> tuple[int, int]:
-    """The head whose output from `text`, patched into its counterfactual, brings back the most
-    of the answer, among the VERIFIED with the largest estimates (what the Causal map tab's
-    Patch every head puts first)."""
-    changed, _ = attribution_runs.counterfactual(model, text)
+def _patch_head(model: str, text: str, changed: str) -> tuple[int, int]:
+    """The head whose output from `text`, patched into `changed`, brings back the most of the
+    answer, among the VERIFIED with the largest estimates (what the Causal map tab's Patch every
+    head puts first)."""
     amap = attribution_runs.patching(model, text, changed, VERIFIED)
     best = max(amap.verified(), key=lambda r: r.exact)
     return best.layer, best.head

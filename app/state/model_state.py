@@ -550,7 +550,13 @@ class ModelState(param.Parameterized):
         # The dimension view keeps its synthetic sweep, at this head's number of candidates.
         temperature = float(values["head_temperature"])
         sweep = _dimension_sweep(0, max(2, len(seen.tokens)), temperature)
-        snap = head_snapshot(seen, values["layer"], values["head"], dimension_sweep=sweep)
+        snap = head_snapshot(
+            seen,
+            values["layer"],
+            values["head"],
+            dimension_sweep=sweep,
+            patched=patched_from(values["extra"], values["layer"], values["head"]),
+        )
         self._held = (asked.where, plain)
         self._set(settings)
         self._publish(plain, edited, snap)
@@ -774,3 +780,12 @@ class ModelState(param.Parameterized):
                 warnings.append(f"{error}; using the default")
         self._set_error("")
         return warnings
+
+
+def patched_from(edits, layer: int, head: int) -> str:
+    """The sentence head (layer, head)'s output is patched in from by one of `edits`
+    ("another sentence" when the patch does not say; "" when the head is not patched)."""
+    for edit in edits:
+        if isinstance(edit, trained.PatchHead) and (edit.layer, edit.head) == (layer, head):
+            return edit.source or "another sentence"
+    return ""

@@ -29,6 +29,7 @@ from .planes import (
     ADDRESS_FONT_PX,
     FIG_HEIGHT,
     FIG_WIDTH,
+    PATCHED_TEXT,
     PAYLOAD_FONT_PX,
     address_plane,
     head_angle,
@@ -254,7 +255,7 @@ class GeometryView(pn.viewable.Viewer):
             tips = [screen.point(vec[i, 0], vec[i, 1]) for i in rows]
             avoid = [screen.legend_box(legend_rows)]
             if fig is self.payload_fig and self.ablated_note.visible:
-                first_line = ABLATED_TEXT.split("\n")[0]
+                first_line = str(self.ablated_note.text).split("\n")[0]
                 avoid.append(screen.note_box(float(self.ablated_note.y), first_line))
             if fig is self.address_fig and self._query_handle != 1.0:
                 # The query's handle, when it sits off the query's tip (query_handle_at).
@@ -292,8 +293,14 @@ class GeometryView(pn.viewable.Viewer):
 
     def _update_contributions(self, snap, labels, legal):
         ablated = bool(getattr(snap, "ablated", False))
-        if self.ablated_note.visible != ablated:
-            self.ablated_note.visible = ablated
+        patched = bool(getattr(snap, "patched", ""))
+        # One note for both interventions that cut the route from the output (the note says
+        # which): an ablated head passes nothing on, a patched one another sentence's output.
+        note = ABLATED_TEXT if ablated or not patched else PATCHED_TEXT
+        if self.ablated_note.text != note:
+            self.ablated_note.text = note
+        if self.ablated_note.visible != (ablated or patched):
+            self.ablated_note.visible = ablated or patched
         c = np.asarray(snap.contributions, dtype=np.float64)[:, :2]
         ends = np.cumsum(c, axis=0)
         starts = ends - c
@@ -323,7 +330,13 @@ class GeometryView(pn.viewable.Viewer):
                 ),
                 "kind": ["contribution"] * n + ["output"],
                 "label": [f"w·v {lab}" for lab in labels]
-                + ["output (zeroed: the head is ablated)" if ablated else "output"],
+                + [
+                    "output (zeroed: the head is ablated)"
+                    if ablated
+                    else "output (patched in from the other sentence)"
+                    if patched
+                    else "output"
+                ],
             },
         )
 

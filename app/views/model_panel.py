@@ -25,6 +25,7 @@ from app.views.headings import group_heading
 from engine.heads import HEAD_FINDERS, find_heads, head_name, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
+from engine.trained.edits import PatchHead
 
 from .head_grid import QueryPicker
 from .notify import notify
@@ -126,6 +127,9 @@ class ModelPanel(pn.viewable.Viewer):
             },
             sizing_mode="stretch_width",
         )
+        # A patched head is named here, as an ablated one is in the box above (a lesson's
+        # patch is no control of its own).
+        self.patched = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self.clear = pn.widgets.Button(
             label="Clear the intervention", color="light", sizing_mode="stretch_width"
         )
@@ -282,6 +286,8 @@ class ModelPanel(pn.viewable.Viewer):
             if self.ablated.options != heads:
                 self.ablated.options = heads
             self.ablated.value = list(m.ablated)
+            patched = patched_words(m.extra)
+            self.patched.param.update(object=patched, visible=bool(patched))
             self.backend.value = m.backend
             self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
             self.head_note.object = html.escape(found_head_note(model, m.layer, m.head))
@@ -310,6 +316,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.rotate,
             self.masked,
             self.ablated,
+            self.patched,
             self.clear,
             self.backend,
             self.ran_on,
@@ -462,6 +469,19 @@ def found_head_note(model, layer: int, head: int) -> str:
     if (layer, head) == tuple(found):
         return note + " It is the head open now."
     return note + f" The head open now is {head_name(layer, head)}."
+
+
+def patched_words(edits) -> str:
+    """The heads a lesson patched, and the sentence each output came from, as Markdown."""
+    said = [
+        f"**Patched:** {head_name(e.layer, e.head)}, its output taken from "
+        f"“{html.escape(e.source)}”"
+        if e.source
+        else f"**Patched:** {head_name(e.layer, e.head)}, its output taken from another run"
+        for e in edits
+        if isinstance(e, PatchHead)
+    ]
+    return "\n\n".join(said)
 
 
 def spec_title(spec) -> str:

@@ -40,6 +40,9 @@ ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
 # On an ablated head's payload plane, over its faded contributions (they no longer reach the
 # model: the output is zero).
 ABLATED_TEXT = "ablated: this head's\noutput is zeroed"  # two lines: a phone's plane is narrow
+# The same note on a patched head's plane: the output drawn is the other sentence's, not the
+# sum of the contributions drawn (activation patching).
+PATCHED_TEXT = "patched: this head's output\ncomes from the other sentence"
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,7 @@ class PatchHead(Edit):
     head's output in another run of a sentence of the same length: activation patching."""
 
     output: np.ndarray
+    source: str = ""  # the sentence the output comes from, for the page to name ("": unnamed)
 
     def __post_init__(self):
         super().__post_init__()
@@ -341,7 +342,8 @@ class PatchHead(Edit):
         head.output = self.output
 
     def describe(self):
-        return f"patch the output of {self._where()} from another run"
+        source = f"the run of “{self.source}”" if self.source else "another run"
+        return f"patch the output of {self._where()} from {source}"
 
 
 def turn_query_rows(q, k, weights, query: int, degrees: float, put) -> None:
