@@ -5,7 +5,8 @@ teacher's join panel and a student's class page, each also at a phone's 390x844 
 open. No critical or serious violation may be left, nor a heading that skips
 a level (axe's moderate heading-order, and the levels read here); each failure lists the rules
 and the nodes. Beside axe: sliders read their value as shown, a lesson's radio group is named by
-its question, and the model's multi-choice boxes by their titles.
+its question, and the model's multi-choice boxes by their titles; in Chromium's own
+accessibility tree every control of both models' pages has a name.
 
 ALLOWED holds the violations known and not fixed yet, each narrowed to one rule and one node
 (a substring of axe's target) with the reason; docs/accessibility.md lists them too."""
