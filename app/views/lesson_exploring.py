@@ -82,3 +82,4 @@ class ExploringNote:
         if not now:
             # The step's own "nothing to do" rule for its button (a step without an action).
             lessons.do_it.visible = getattr(step, "act", None) is not None
+        lessons.update_hold()  # the student's own sentence is not held back; the step's is

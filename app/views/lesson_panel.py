@@ -95,6 +95,7 @@ class LessonsView(pn.viewable.Viewer):
         self.verdict = ""  # the last Measure's result in plain words
         # A Measure taken while the class waits for its teacher's Reveal: (result, verdict).
         self._pending: tuple[str, str] | None = None
+        self._opened = self._measured = False  # the step shown is set up; it was measured
         # A step waiting for its model to load: ("load" or "restore", its index), or None.
         self._waiting: tuple[str, int] | None = None
         self._watching_loads = False
@@ -199,6 +200,7 @@ class LessonsView(pn.viewable.Viewer):
         with pn.io.hold(), walk_once(pn.state.curdoc):
             # Held back before the set-up draws: what the step asks about is never on the page
             # before Measure, not even for one message.
+            self._opened, self._measured = True, False
             self._hold(self.step.reveals)
             self.lesson = self._index + 1
             # The result line and the buttons are set once, by the set-up below: a follower's
@@ -215,6 +217,7 @@ class LessonsView(pn.viewable.Viewer):
         self._before = None
         self._pending = None
         self._stop_waiting()
+        self._opened = False
         self._hold(())  # the lab is not set up for it: nothing of the step to hold
         self._show()
 
@@ -428,6 +431,12 @@ class LessonsView(pn.viewable.Viewer):
             confirmed,
         )
 
+    def update_hold(self) -> None:
+        """Hold the step's views back while it is set up and not yet measured, unless the
+        student explores a sentence of their own (nothing of the step's is on screen then)."""
+        shown = self._opened and not self._measured and not self.exploring.active
+        self._hold(self.step.reveals if shown else ())
+
     def _hold(self, names) -> None:
         # Only a change: Param cannot compare sets, and each assignment redraws the page.
         if frozenset(names) != self.held:
@@ -436,6 +445,7 @@ class LessonsView(pn.viewable.Viewer):
     def _reveal(self, result: str, spoken: str) -> None:
         self.result.object, self.verdict = result, spoken
         self._set_onward(measured=True)
+        self._measured = True
         self._hold(())  # every view drawn again, the measured state on them
 
     @param.depends("class_waiting", watch=True)
