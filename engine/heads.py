@@ -124,7 +124,7 @@ def shown_token(token: str) -> str:
 
 # A byte of a character split over tokens, as `engine.trained.tokenizer.readable` writes it.
 _BYTE = re.compile(r"<0x([0-9A-F]{2})>")
-CONTINUED = "…"  # marks a token that holds the rest of a character begun in an earlier token
+CONTINUED = "↳"  # marks a token that holds the rest of a character begun in an earlier token
 
 
 def _token_bytes(token: str) -> bytes:
@@ -150,7 +150,7 @@ def shown_tokens(tokens: Sequence[str]) -> list[str]:
     """Each token of a sequence as a label (`shown_token`), with a character whose bytes the
     tokenizer split over several tokens shown whole: the token where it begins shows the
     character, each token holding the rest of it shows `CONTINUED` and the character
-    (["<0xE3><0x82>", "<0xA2>"] -> ["ア", "…ア"]). Bytes that make no whole character stay
+    (["<0xE3><0x82>", "<0xA2>"] -> ["ア", "↳ア"]). Bytes that make no whole character stay
     as <0xNN>."""
     pieces = [_token_bytes(t) for t in tokens]
     owner = [i for i, piece in enumerate(pieces) for _ in piece]  # the token of each byte
@@ -176,28 +176,23 @@ def shown_tokens(tokens: Sequence[str]) -> list[str]:
     return [shown_token("".join(p)) if p else shown_token("") for p in parts]
 
 
-def token_marks(labels: Iterable[str]) -> str:
-    """What the marks in these token labels mean, in one short sentence ("" when none is
-    used): a page prints it beside the tokens it shows."""
+def token_marks(labels: Iterable[str], sep: str = "; ") -> str:
+    """What the marks in these token labels mean, one short phrase each joined by ``sep``
+    ("" when none is used): a page prints it beside the tokens it shows."""
     text = "".join(labels)
     said = []
     if "␣" in text:
-        said.append("␣ is a space (a word's token usually starts with one)")
+        said.append("␣ = a space (a word's token often starts with one)")
     if "⏎" in text:
-        said.append("⏎ a line break")
+        said.append("⏎ = a line break")
     if "⇥" in text:
-        said.append("⇥ a tab")
+        said.append("⇥ = a tab")
     if CONTINUED in text:
         char = text[text.index(CONTINUED) + 1 : text.index(CONTINUED) + 2]
-        said.append(
-            f"{CONTINUED}{char} marks a token holding the rest of {char}, a character whose "
-            "bytes the tokenizer split over several tokens"
-        )
+        said.append(f"{CONTINUED}{char} = the rest of {char}, its bytes split over tokens")
     if "<0x" in text:
-        said.append("<0x..> is a byte of a character cut off where the text ends")
-    if not said:
-        return ""
-    return "; ".join(said) + "."
+        said.append("<0x..> = a byte of a character cut off by the text's edge")
+    return sep.join(said)
 
 
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:

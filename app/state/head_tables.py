@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.heads import head_name, shown_token
+from engine.heads import head_name, shown_token, shown_tokens
 
-from .scene_tables import MAX_ROWS, SceneTable, number, percent
+from .scene_tables import MAX_ROWS, SceneTable, marks_said, number, percent
 
 TOP_HEADS = 5
 
 
-def token_name(token: str, position: int) -> str:
-    return f"{shown_token(token)} (position {position})"
+def token_name(shown: str, position: int) -> str:
+    """A token as a table names it: its label (`engine.heads.shown_tokens`) and position."""
+    return f"{shown} (position {position})"
 
 
 def pattern_row_table(tokens, matrix, query: int, layer: int, head: int) -> SceneTable:
     """The open head's row at the query position: its weight on each key, heaviest first."""
+    shown = shown_tokens(tokens)
     row = np.nan_to_num(np.asarray(matrix, dtype=np.float64)[query, : query + 1], nan=0.0)
     order = [int(i) for i in np.argsort(-row, kind="stable")[:MAX_ROWS]]
     left = (
@@ -31,10 +33,11 @@ def pattern_row_table(tokens, matrix, query: int, layer: int, head: int) -> Scen
         else f" The table lists the {len(order)} heaviest of {len(row)} keys."
     )
     description = (
-        f"{head_name(layer, head).capitalize()}, its row for the query {token_name(tokens[query], query)}: "
-        f"the weight it puts on each earlier token, heaviest first.{left}"
+        f"{head_name(layer, head).capitalize()}, its row for the query "
+        f"{token_name(shown[query], query)}: the weight it puts on each earlier token, heaviest "
+        f"first.{left}{marks_said(shown[i] for i in [query, *order])}"
     )
-    body = tuple((token_name(tokens[i], i), number(row[i])) for i in order)
+    body = tuple((token_name(shown[i], i), number(row[i])) for i in order)
     return SceneTable(
         "pattern_row",
         "The open head's pattern, the query's row",

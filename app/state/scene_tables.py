@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.heads import token_marks
+
 # The bar charts draw at most 12 rows (app/views/rows.py); the tables list as many keys, the
 # heaviest first when there are more, and say how many they leave out.
 MAX_ROWS = 12
@@ -29,6 +31,12 @@ class SceneTable:
     description: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+
+
+def marks_said(labels) -> str:
+    """What the marks in a table's token labels mean, as a sentence to append ("" for none)."""
+    marks = token_marks(labels)
+    return f" Tokens: {marks}." if marks else ""
 
 
 def number(x: float, digits: int = 3) -> str:
@@ -119,7 +127,7 @@ def weights_table(snap) -> SceneTable:
     description = (
         f"Each key's weight w beside its share of the summed lengths |w·v|; each column sums to "
         f"100%. Key {snap.labels[top]} gets the most weight, {percent(snap.weights[top])}."
-        f"{_left_out(snap, rows)}"
+        f"{_left_out(snap, rows)}{marks_said(snap.labels[i] for i in rows)}"
     )
     body = [(str(snap.labels[i]), percent(snap.weights[i]), percent(share[i])) for i in rows]
     if snap.null_weight is not None:

@@ -38,7 +38,7 @@ from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.state.receipt_state import ReceiptState
 from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
-from engine.heads import head_name, head_tag, shown_token
+from engine.heads import HEAD_TAG_KEY, head_name, head_tag, shown_token, token_labels, token_marks
 
 from .headings import TITLE_CSS
 from .plot_text import PlotText
@@ -68,6 +68,17 @@ def named_heads(cmap) -> dict[tuple[int, int], str]:
         key = (r.layer, r.head)
         out[key] = "looks and decides" if key in out else "decides most"
     return out
+
+
+def key_words(run) -> str:
+    """What the map's short marks mean, said once under it: the dots' head labels, and the
+    marks of the tokens the picker lists ("" before a run)."""
+    marks = "" if run is None else token_marks(token_labels(run.tokens))
+    return (
+        f"<p class='lab-map-key'>On the plot, {html.escape(HEAD_TAG_KEY)}."
+        + (f" Tokens: {html.escape(marks)}." if marks else "")
+        + "</p>"
+    )
 
 
 def causal_summary(cmap) -> str:
@@ -275,7 +286,7 @@ class CausalView(pn.viewable.Viewer):
         run = self.mstate.run
         if run is None:
             return
-        options = {f"{shown_token(t)} @{i}": i for i, t in enumerate(run.tokens)}
+        options = {label: i for i, label in enumerate(token_labels(run.tokens))}
         chosen = self.cstate.token
         if chosen is None:
             cmap = self.cstate.causal
@@ -449,7 +460,8 @@ class CausalView(pn.viewable.Viewer):
         self._named_heads = [index[lh] for lh in order if lh in index]
         self._place_labels()
         self.figure.xaxis.axis_label = f"weight on {shown_token(cmap.token_text)[:16]}"
-        self.summary.object = estimated_summary(cmap) if estimated else causal_summary(cmap)
+        said = estimated_summary(cmap) if estimated else causal_summary(cmap)
+        self.summary.object = said + key_words(self.mstate.run)
         # The table says "every head ablated": an estimate gets none (the receipt's own view
         # lists estimate against exact).
         self.causal_text.show(() if estimated else (causal_top_table(cmap),))

@@ -48,7 +48,7 @@ from app.state import head_patterns as hp
 from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
-from engine.heads import head_name, shown_token
+from engine.heads import head_name, shown_token, shown_tokens, token_marks
 
 from .covered import conceal
 from .head_image import add_head_image, box_data, image_data
@@ -84,11 +84,14 @@ def cell_px(n_layers: int, n_heads: int) -> int:
     return int(min(120, max(22, 840 // n_layers), 360 // n_heads))
 
 
-def short_label(token: str, position: int) -> str:
-    text = shown_token(token)
-    if len(text) > LABEL_CHARS:
-        text = text[: LABEL_CHARS - 1] + "…"
-    return f"{text} @{position}"
+def short_labels(tokens) -> list[str]:
+    """Each position's label, cut to LABEL_CHARS ("␣approved @3"), a character split over byte
+    tokens shown whole where it begins and as its continuation after (`shown_tokens`)."""
+    out = []
+    for i, text in enumerate(shown_tokens(tokens)):
+        text = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
+        out.append(f"{text} @{i}")
+    return out
 
 
 class QueryPicker(pn.viewable.Viewer):
@@ -370,17 +373,18 @@ class HeadGridView(pn.viewable.Viewer):
             filled = np.nan_to_num(matrix, nan=-1.0)
             tops = filled.argmax(axis=1)
             positions = np.arange(n, dtype=np.float32)
+            names = short_labels(run.tokens)
             self.rows_source.data = {
                 "query": list(range(n)),
-                "label": [short_label(t, i) for i, t in enumerate(run.tokens)],
-                "top": [short_label(run.tokens[j], int(j)) for j in tops],
+                "label": names,
+                "top": [names[int(j)] for j in tops],
                 "top_weight": f32(filled[np.arange(n), tops]),
                 "left": f32(np.full(n, -0.5)),
                 "right": f32(np.full(n, n - 0.5)),
                 "top_edge": f32(positions - 0.5),
                 "bottom_edge": f32(positions + 0.5),
             }
-            labels = {i: short_label(t, i) for i, t in enumerate(run.tokens)}
+            labels = dict(enumerate(names))
             for axis in (self.pattern_fig.xaxis[0], self.pattern_fig.yaxis[0]):
                 axis.major_label_overrides = labels
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
@@ -390,12 +394,14 @@ class HeadGridView(pn.viewable.Viewer):
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title
         top = int(np.argmax(run.head(layer, head).weights))
+        names = short_labels(run.tokens)
+        marks = token_marks(names)
         self.caption.object = html.escape(
             f"The outlined cell is the open head ({head_name(layer, head)}); the outlined row "
-            f"is the query, {short_label(run.tokens[q], q)}, whose strongest key is "
-            f"{short_label(run.tokens[top], top)}. Click a cell to open that head, or a row of "
-            "the pattern to make it the query (by keyboard: Layer and Head, and Query position, "
-            "in the sidebar)."
+            f"is the query, {names[q]}, whose strongest key is {names[top]}. Click a cell to "
+            "open that head, or a row of the pattern to make it the query (by keyboard: Layer "
+            "and Head, and Query position, in the sidebar)."
+            + (f" Tokens: {marks}." if marks else "")
         )
 
     def conceal(self) -> None:

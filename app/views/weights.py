@@ -33,6 +33,7 @@ from .style import (
     make_figure,
     style_legend,
 )
+from .token_note import add_token_note, show_token_note
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
@@ -86,6 +87,7 @@ class WeightsView(pn.viewable.Viewer):
         )
         style_legend(fig, below=True)
         row_axis(fig)
+        self.token_note = add_token_note(fig)  # what ␣ and a split character's ↳ mean
         self.figure = fig
         self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
         self._snap = None
@@ -150,6 +152,7 @@ class WeightsView(pn.viewable.Viewer):
             },
         )
         set_rows(self.figure, [*shown, *l_extra])
+        show_token_note(self.token_note, shown)
         x_range = self.figure.x_range
         peak = max(weights.max(), share.max(), max(w_extra, default=0.0), max(s_extra, default=0))
         end = fit_end(x_range.end, float(peak), full=FULL)

@@ -166,7 +166,7 @@ def test_a_character_split_over_byte_tokens_is_shown_whole():
     """Issue 40: the bytes of one character spread over tokens read as that character where it
     begins and as its continuation after; stray bytes stay as the tokenizer wrote them."""
     tokens = ["<0xE3><0x82>", "<0xA2>", " caf<0xC3>", "<0xA9>s", " <0xF0>"]
-    assert shown_tokens(tokens) == ["ア", "…ア", "␣café", "…és", "␣<0xF0>"]
+    assert shown_tokens(tokens) == ["ア", "↳ア", "␣café", "↳és", "␣<0xF0>"]
     assert token_labels(["a", " b"]) == ("a @0", "␣b @1")
     assert shown_tokens(["<0x41>"]) == ["A"]
 
@@ -174,9 +174,11 @@ def test_a_character_split_over_byte_tokens_is_shown_whole():
 def test_token_marks_explain_only_the_marks_in_use():
     assert token_marks(["a", "b"]) == ""
     said = token_marks(shown_tokens([" x", "<0xE3><0x82>", "<0xA2>"]))
-    assert said.startswith("␣ is a space") and "…ア marks a token holding the rest of ア" in said
+    assert said.startswith("␣ = a space") and "; ↳ア = the rest of ア, its bytes split" in said
     assert "⏎" not in said and "<0x" not in said
     assert "cut off" in token_marks(["<0xE3>"])
+    assert token_marks(["␣a", "b⏎"], sep="\n").count("\n") == 1
+    assert token_marks(["␣extraordin… @52"]).count("=") == 1  # a cut label is not a split one
 
 
 def test_a_head_has_one_name_in_words_and_one_short_tag():

@@ -433,7 +433,7 @@ def test_a_piece_of_a_character_is_labelled_by_its_bytes(model):
     assert "<0xF0><0x9F><0x99><0x82>" in joined and " é" in joined and "字" in joined
     # Issue 40: a character split over byte tokens is shown whole where it begins, and its
     # other pieces are marked as its continuation.
-    assert token_labels(run.tokens)[:2] == ("🙂 @0", "…🙂 @1")
+    assert token_labels(run.tokens)[:2] == ("🙂 @0", "↳🙂 @1")
     # Each byte label names its own token, and the run prices it (not by encoding its text).
     for token, i in zip(run.tokens, run.ids, strict=True):
         if token.startswith(("<0x", " <0x")):
