@@ -37,11 +37,23 @@ SOURCE_NAMES = (
     "dimension_sweep",
     "jacobian",
 )
-LOADED = (
-    "() => window.Bokeh && Bokeh.documents.length > 0 && "
-    "Bokeh.documents[0].get_model_by_name('weights') !== null && "
-    "Bokeh.documents[0].get_model_by_name('weights').data.weight.length > 0"
-)
+# The page has drawn: its weights, or, on a lesson step that holds its numbers back until
+# Measure (app/page/held.py), the headline that says so.
+LOADED = """() => {
+  if (!window.Bokeh || Bokeh.documents.length === 0) return false;
+  const doc = Bokeh.documents[0], weights = doc.get_model_by_name('weights');
+  if (weights === null) return false;
+  if (weights.data.weight.length > 0) return true;
+  return [...doc._all_models.values()].some(
+    m => typeof m.encoded_text === 'string' && m.encoded_text.startsWith('Predict first'));
+}"""
+# The headline while a lesson step holds its numbers back (app/page/held.py), or null.
+HELD_HEADLINE = """() => {
+  const m = [...Bokeh.documents[0]._all_models.values()].find(
+    m => typeof m.encoded_text === 'string');
+  const text = m ? decodeURIComponent(m.encoded_text) : '';
+  return text.startsWith('Predict first') ? text : null;
+}"""
 READ_SOURCE = """name => {
   const model = Bokeh.documents[0].get_model_by_name(name);
   if (model === null) return null;
