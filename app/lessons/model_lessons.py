@@ -543,10 +543,11 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         model=LM,
         opens=lambda m: _light_head(LM, MOVED, " Friday"),
         setup=(
-            "On the Causal map tab, the head that puts the most weight on 'Friday' costs the "
-            "answer almost nothing when it is ablated. The planes show a head with under 5% "
-            "of its weight on 'Friday': of those, the one whose removal costs the answer most "
-            "(the estimate ranks them, the first ten are measured exactly when the step opens)."
+            "The head that puts the most weight on 'Friday' costs the answer almost nothing when "
+            "it is ablated (Measure shows it, beside this one). The planes show a head with "
+            "under 5% of its weight on 'Friday': of those, the one whose removal costs the "
+            "answer most (the estimate ranks them, the first ten are measured exactly when the "
+            "step opens)."
         ),
         question="Ablate this head. What happens to P(Friday)?",
         choices=(
@@ -561,7 +562,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         act=_ablate_open_head,
         measure=lambda b, a: (
             f"this head's weight on ␣Friday is {_weight_on(b, ' Friday'):.1%}; "
-            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}"
+            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}, and the answer "
+            f"{_turns(b, a)}. {_heaviest_contrast(LM, MOVED, ' Friday')}"
         ),
         confirms=lambda b, a: (
             _weight_on(b, " Friday") < 0.05 and _p(a, " Friday") < _p(b, " Friday") - 0.1
@@ -688,6 +690,32 @@ def _quiet_head(model: str, text: str):
     layer, head = min(heads, key=lambda lh: exact[lh])
     record = next(r for r in amap.with_exact(exact).records if (r.layer, r.head) == (layer, head))
     return layer, head, record
+
+
+def _turns(before: Reading, after: Reading) -> str:
+    """Whether the model's answer changed, with the new answer's probability."""
+    old, new = before.prediction.answer_after, after.prediction.answer_after
+    if new == old:
+        return f"stays {shown_token(old)}"
+    return f"turns from {shown_token(old)} to {shown_token(new)} ({_p(after, new):.1%})"
+
+
+def _heaviest_contrast(model: str, text: str, token: str) -> str:
+    """The head with the most weight on `token` (its last place) from the last position, and
+    what ablating it does to P(token): the fact a step cites, measured for the verdict."""
+    run = model_runs.plain_run(model, text, None, "numpy")
+    position = [i for i, t in enumerate(run.tokens) if t == token][-1]
+    n_layers, n_heads = run.model.n_layers, run.model.n_heads
+    layer, head, weight = find_heads(
+        run, n_layers, n_heads, criterion="on_token", position=position, top=1
+    )[0]
+    ablated = model_runs.edited_run(model, text, None, "numpy", (trained.AblateHead(layer, head),))
+    shown = shown_token(token)
+    return (
+        f"For contrast, the head with the most weight on {shown}, {head_name(layer, head)} "
+        f"({weight:.0%}), moves P({shown}) only {run.prob(token):.1%} -> "
+        f"{ablated.prob(token):.1%} when ablated"
+    )
 
 
 def _light_head(model: str, text: str, token: str) -> tuple[int, int]:

