@@ -105,6 +105,8 @@ TOAST_LOG = """(() => {
   new MutationObserver(add).observe(document, {childList: true, subtree: true});
 })()"""
 TOASTS_SHOWN = "() => (window.__labToasts || []).map(el => el.textContent.trim())"
+# A link's warnings, one line each, as the page shows them in its flow (app/views/status.py).
+LINK_WARNINGS = ".lab-link-list li"
 
 
 def page_wait_until(page, predicate, what: str, timeout: float = WAIT_S):
@@ -232,19 +234,22 @@ def headless_chromium_path() -> str | None:
     return shutil.which("chromium-headless-shell") or chromium_path()
 
 
-ANALYSIS_DRAWN = (
-    "() => { const m = Bokeh.documents[0].get_model_by_name('entropy_sweep');"
-    " return m !== null && m.data.entropy.length > 0; }"
-)
+# Drawn: their data, or, on a lesson step that holds the route back, the held headline.
+ANALYSIS_DRAWN = """() => {
+  const doc = Bokeh.documents[0], m = doc.get_model_by_name('entropy_sweep');
+  if (m === null) return false;
+  if (m.data.entropy.length > 0) return true;
+  return [...doc._all_models.values()].some(
+    m => typeof m.encoded_text === 'string' && m.encoded_text.startsWith('Predict first'));
+}"""
 
 
 def press(button) -> None:
     """Press a button as a keyboard user does: focus, then Enter.
 
-    A pointer's click waits until nothing lies over the button, and a bad link's toasts lie
-    over the sidebar's lower buttons for their 10 s (three of them cover "More settings" at
-    1600x1000): a page opened on such a link waited out the toasts before its first click, and
-    by then they were gone. A key press reaches the button under them at once."""
+    A pointer's click waits until nothing lies over the button, and a toast (a refused change's)
+    lies over the sidebar's lower buttons for its seconds. A key press reaches the button under
+    it at once."""
     button.focus()
     button.press("Enter")
 
@@ -325,6 +330,11 @@ class LabPage:
 
     def model_attr(self, name: str, attr: str):
         return self.page.evaluate(READ_MODEL, [name, attr])
+
+    def link_warnings(self) -> list[str]:
+        """The lines of the link's warnings on the page now (none once dismissed)."""
+        lines = self.page.locator(LINK_WARNINGS)
+        return [line.strip() for line in lines.all_inner_texts()] if lines.count() else []
 
     def toasts(self) -> list[str]:
         """The text of every toast this page has shown, in order, expired ones included."""
