@@ -120,11 +120,14 @@ def test_a_trained_head_lesson_opens_the_model_and_measures_it(open_lab):
     page = open_lab("?lesson=13")
     page.wait_until(lambda: page.shows("Step 13 of"), "step 13")
     page.wait_until(lambda: "model=binding" in page.search(), "the model source in the address")
+    page.wait_until(lambda: page.shows("Loaded. Predict"), "the step set up")
     page.click_button("Do it for me")
-    page.wait_until(lambda: page.data("prediction")["token"][0] == "7000", "the swapped answer")
+    page.server_round_trip()
+    assert page.data("prediction")["token"] == []  # the answer is held back until Measure
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
     assert page.shows("largest change of an attention weight in this head 0.000")
+    page.wait_until(lambda: page.data("prediction")["token"][:1] == ["7000"], "the swapped answer")
 
 
 def test_a_language_model_lesson_waits_for_the_model_then_runs(open_lab):
@@ -137,12 +140,14 @@ def test_a_language_model_lesson_waits_for_the_model_then_runs(open_lab):
     measure = page.page.get_by_role("button", name="Measure").first
 
     def started() -> bool:  # by itself, once the model is in: no second press of Load
-        labels = page.data("weights")["label"]
-        return any("loan @4" in label for label in labels) and measure.is_enabled()
+        return page.shows("Loaded. Predict") and measure.is_enabled()
 
     page.wait_until(started, "the language model's step to start", timeout=120)
+    assert page.data("weights")["label"] == []  # where it looks is held back until Measure
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
+    labels = page.data("weights")["label"]
+    assert any("loan @4" in label for label in labels), labels
 
 
 TOKEN_OPTIONS = """() => {
