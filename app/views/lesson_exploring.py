@@ -59,7 +59,8 @@ class ExploringNote:
     def _asking(self) -> list:
         """The parts of the pane that ask the step's question."""
         lessons = self._lessons
-        parts = [lessons.choices, lessons.action, lessons.do_it, lessons.measure]
+        # The result line too: "Loaded. Predict, act..." or a verdict is about the step's sentence.
+        parts = [lessons.choices, lessons.action, lessons.do_it, lessons.measure, lessons.result]
         question = getattr(lessons, "question", None)  # the question's own pane, where it has one
         return [question, *parts] if question is not None else parts
 
