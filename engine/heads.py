@@ -182,16 +182,16 @@ def token_marks(labels: Iterable[str], sep: str = "; ") -> str:
     text = "".join(labels)
     said = []
     if "␣" in text:
-        said.append("␣ = a space (a word's token often starts with one)")
+        said.append("␣ = a space before the word")
     if "⏎" in text:
         said.append("⏎ = a line break")
     if "⇥" in text:
         said.append("⇥ = a tab")
     if CONTINUED in text:
         char = text[text.index(CONTINUED) + 1 : text.index(CONTINUED) + 2]
-        said.append(f"{CONTINUED}{char} = the rest of {char}, its bytes split over tokens")
+        said.append(f"{CONTINUED}{char} = rest of {char} (bytes split over tokens)")
     if "<0x" in text:
-        said.append("<0x..> = a byte of a character cut off by the text's edge")
+        said.append("<0x..> = a byte of a cut-off character")
     return sep.join(said)
 
 

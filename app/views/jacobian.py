@@ -25,7 +25,7 @@ from app.state.chart_tables import jacobian_block, jacobian_table
 
 from .plot_text import PlotText
 from .rows import set_ticks
-from .style import add_glyph, add_hover, assign, f32, make_figure
+from .style import FitText, add_glyph, add_hover, assign, f32, make_figure
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
 MAX_SIDE = 12
@@ -108,6 +108,7 @@ class JacobianView(pn.viewable.Viewer):
         )
         fig.add_layout(self.note)
         self.figure = fig
+        self.fit = FitText(fig)  # the title and the axis label fit a phone's narrow frame
         self._shown: tuple = ()
 
     def update(self, snap) -> None:
@@ -141,14 +142,22 @@ class JacobianView(pn.viewable.Viewer):
             self.figure.xaxis[0].major_label_orientation = (
                 "vertical" if by_position else "horizontal"
             )
-            self.figure.xaxis[0].axis_label = SCORE_AXIS + (
-                ", key by position" if by_position else ""
-            )
-            self.figure.title.text = (
-                "Softmax Jacobian ∂w_i/∂s_j"
-                if len(labels) <= MAX_SIDE
-                else f"Softmax Jacobian ∂w_i/∂s_j ({k} heaviest of {len(labels)} keys)"
-            )
+            if by_position:
+                self.fit.x_label(
+                    f"{SCORE_AXIS}, key by position",
+                    "score s_j, key by position",
+                    "s_j by position",
+                )
+            else:
+                self.fit.x_label(SCORE_AXIS, "scaled score s_j", "s_j")
+            if len(labels) <= MAX_SIDE:
+                self.fit.title("Softmax Jacobian ∂w_i/∂s_j", "Jacobian ∂w_i/∂s_j")
+            else:
+                self.fit.title(
+                    f"Softmax Jacobian ∂w_i/∂s_j ({k} heaviest of {len(labels)} keys)",
+                    f"Jacobian ∂w_i/∂s_j ({k} of {len(labels)} keys)",
+                    "Jacobian ∂w_i/∂s_j",
+                )
 
     def _say_if_vanished(self, largest: float, weights, labels, k: int) -> None:
         vanished = k > 0 and largest < VANISHED

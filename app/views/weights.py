@@ -152,7 +152,7 @@ class WeightsView(pn.viewable.Viewer):
             },
         )
         set_rows(self.figure, [*shown, *l_extra])
-        show_token_note(self.token_note, shown)
+        show_token_note(self.token_note, snap.labels)  # the planes above show every token
         x_range = self.figure.x_range
         peak = max(weights.max(), share.max(), max(w_extra, default=0.0), max(s_extra, default=0))
         end = fit_end(x_range.end, float(peak), full=FULL)
