@@ -37,7 +37,9 @@ def test_the_head_grid_and_the_causal_map_say_it_once():
     assert names[2:4] == ["ア @2", "↳ア @3"]
     said = key_words(SimpleNamespace(tokens=TOKENS))
     assert (
-        "L13 H8 is layer 13, head 8" in said and "␣ = a space" in said and "↳ア = rest of ア" in said
+        "L13 H8 is layer 13, head 8" in said
+        and "␣ = a space" in said
+        and "↳ア = rest of ア" in said
     )
     assert key_words(None).count("Tokens") == 0
 
