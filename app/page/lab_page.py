@@ -42,7 +42,7 @@ from app.views.geometry import GeometryView
 from app.views.jacobian import JacobianView
 from app.views.lesson_panel import LessonsView, first_step_of, is_model_step
 from app.views.logits import LogitsView
-from app.views.notify import notify
+from app.views.notify import notify, toast_types
 from app.views.pair_rows import PairRows
 from app.views.pairs import PairsEditor
 from app.views.plot_text import PlotText
@@ -496,6 +496,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
     if template.notifications is not None:
         # Bottom right, a bad link's toasts lay over the lesson's Measure button (lab.css).
         template.notifications.position = "bottom-left"
+        template.notifications.types = toast_types()  # white text at AA contrast on each
     lab.classroom.attach(template, lab.class_link)
     location = pn.state.location
     if location is not None:
@@ -504,6 +505,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
                 lab.sources,
                 location,
                 ["source"],
+                notify=lab.status.link_warning,  # in the page's flow, not a toast
                 lessons=lab.lessons,
                 tools=lab.tools,
                 classroom=lab.classroom,

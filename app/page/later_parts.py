@@ -63,7 +63,7 @@ def model_panel(lab):
     """The trained model's sidebar controls; a model opened offers its first lesson step."""
     from app.views.model_panel import ModelPanel
 
-    panel = ModelPanel(lab.sources.model)
+    panel = ModelPanel(lab.sources.model, link_warning=lab.status.link_warning)
     lab.sources.model.param.watch(lab.offer_model_lesson, ["model", "loading"])
     return panel
 

@@ -42,6 +42,9 @@ class ModelPanel(pn.viewable.Viewer):
     """Sidebar controls of the trained-model source, kept in step with a `ModelState`."""
 
     mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
+    link_warning = param.Callable(
+        default=None, doc="shows a link's warning in the page (a toast if None)"
+    )
 
     def __init__(self, mstate, **params):
         super().__init__(mstate=mstate, **params)
@@ -218,7 +221,10 @@ class ModelPanel(pn.viewable.Viewer):
         # A link that waited for its model is checked now: name its bad values as the page
         # names those of a link read on opening (app/page/urlsync.py).
         for text in self.mstate.take_link_warnings():
-            notify("warning", f"Link: {text}")
+            if self.link_warning is not None:
+                self.link_warning(f"Link: {text}")
+            else:
+                notify("warning", f"Link: {text}")
         if self.mstate.loading:
             self.progress.value = int(100 * fraction)
             self.progress_note.object = html.escape(

@@ -18,6 +18,8 @@ from .notify import notify
 
 # The error banner lies over the top of the stage instead of taking a row of it (see the file).
 STATUS_CSS = attention_lab_assets.read_text("components", "status.css")
+# A link's warnings: one line each, close together.
+LINK_LIST_CSS = ".lab-link-list { margin: 4px 0; padding-left: 1.2em; }"
 # The note that names a model still loading, with its progress bar.
 LOADING_CSS = attention_lab_assets.read_text("components", "loading-note.css")
 
@@ -71,8 +73,9 @@ def summary_text(text: str) -> str:
 
 
 # The banners under the summary, in the order they are shown, each made the first time it has
-# something to show: most pages never show one, and the four were 2% of a page's build.
-BANNERS = ("loading", "error", "notice", "running")
+# something to show: most pages never show one, and the four were 2% of a page's build. All sit
+# in the page's flow: none lies over the headline or a control (issue 40).
+BANNERS = ("loading", "link", "error", "notice", "running")
 
 
 class StatusView(pn.viewable.Viewer):
@@ -98,6 +101,7 @@ class StatusView(pn.viewable.Viewer):
             stylesheets=[STATUS_CSS],
         )
         self._notice_text = ""
+        self._link_lines: list[str] = []  # the link's warnings shown
         self._backend = self._computing = ""  # what the running banner says is at work
         self._error_changed(announce=False)
         if "loading" in state.param:
@@ -122,6 +126,55 @@ class StatusView(pn.viewable.Viewer):
                 margin=(4, 10),
             ),
         )
+
+    @property
+    def link(self) -> pn.Row:
+        # What a link asked for and the lab could not do, one line each, until dismissed: as
+        # toasts they lay over the sidebar's buttons for 10 s, white on amber (1.6:1).
+        def make() -> pn.Row:
+            text = pn.pane.HTML(
+                "", sizing_mode="stretch_width", margin=(0, 4), stylesheets=[LINK_LIST_CSS]
+            )
+            dismiss = pn.widgets.Button(
+                name="Dismiss", width=90, margin=(4, 4), css_classes=["lab-link-dismiss"]
+            )
+            dismiss.on_click(lambda _event: self.dismiss_link_warnings())
+            return pn.Row(
+                text,
+                dismiss,
+                visible=False,
+                sizing_mode="stretch_width",
+                css_classes=["lab-link-notes"],
+                margin=(4, 10),
+            )
+
+        return self._banner("link", make)
+
+    def link_warning(self, text: str) -> None:
+        """Add one line to the link's warnings (plain text, escaped here) and show them."""
+        self._link_lines.append(text)
+        lines = "".join(f"<li>{html.escape(line)}</li>" for line in self._link_lines)
+        self.link[0].object = f'<ul role="alert" class="lab-link-list">{lines}</ul>'
+        self.link.visible = True
+        self._mark_noted()
+
+    def dismiss_link_warnings(self) -> None:
+        self._link_lines.clear()
+        if "link" in self._banners:
+            self.link[0].object = ""
+            self.link.visible = False
+            self._mark_noted()
+
+    def _mark_noted(self) -> None:
+        """Class the column `lab-noted` while a link's warnings or an error show: a phone's
+        summary stays at the top of the screen as the page scrolls, and with them it would
+        hide a third of it (status.css lets it scroll away meanwhile)."""
+        noted = any(n in self._banners and self._banners[n].visible for n in ("link", "error"))
+        classes = [c for c in self._column.css_classes if c != "lab-noted"]
+        if noted:
+            classes.append("lab-noted")
+        if classes != self._column.css_classes:
+            self._column.css_classes = classes
 
     @property
     def error(self) -> pn.pane.Alert:
@@ -228,6 +281,7 @@ class StatusView(pn.viewable.Viewer):
                 notify("error", message, duration=6000)
         elif "error" in self._banners:
             self.error.visible = False
+        self._mark_noted()
 
     def __panel__(self):
         return self._column

@@ -15,6 +15,7 @@ import attention_lab_assets
 from app.page.lab_page import create_app
 from app.views.entropy import EntropyView
 from app.views.logits import LogitsView
+from app.views.notify import TOAST_BACKGROUNDS, TOAST_TEXT
 from app.views.style import (
     EDGES,
     OKABE_ITO,
@@ -151,3 +152,27 @@ def test_the_payload_legend_shows_the_arrows_casing():
     (item,) = [i for i in payload.legend[0].items if i.label.value == "w·v head to tail"]
     colours = {r.glyph.line_color for r in item.renderers}
     assert colours == {OKABE_ITO["orange"], EDGES[OKABE_ITO["orange"]]}
+
+
+@pytest.mark.parametrize("kind", list(TOAST_BACKGROUNDS))
+def test_every_toast_stands_4_5_to_1(kind):
+    """A toast's white 16 px text on its kind's colour (app/views/notify.py): WCAG AA. Panel's
+    warning amber gave 1.6:1, Notyf's green 2.2:1."""
+    assert contrast(TOAST_TEXT, TOAST_BACKGROUNDS[kind]) >= 4.5
+    page = create_app()
+    types = {t["type"]: t["background"] for t in page.notifications.types}
+    assert types[kind] == TOAST_BACKGROUNDS[kind]  # the page's notification area uses them
+
+
+def test_every_status_banner_stands_4_5_to_1():
+    """The error, notice and link banners' text on their backgrounds (status.css)."""
+    css = attention_lab_assets.read_text("components", "status.css")
+    found = {
+        name: (fg, bg)
+        for name, fg, bg in re.findall(
+            r"\.(lab-[\w-]+) \{ color: (#[0-9a-f]{6}); background-color: (#[0-9a-f]{6})", css
+        )
+    }
+    assert set(found) == {"lab-error", "lab-notice", "lab-link-notes"}, found
+    for name, (fg, bg) in found.items():
+        assert contrast(fg, bg) >= 4.5, (name, fg, bg, contrast(fg, bg))

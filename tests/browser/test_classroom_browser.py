@@ -131,19 +131,15 @@ def _boxes_overlap(a, b) -> bool:
 
 
 @pytest.mark.parametrize("width,height", [(1366, 768), (390, 844)])
-def test_a_bad_links_toast_leaves_the_measure_button_free(sized, width, height):
+def test_a_bad_links_warnings_leave_the_measure_button_free(sized, width, height):
+    # In the page's flow since issue 40 (toasts lay over this button, then over the sidebar's);
+    # tests/browser/test_warnings_browser.py checks every control at four sizes.
     page = sized(width, height, "?temperature=-1&angle=999")
-    toast = page.locator(".notyf__toast").first
-    toast.wait_for(state="visible", timeout=30000)
+    page.locator(".lab-link-list li").nth(1).wait_for(timeout=30000)  # one per problem
     measure = page.get_by_role("button", name="Measure").first
-    # At the foot of the screen, where a toast used to sit over it.
     measure.evaluate("el => el.scrollIntoView({block: 'end'})")
-    wait_until_still(page, _boxes_of(".notyf__toast"))  # the toasts' entrance is over
-    button = measure.bounding_box()
-    toasts = page.locator(".notyf__toast")
-    boxes = [toasts.nth(i).bounding_box() for i in range(toasts.count())]
-    assert len(boxes) >= 2  # one per problem
-    assert not any(_boxes_overlap(b, button) for b in boxes), (button, boxes)
+    notes = page.locator(".lab-link-notes").first
+    assert not _boxes_overlap(notes.bounding_box(), measure.bounding_box())
 
 
 # Where a sidebar control labelled `name` is drawn, whether it is outlined, and the sidebar's

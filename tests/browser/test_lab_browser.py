@@ -333,11 +333,10 @@ def test_url_round_trip(open_lab):
 
 def test_bad_url_values_are_named_and_the_page_loads(open_lab):
     # A `?` inside a forwarded link's value (`note=why?`) blanked the page in Panel 1.9.4
-    # (app/patches/panel_location.py). Its three toasts lie over "More settings" here, which
-    # LabPage opens by keyboard (labpage.py's `press`), as a click would wait them out.
+    # (app/patches/panel_location.py).
     page = open_lab("?temperature=hot&d_k=99999&scenario=bank&note=why?")
-    page.wait_until(lambda: len(page.toasts()) >= 3, "a notification per problem")
-    text = " ".join(page.toasts())
+    page.wait_until(lambda: len(page.link_warnings()) >= 3, "a warning per problem")
+    text = " ".join(page.link_warnings())
     assert "temperature" in text and "d_k" in text and "'note'" in text
     assert page.data("weights")["label"][1] == "bank"  # the valid part still applied
     page.show_analysis()

@@ -134,10 +134,10 @@ def test_a_language_model_link_names_a_layer_it_lacks(new_page, lab_server):
     # Read when the model is in: at once if this server has loaded it, else after the load.
     page.goto(lab_server.url + "?model=smollm2-135m&layer=99&head=-3")
     page.wait_for_function(LOADED, timeout=30000)
-    toasts = page.locator(".notyf__message")  # the toasts (the live region repeats the last)
-    layer = toasts.filter(has_text="Link: layer: 99 is not a layer of this model (0..29)")
+    lines = page.locator(".lab-link-list li")  # the link's warnings, in the page's flow
+    layer = lines.filter(has_text="Link: layer: 99 is not a layer of this model (0..29)")
     page_wait_until(page, lambda: layer.count() == 1, "the link's layer named", timeout=120)
-    assert toasts.filter(has_text="Link: head: -3 is not a head of this model (0..8)").count() == 1
+    assert lines.filter(has_text="Link: head: -3 is not a head of this model (0..8)").count() == 1
     page_wait_until(
         page,
         lambda: "layer=13&head=8" in page.evaluate("() => location.search"),

@@ -54,12 +54,12 @@ def test_labels_from_a_link_are_shown_as_text(chromium, lab):
 @pytest.mark.server
 def test_a_bad_link_value_is_named_as_text_in_the_warning(chromium, lab):
     def check(page):
-        # The invalid value is named in a notification, which must show it, not render it.
-        page.locator(".notyf__message").first.wait_for(timeout=60_000)
+        # The invalid value is named in the link's warnings, which must show it, not render it.
+        page.locator(".lab-link-list li").first.wait_for(timeout=60_000)
         server_round_trip(page)  # whatever else the warning was going to draw has arrived
         assert page.locator("img[src='y']").count() == 0, "a URL value was rendered as HTML"
         assert page.evaluate("() => window.__pwned") is None, "a URL value ran a script"
-        messages = " ".join(page.locator(".notyf__message").all_inner_texts())
+        messages = " ".join(page.locator(".lab-link-list li").all_inner_texts())
         assert "temperature" in messages and "onerror" in messages, messages
 
     _open_lab(chromium, lab, {"temperature": BAD_VALUE}, check)
