@@ -132,21 +132,22 @@ def whole_words(amap, cmap) -> str:
 
 
 def checked_words(amap, planned: int, cmap=None) -> list[str]:
-    """Each head's "checked by removing it" in the grid's hover: the real change where it is
-    known (from the receipt, else from "Measure every head" of the same sentence), else whether
-    the receipt will still check it or never will."""
+    """Each head's "removed" in the grid's hover, short enough that the tooltip fits beside a
+    cell on a phone (a wider one flipped to the left and was cut off): the real change where it
+    is known (from the receipt, else from "Measure every head": "full map"), else whether the
+    receipt will still check it or never will."""
     queued = {(r.layer, r.head) for r in amap.ranked()[:planned]}
     whole = {} if cmap is None else {(r.layer, r.head): r.effect for r in cmap.records}
     said = []
     for r in amap.records:
         exact = r.exact if r.exact is not None else whole.get((r.layer, r.head))
         if exact is not None:
-            by = "" if r.exact is not None else ", by Measure every head"
-            said.append(f"{exact:+.3f} (probability {probability_factor(exact)}{by})")
+            by = "" if r.exact is not None else " (full map)"
+            said.append(f"{exact:+.2f}, P {probability_factor(exact)}{by}")
         elif (r.layer, r.head) in queued:
-            said.append(f"soon: it is among the {planned} largest estimates")
+            said.append(f"soon (top {planned})")
         else:
-            said.append(f"not in the receipt (its top {planned} only): Measure every head")
+            said.append(f"no (top {planned} only)")
     return said
 
 
@@ -227,7 +228,7 @@ class ReceiptView(pn.viewable.Viewer):
             [
                 ("head", "@name"),
                 ("estimate", "@estimate{+0.0000}"),
-                ("really removed", "@checked"),
+                ("removed", "@checked"),
                 ("warning", "@note"),
             ],
         )
@@ -240,7 +241,7 @@ class ReceiptView(pn.viewable.Viewer):
             height=12,
             ticker=BasicTicker(desired_num_ticks=5),
             formatter=BasicTickFormatter(use_scientific=False),
-            title="estimated change of log P if removed (the receipt's scale)",
+            title="estimated change of log P if removed",
         )
         fig.add_layout(bar, "below")
         open_head_on_tap(self.grid_source, self.mstate)
@@ -435,7 +436,8 @@ class ReceiptView(pn.viewable.Viewer):
                 "cells help the answer (removing them lowers it), blue cells work against it. "
                 f"Then the {VERIFY} heads with the largest estimates are really removed, two at "
                 "a time, to check the estimate (their cells are outlined): that check is the "
-                f"receipt. {LOG_P_WORDS}. Tap a head to open it.</p>",
+                "receipt. The grid's colours use the receipt's scale, so a pale cell whose real "
+                f"change is large is a miss. {LOG_P_WORDS}. Tap a head to open it.</p>",
                 sizing_mode="stretch_width",
                 stylesheets=[TITLE_CSS],
             ),

@@ -62,13 +62,15 @@ def test_the_receipt_says_among_the_heads_checked_in_plain_words():
 def test_a_head_never_checked_says_so_and_one_queued_says_soon():
     m = amap(checked=[(0, 0), (0, 1)])
     said = dict(zip(ESTIMATES, receipt_view.checked_words(m, planned=4), strict=True))
-    assert said[(0, 0)] == "+0.300 (probability × 1.35)"
-    assert said[(1, 0)].startswith("soon")  # the 4th largest estimate: queued
-    assert said[(1, 2)].startswith("not in the receipt") and "Measure every head" in said[(1, 2)]
+    assert said[(0, 0)] == "+0.30, P × 1.35"
+    assert said[(1, 0)] == "soon (top 4)"  # the 4th largest estimate: queued
+    assert said[(1, 2)] == "no (top 4 only)"
     assert "not yet" not in said.values()
+    # Short enough that the tooltip fits beside a cell on a phone (it flipped left, cut off).
+    assert max(len(words) for words in said.values()) <= 26
     # Once Measure every head has run on the same sentence, every head has its real change.
     known = dict(zip(ESTIMATES, receipt_view.checked_words(m, 4, whole()), strict=True))
-    assert known[(1, 2)] == "-2.800 (probability × 0.06, by Measure every head)"
+    assert known[(1, 2)] == "-2.80, P × 0.06 (full map)"
 
 
 def test_the_colour_scale_spans_the_real_changes_too():
