@@ -51,10 +51,41 @@ function outline(host) {
   host.style.backgroundColor = '#fff4d6';
   setTimeout(() => { host.style.cssText = before; }, HIGHLIGHT_MS);
 }
+// A line in the header beside the menu button while the sidebar is folded, naming the controls
+// of this step that it holds: outlining the menu button alone told a class nothing (a laptop,
+// a projector in presenter mode). Hidden from screen readers: `said` tells them the same.
+function cue(names) {
+  const header = document.getElementById('header');
+  if (!header) return;
+  let note = document.getElementById('lab-sidebar-cue');
+  if (!note) {
+    note = document.createElement('div');
+    note.id = 'lab-sidebar-cue';
+    note.className = 'lab-sidebar-cue';
+    note.setAttribute('aria-hidden', 'true');
+    header.appendChild(note);
+  }
+  note.hidden = names.length === 0;
+  note.textContent = names.length ? '☰ Open the sidebar for ' + names.join(', ') : '';
+  note.title = note.textContent;
+}
+// The step's names that the sidebar holds (drawn or not: folded, nothing in it is drawn).
+function inSidebar(sidebar, names) {
+  return names.filter(name => deep(sidebar, el => labelMatches(labelOf(el), name), []).length > 0);
+}
+// The controls a model's panel or "More settings" draws may come a moment after the step.
+function cueFolded(tries, nonce) {
+  const sidebar = document.getElementById('sidebar');
+  if (nonce !== data.nonce || !sidebar || sidebar.classList.contains('show')) return;
+  const held = inSidebar(sidebar, data.names);
+  cue(held.map(name => `"${name}"`));
+  if (held.length === 0 && tries < TRIES) setTimeout(() => cueFolded(tries + 1, nonce), TRY_MS);
+}
 function point(tries, nonce) {
   if (nonce !== data.nonce) return;  // another step opened meanwhile
   const sidebar = document.getElementById('sidebar');
   if (!sidebar) return;
+  if (sidebar.classList.contains('show')) cue([]);
   // Each name quoted, so a list of labels reads as labels ("Swap the value of", "with the
   // value of": Orca read them as one phrase).
   const names = data.names.map(name => `"${name}"`).join(', ');
@@ -65,10 +96,12 @@ function point(tries, nonce) {
     outline(toggle);
     said.textContent = 'In the sidebar (open it with the menu button), the controls this ' +
       'step uses: ' + names + '.';
+    cueFolded(0, nonce);
     state.pending = nonce;
     if (!state.watching) {
       state.watching = true;
       toggle.addEventListener('click', () => {
+        cue([]);
         if (state.pending !== data.nonce) return;
         state.pending = null;
         whenOpened(0, data.nonce);

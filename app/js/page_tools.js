@@ -127,6 +127,22 @@ try {
     sheet._labSkipsSameText = true;
   }
 } catch (e) { /* another BokehJS: its stylesheets are written as it writes them */ }
+// A title's new text is only repainted (TitleView: `request_paint`), its plot not laid out
+// again: the toolbar that shares the title's row kept the place the first, longer title left
+// it, and its "⋮" was drawn beside the plane, over the next plane or the lesson's Previous
+// (docs/patches.md). A text after the first makes the plot lay itself out again.
+try {
+  const title = Bokeh.require('models/annotations/title').TitleView.prototype;
+  if (!title._labRelaysOut) {
+    const init = title._init_text;
+    title._init_text = async function () {
+      const again = this._text_view != null;  // the first text is laid out with the plot
+      await init.call(this);
+      if (again && this.plot_view != null) this.plot_view.invalidate_layout();
+    };
+    title._labRelaysOut = true;
+  }
+} catch (e) { /* another BokehJS: a title's text is laid out as it lays it out */ }
 // A laptop too: at 1366x768 the sidebar left the planes 321 px and pushed Measure below the
 // fold; folded, the question, planes, weights and lesson share the screen (the menu button
 // brings the settings back, and a lesson step points at the one it needs).

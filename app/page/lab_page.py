@@ -57,9 +57,17 @@ __all__ = ["MORE_SETTINGS_NAMES", "PRESENTER_TEXT_SCALE", "TITLE", "Lab", "creat
 
 TITLE = "Attention Lab"
 # A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
+# Each axis's title, longest first: the longest that fits the plane's frame is shown (a 720p
+# projector's plane cut "along the head's output" to "along the head's outpu").
 PROJECTION_CAPTIONS = {
-    "address": ("along q: every q·k drawn is exact", "towards the top key"),
-    "payload": ("along the head's output", "towards the largest w·v"),
+    "address": (
+        ("along q: every q·k drawn is exact", "along q (q·k exact)", "along q"),
+        ("towards the top key", "to the top key", "top key"),
+    ),
+    "payload": (
+        ("along the head's output", "along the output", "output"),
+        ("towards the largest w·v", "to the largest w·v", "largest w·v"),
+    ),
 }
 MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
 MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]  # what the pointer finds it by

@@ -245,15 +245,19 @@ class GeometryView(pn.viewable.Viewer):
         if priority is None:
             priority = np.zeros(len(vec))
         dx, dy, tags = np.zeros(len(vec)), np.zeros(len(vec)), list(texts)
-        crowd = int(bool(self._distractor_keys.visible))  # one more legend entry
         planes = (
-            (self.address_fig, list(range(0, 1 + m)), ADDRESS_FONT_PX, 2 + crowd),
-            (self.payload_fig, list(range(1 + m, 1 + 2 * m)), PAYLOAD_FONT_PX, 3 + crowd),
+            (self.address_fig, list(range(0, 1 + m)), ADDRESS_FONT_PX),
+            (self.payload_fig, list(range(1 + m, 1 + 2 * m)), PAYLOAD_FONT_PX),
         )
-        for fig, rows, font, legend_rows in planes:
+        for fig, rows, font in planes:
             screen = plane_fit.Screen(fig)
             tips = [screen.point(vec[i, 0], vec[i, 1]) for i in rows]
-            avoid = [screen.legend_box(legend_rows)]
+            # Every arrow of the plane starts at the origin; the payload plane adds the output.
+            origin = screen.point(0.0, 0.0)
+            segments = [(*origin, tx, ty) for tx, ty in tips]
+            if fig is self.payload_fig and output is not None:
+                segments.append((*origin, *screen.point(output[0], output[1])))
+            avoid = []  # the legend is under the frame (planes.py), not in it
             if fig is self.payload_fig and self.ablated_note.visible:
                 first_line = str(self.ablated_note.text).split("\n")[0]
                 avoid.append(screen.note_box(float(self.ablated_note.y), first_line))
@@ -261,11 +265,6 @@ class GeometryView(pn.viewable.Viewer):
                 # The query's handle, when it sits off the query's tip (query_handle_at).
                 h = self._query_handle
                 avoid.append(screen.handle_box(h * vec[0, 0], h * vec[0, 1]))
-            # Every arrow of the plane starts at the origin; the payload plane adds the output.
-            origin = screen.point(0.0, 0.0)
-            segments = [(*origin, tx, ty) for tx, ty in tips]
-            if fig is self.payload_fig and output is not None:
-                segments.append((*origin, *screen.point(output[0], output[1])))
             order = sorted(range(len(rows)), key=lambda j: -float(priority[rows[j]]))
             placed = place_labels(
                 tips,
@@ -290,6 +289,8 @@ class GeometryView(pn.viewable.Viewer):
                 for item in fig.legend.items:
                     if renderer in item.renderers:
                         item.visible = shown
+        for fit in (self.address_fit, self.payload_fit):
+            fit.refit()  # the legend's columns for the entries it shows now
 
     def _update_contributions(self, snap, labels, legal):
         ablated = bool(getattr(snap, "ablated", False))
@@ -366,13 +367,13 @@ class GeometryView(pn.viewable.Viewer):
         self._drag.flush()
 
     def set_captions(self, captions: dict | None) -> None:
-        """Axis titles for a projected head ({"address": (x, y), "payload": (x, y)}), or None
-        for the plain x and y of the hand-made planes."""
-        for name, fig in (("address", self.address_fig), ("payload", self.payload_fig)):
-            x, y = (captions or {}).get(name, ("x", "y"))
-            if fig.xaxis[0].axis_label != x:
-                fig.xaxis.axis_label = x
-                fig.yaxis.axis_label = y
+        """Axis titles for a projected head ({"address": (x variants, y variants), "payload":
+        ...}, each longest first: the longest that fits its frame is shown), or None for the
+        plain x and y of the hand-made planes."""
+        for name, fit in (("address", self.address_fit), ("payload", self.payload_fit)):
+            x, y = (captions or {}).get(name, (("x",), ("y",)))
+            fit.x_label(*x)
+            fit.y_label(*y)
 
     def __panel__(self):
         return pn.Row(

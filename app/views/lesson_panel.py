@@ -31,6 +31,8 @@ _ONWARD_FOCUS = js.source("onward_focus.js")
 # while the step's introduction scrolls above them: on a 720p projector in presenter mode they
 # fell below the fold (assets/components/lesson-ask.css).
 ASK_CSS = attention_lab_assets.read_text("components", "lesson-ask.css")
+# The step's buttons as wide as their labels: presenter type ran "◀ Previous" under "Next ▶".
+FIT_CSS = attention_lab_assets.read_text("components", "fit-button.css")
 
 
 WAITING_FOR_REVEAL = (
@@ -102,9 +104,11 @@ class LessonsView(pn.viewable.Viewer):
         # While the student explores a sentence of their own, the step's question waits.
         self.exploring = ExploringNote(self)
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
-        self.previous = pn.widgets.Button(label="◀ Previous", width=110)
-        self.next = pn.widgets.Button(label="Next ▶", width=110)
-        self.load = pn.widgets.Button(label="Load this step", color="primary", width=150)
+        self.previous = pn.widgets.Button(label="◀ Previous", width=110, stylesheets=[FIT_CSS])
+        self.next = pn.widgets.Button(label="Next ▶", width=110, stylesheets=[FIT_CSS])
+        self.load = pn.widgets.Button(
+            label="Load this step", color="primary", width=150, stylesheets=[FIT_CSS]
+        )
         # The step's title is an h2, the size of the h3 it was (app/views/headings.py).
         self.text = pn.pane.Markdown(
             "", sizing_mode="stretch_width", stylesheets=[TITLE_CSS], disable_anchors=True
@@ -129,14 +133,18 @@ class LessonsView(pn.viewable.Viewer):
         self.class_votes: tuple = ()
         self._layout = self._ask = None
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.do_it = pn.widgets.Button(label="Do it for me", width=140)
-        self.measure = pn.widgets.Button(label="Measure", color="success", width=140)
+        self.do_it = pn.widgets.Button(label="Do it for me", width=140, stylesheets=[FIT_CSS])
+        self.measure = pn.widgets.Button(
+            label="Measure", color="success", width=140, stylesheets=[FIT_CSS]
+        )
         self.result = pn.pane.Markdown(
             "", sizing_mode="stretch_width", css_classes=["lab-lesson-result"]
         )
         # After a Measure, the way on sits under the verdict: by keyboard one Tab from Measure
         # (Next above was many Tabs on, or four back), on a phone no scroll back up.
-        self.onward = pn.widgets.Button(label="On to the next step ▶", width=150, visible=False)
+        self.onward = pn.widgets.Button(
+            label="On to the next step ▶", width=150, visible=False, stylesheets=[FIT_CSS]
+        )
         self.onward.js_on_click(code=_ONWARD_FOCUS)
         self.previous.on_click(self._go_back)
         self.next.on_click(self._go_on)

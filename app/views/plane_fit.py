@@ -19,7 +19,6 @@ from .style import text_width
 # preference: on the tip unless a key's handle is there (in the default scenario q lies on A).
 QUERY_HANDLE_AT = (1.0, 0.7, 1.25, 0.5, 0.85, 1.15, 0.35)
 HANDLE_GAP_PX = 26  # centre to centre: the handles are 18-20 px circles
-LEGEND_ROW_PX, LEGEND_WIDTH_PX = 28.0, 190.0
 
 
 def limit(current: float, needed: float) -> float:
@@ -59,10 +58,6 @@ class Screen:
 
     def point(self, x: float, y: float) -> tuple[float, float]:
         return (x - self.start) / self.px, self.frame - (y - self.start) / self.px
-
-    def legend_box(self, rows: int) -> tuple[float, float, float, float]:
-        """The legend in the bottom left corner (style_legend), one row per entry."""
-        return (0.0, self.frame - LEGEND_ROW_PX * rows - 18.0, LEGEND_WIDTH_PX, self.frame)
 
     def note_box(self, y: float, first_line: str) -> tuple[float, float, float, float]:
         """A two-line note of 13 px bold centred on (0, y)."""

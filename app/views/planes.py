@@ -66,7 +66,7 @@ def proxy_source(selected) -> ColumnDataSource:
 
 def address_plane(geometry, distractors, key_tips, query_tip, proxies) -> Plane:
     fig = _square("Address: query and keys")
-    fit = FitText(fig)
+    fit = FitText(fig, legend_cols=3)  # one row of the legend while it fits
     fit.title("Address: query and keys", "Address: q and keys", "Address")
     fig.name = "address_plot"
     keys_only, query_only = _kind("key"), _kind("query")
@@ -87,7 +87,7 @@ def address_plane(geometry, distractors, key_tips, query_tip, proxies) -> Plane:
 
 def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxies) -> Plane:
     fig = _square("Payload: values, w·v, output")
-    fit = FitText(fig)
+    fit = FitText(fig, legend_cols=4)
     fit.title("Payload: values, w·v, output", "Payload: values, output", "Payload")
     fig.name = "payload_plot"
     values = _kind("value")
@@ -111,7 +111,7 @@ def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxi
     _legend_proxies(
         fig,
         proxies,
-        [("values", "value"), ("w·v head to tail", "contribution"), ("output", "output")],
+        [("values", "value"), ("w·v", "contribution"), ("output", "output")],
     )
     return Plane(fig, fit, cloud, _ablated_note(fig))
 
@@ -278,9 +278,20 @@ def _legend_proxies(fig, source, entries) -> None:
                 line_dash=[10, 6] if role == "query" else "solid",
                 legend_label=text,
             )
-    style_legend(fig, "bottom_left")
-    fig.legend.label_text_font_size = "13px"
-    fig.legend.click_policy = "none"
+    # Under the frame, in one row where it fits: inside it, on a 720p projector, it covered the
+    # values' arrows (and in a trained head's crowded plane no corner stays free). Tight, to
+    # leave the square its height.
+    style_legend(fig, below=True)
+    fig.legend.update(
+        label_text_font_size="13px",
+        click_policy="none",
+        glyph_width=16,
+        label_standoff=4,
+        spacing=8,
+        padding=3,
+        margin=2,
+        ncols=len(entries),
+    )
 
 
 def _ablated_note(fig) -> Label:

@@ -178,6 +178,7 @@ class FitText:
         self.fig = fig
         self._titles: tuple[str, ...] = (fig.title.text,)
         self._x_labels: tuple[str, ...] | None = None
+        self._y_labels: tuple[str, ...] | None = None
         self._legend_cols = legend_cols
         fig.on_change("inner_width", self._changed)
         fig.title.on_change("text_font_size", self._changed)
@@ -190,9 +191,17 @@ class FitText:
         self._x_labels = tuple(variants)
         self.refit()
 
-    def width(self) -> float | None:
+    def y_label(self, *variants: str) -> None:
+        """Variants of the y-axis label, fitted to the frame's height (a 720p projector's
+        plane cut "towards the largest w·v" at both ends)."""
+        if self._y_labels is None:
+            self.fig.on_change("inner_height", self._changed)
+        self._y_labels = tuple(variants)
+        self.refit()
+
+    def width(self, side: str = "inner_width") -> float | None:
         try:
-            width = self.fig.inner_width  # readonly: set by the browser once drawn
+            width = getattr(self.fig, side)  # readonly: set by the browser once drawn
         except (AttributeError, ValueError):
             width = None
         return float(width) if isinstance(width, int | float) and width > 0 else None
@@ -210,19 +219,27 @@ class FitText:
             label = _fitting(self._x_labels, width, axis.axis_label_text_font_size, False, 0)
             if axis.axis_label != label:
                 fig.xaxis.axis_label = label
+        if self._y_labels:
+            axis, height = fig.yaxis[0], self.width("inner_height")
+            label = _fitting(self._y_labels, height, axis.axis_label_text_font_size, False, 0)
+            if axis.axis_label != label:
+                fig.yaxis.axis_label = label
         if self._legend_cols and fig.legend:
             legend = fig.legend[0]
             size = legend.label_text_font_size
-            # A column: glyph, gap and the longest label; the legend's padding on each side.
-            column = 40 + max((text_width(_item_text(i), size) for i in legend.items), default=0)
-            cols = self._legend_cols
+            # A column: glyph, gap and the longest label shown (a hidden entry, the planes'
+            # distractors, took the whole row); the legend's padding on each side.
+            shown = [i for i in legend.items if i.visible]
+            column = 40 + max((text_width(item_text(i), size) for i in shown), default=0)
+            cols = min(self._legend_cols, max(1, len(shown)))
             while cols > 1 and width is not None and cols * column + 20 > width:
                 cols -= 1
             if legend.ncols != cols:
                 legend.ncols = cols
 
 
-def _item_text(item) -> str:
+def item_text(item) -> str:
+    """A legend entry's label as text (a dict or a Value, as Bokeh keeps it)."""
     label = item.label
     return str(label.get("value", "") if isinstance(label, dict) else getattr(label, "value", ""))
 

@@ -149,7 +149,7 @@ def test_the_masked_grey_and_every_components_focus_ring_stand_3_to_1():
 
 def test_the_payload_legend_shows_the_arrows_casing():
     payload = create_app().lab.geometry.payload_fig
-    (item,) = [i for i in payload.legend[0].items if i.label.value == "w·v head to tail"]
+    (item,) = [i for i in payload.legend[0].items if i.label.value == "w·v"]
     colours = {r.glyph.line_color for r in item.renderers}
     assert colours == {OKABE_ITO["orange"], EDGES[OKABE_ITO["orange"]]}
 

@@ -210,6 +210,22 @@ def test_the_pinned_bokehjs_still_writes_stylesheets_where_the_page_patches_it()
     assert "Bokeh.require('core/dom').InlineStyleSheet.prototype" in script
 
 
+def test_the_pinned_bokehjs_still_only_repaints_a_new_title_text():
+    """app/js/page_tools.js makes a plot lay itself out again after a title's new text
+    (docs/patches.md, "In the browser"): the module, the method it wraps, and the repaint-only
+    handling that makes it needed."""
+    import bokeh
+
+    bundle = (Path(bokeh.__file__).parent / "server" / "static" / "js" / "bokeh.js").read_text()
+    assert '"models/annotations/title":' in bundle
+    title = bundle[bundle.index("class TitleView extends") :][:8000]
+    assert "async _init_text() {" in title
+    assert "await this._init_text();" in title
+    assert "this.connect(this.model.change, () => this.request_paint());" in title
+    script = (ROOT / "app" / "js" / "page_tools.js").read_text()
+    assert "Bokeh.require('models/annotations/title').TitleView.prototype" in script
+
+
 # ------------------------------------------------------------------ internals in tools/
 
 # The one module of tools/ that may use another package's private names (docs/patches.md,
