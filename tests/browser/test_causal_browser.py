@@ -9,6 +9,7 @@ import pytest
 
 from app.views.causal_view import TITLE
 from engine import trained
+from engine.heads import head_name, head_tag
 
 from .test_plot_text import read_tables
 
@@ -45,8 +46,8 @@ def test_causal_and_patching_maps_open_heads(open_lab):
     )
     assert sorted(renderers) == [["Scatter", "causal_map"], ["Text", "causal_labels"]]
     top = cmap.decisive(1)[0]
-    assert f"L{top.layer} H{top.head}" in page.data("causal_labels")["text"]
-    assert page.shows(f"L{top.layer} H{top.head}")
+    assert head_tag(top.layer, top.head) in page.data("causal_labels")["text"]  # on the plot
+    assert page.shows(head_name(top.layer, top.head))  # and in words in the summary
 
     # A tapped head (the selection BokehJS sends on a tap) opens in the planes.
     other = next(i for i, r in enumerate(cmap.records) if (r.layer, r.head) != (1, 1))
