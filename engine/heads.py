@@ -189,7 +189,7 @@ def token_marks(labels: Iterable[str], sep: str = "; ") -> str:
         said.append("⇥ = a tab")
     if CONTINUED in text:
         char = text[text.index(CONTINUED) + 1 : text.index(CONTINUED) + 2]
-        said.append(f"{CONTINUED}{char} = rest of {char} (bytes split over tokens)")
+        said.append(f"{CONTINUED}{char} = rest of {char} (its bytes split)")
     if "<0x" in text:
         said.append("<0x..> = a byte of a cut-off character")
     return sep.join(said)

@@ -174,7 +174,7 @@ def test_a_character_split_over_byte_tokens_is_shown_whole():
 def test_token_marks_explain_only_the_marks_in_use():
     assert token_marks(["a", "b"]) == ""
     said = token_marks(shown_tokens([" x", "<0xE3><0x82>", "<0xA2>"]))
-    assert said.startswith("␣ = a space") and "; ↳ア = rest of ア (bytes split over tokens)" in said
+    assert said.startswith("␣ = a space") and "; ↳ア = rest of ア (its bytes split)" in said
     assert "⏎" not in said and "<0x" not in said
     assert "cut-off" in token_marks(["<0xE3>"])
     assert token_marks(["␣a", "b⏎"], sep="\n").count("\n") == 1
