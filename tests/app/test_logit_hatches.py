@@ -10,9 +10,7 @@ DIAGONAL = {"/", "\\", "x", "right_diagonal_line", "left_diagonal_line", "diagon
 
 def legend_glyphs(fig) -> dict:
     return {
-        item.label.value: item.renderers[0].glyph
-        for legend in fig.legend
-        for item in legend.items
+        item.label.value: item.renderers[0].glyph for legend in fig.legend for item in legend.items
     }
 
 
