@@ -123,8 +123,9 @@ class GeometryView(pn.viewable.Viewer):
         `draggable=False` (a trained head: its planes are projections, not settings) draws the
         arrows without drag handles and turns the browser preview off. `route=False` (a lesson
         step holds the route back, app/lessons/reveals.py) leaves out what shows the route: the
-        w·v arrows and the output, the distractors' weights and the browser's preview of a drag,
-        which recomputes the weights; the query, keys and values stay, to act on.
+        w·v arrows and the output, the distractors' weights; the query, keys and values stay, to
+        act on. A drag's preview in the browser writes only into sources as long as its route
+        (app/js/preview.js), so it leaves the emptied ones empty.
         """
         self._drag.draggable = draggable
         n = len(snap.weights)
@@ -214,8 +215,6 @@ class GeometryView(pn.viewable.Viewer):
             draggable=draggable,
             synced=self._drag.synced,
         )
-        if not route:
-            settings["enabled"] = 0.0
         # A whole new data (not a column patch), so the browser's change hook always runs.
         self.preview_params.data = {k: [v] for k, v in settings.items()}
 
@@ -224,6 +223,11 @@ class GeometryView(pn.viewable.Viewer):
         projections show where it looks (its keys along q are its scores)."""
         for source in (self.geometry, self.contributions, self.distractors, self.preview):
             blank(source)
+        with self._drag.writing():  # no drag handle either (the hand-made lab's, drawn before)
+            self._drag.set_tips("key", self.key_tips, np.zeros((0, 2)))
+            self._drag.set_tips("value", self.value_tips, np.zeros((0, 2)))
+            if not math.isnan(self.query_tip.data["x"][0]):
+                assign(self.query_tip, {"x": [math.nan], "y": [math.nan]})
         self._label_args = None  # a resize places no label on a held plane
         self.preview_params.data = {**self.preview_params.data, "enabled": [0.0]}
 
