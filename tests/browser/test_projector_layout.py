@@ -295,7 +295,8 @@ def _phone_heading_clear(page, where: str) -> None:
         "() => {" + DEEP + f" const h = ({heading})();"
         " const s = deep(document, []).find(e => e.classList &&"
         " e.classList.contains('lab-status'));"
-        " return {heading: box(h), status: box(s), seen: seen(h), text: h.textContent}; }"
+        " return {heading: box(h), status: box(s), seen: seen(h), text: h.textContent,"
+        " how: [s.className, getComputedStyle(s).maxHeight, getComputedStyle(s).position]}; }"
     )
     assert boxes["seen"], (where, boxes)
     assert boxes["heading"]["top"] >= boxes["status"]["bottom"] - 0.5, (where, boxes)
