@@ -10,8 +10,11 @@ is held.
 
 from __future__ import annotations
 
+import html
+
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
+from engine.heads import head_name
 
 HEADLINE = "Predict first: the numbers appear when you press Measure."
 
@@ -81,5 +84,29 @@ def every_head(shown, draw):
             view.conceal()
         else:
             draw(view, snap)
+
+    return conceal_or_draw
+
+
+def found_head_note(shown):
+    """The model's sidebar names the head it opens first and what was measured to find it (on
+    SmolLM2, the most weight on ' loan' from 'was': step 19's answer). Drawn after the sidebar's
+    own update, which writes the whole note."""
+
+    def conceal_or_draw(view, snap, held) -> None:
+        if not shown():
+            return
+        from app.views.model_panel import found_head_note as note  # a model's page only
+
+        m = view.mstate
+        if WEIGHTS in held:
+            text = (
+                f"Opened first: {head_name(*m.loaded.retrieval_head)}. What was measured to "
+                "find it shows once you measure."
+            )
+        else:
+            text = note(m.loaded, m.layer, m.head)
+        if view.head_note.object != html.escape(text):
+            view.head_note.object = html.escape(text)
 
     return conceal_or_draw

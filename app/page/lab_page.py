@@ -152,8 +152,14 @@ class Lab:
             eager=True,
         )
         # The trained model's views, built when the page first opens a model, drawn while shown.
-        add("model_panel", partial(later.model_panel, self))
         model_shown = self._model_shown
+        note = held.found_head_note(model_shown)
+        add(
+            "model_panel",
+            partial(later.model_panel, self),
+            draw=lambda view, snap: note(view, snap, frozenset()),
+            conceal=note,
+        )
         add(
             "model_main",
             partial(later.model_main, self),

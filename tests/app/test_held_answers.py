@@ -280,3 +280,16 @@ def test_a_sentence_of_the_students_own_is_not_held_back_and_the_steps_is_again(
         assert "gets" in lab.status.summary.text  # its route is drawn
         lab.lessons.exploring.back.clicks += 1  # "Put the step's sentence back"
         assert lab.lessons.held == ALL_LESSONS[11].reveals
+
+
+def test_the_sidebar_says_what_found_the_open_head_only_after_measure(served):
+    """SmolLM2's first head is found by its weight on ' loan' from 'was': step 19's answer."""
+    number = next(n for n, s in enumerate(ALL_LESSONS, 1) if getattr(s, "model", "") == LM)
+    _needs(ALL_LESSONS[number - 1])
+    doc, lab = served
+    with set_curdoc(doc):
+        _open(lab, number)
+        note = lab.model_panel.head_note
+        assert "loan" not in note.object and note.object.startswith("Opened first")
+        lab.lessons.measure.clicks += 1
+        assert "loan" in note.object
