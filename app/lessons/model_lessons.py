@@ -501,7 +501,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         answer=1,
         action="Nothing to change: predict, then press Measure to see the model's answer.",
         act=None,
-        reveals=reveals.EVERYTHING,
+        reveals=reveals.ROUTE_AND_ANSWER,  # the planes show a head, not the answer
         measure=lambda b, a: (
             f"P(␣Monday) {_p(a, ' Monday'):.1%}, P(␣Friday) {_p(a, ' Friday'):.1%}; the model says "
             f"{shown_token(a.prediction.answer_after)}"
