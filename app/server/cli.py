@@ -456,6 +456,9 @@ def serve(
     except ConfigError as exc:
         raise SystemExit(f"attention-lab: error: {exc}") from None
     settle_bokeh_settings(os.environ)
+    from app.server.echoed_models import quiet_echoed_models
+
+    quiet_echoed_models()  # a model a page sent back: app/server/echoed_models.py
     gc.set_threshold(*GC_THRESHOLDS)
     # Every process-wide patch, before Bokeh builds its route table and before the first page
     # (app/patches/__init__.py lists them; docs/patches.md says why each).

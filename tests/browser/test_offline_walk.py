@@ -4,8 +4,8 @@ measures each, opens the Causal map tab, the keyboard help and the teacher's joi
 asks for no script, stylesheet, font or image from anywhere else. The page's own CSP is bypassed
 so that every request it tries reaches the test's filter (with the CSP in force the browser
 refuses an outside stylesheet before any request is made, and the page is left unstyled).
-The server's log of the walk holds no BokehUserWarning (a "reference already known" once
-came with every model step the page built).
+The server's log of the walk holds no BokehUserWarning (Bokeh's "reference already known", for
+a model a page echoes back, is harmless and filtered: app/server/echoed_models.py).
 
 The walk runs on a server of its own: the log is this walk's alone, and Python prints a warning
 once per place in a process, so a shared server could have shown it to an earlier test."""
