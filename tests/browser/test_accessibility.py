@@ -309,7 +309,7 @@ def test_the_keyboard_help_opens_and_closes_by_keyboard(open_lab):
     it, Esc closing it with focus back on the button; nothing for axe to refuse while open."""
     lab = open_lab("", more_settings=False)
     wait_until_settled(lab.page)
-    keys = lab.page.get_by_role("button", name="Keys")
+    keys = lab.page.get_by_role("button", name="Keys", exact=True)
     keys.focus()
     lab.page.keyboard.press("Enter")
     dialog = lab.page.get_by_role("dialog", name="Keyboard help")

@@ -35,7 +35,10 @@ def _assert_closed_onto_keys(page) -> None:
     dialog = page.locator(".lab-keys")
     dialog.wait_for(state="hidden", timeout=30000)
     assert page.evaluate(FOCUSED) == "Keys", page.evaluate(FOCUSED)
-    assert page.get_by_role("button", name="Keys").get_attribute("aria-expanded") == "false"
+    assert (
+        page.get_by_role("button", name="Keys", exact=True).get_attribute("aria-expanded")
+        == "false"
+    )
 
 
 def test_the_keyboard_help_keeps_focus_and_esc_always_closes_it(open_lab):

@@ -92,7 +92,7 @@ def test_every_step_both_models_and_every_panel_with_no_outside_request(
         lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
         server_round_trip(lab.page)
         # The keyboard help, open and closed again.
-        press(lab.page.get_by_role("button", name="Keys"))
+        press(lab.page.get_by_role("button", name="Keys", exact=True))
         lab.page.get_by_role("dialog", name="Keyboard help").wait_for(timeout=30000)
         lab.page.keyboard.press("Escape")
         # The teacher's join panel (a new page of the lab, in the same tab).
