@@ -19,7 +19,7 @@ from .notify import notify
 # The error banner lies over the top of the stage instead of taking a row of it (see the file).
 STATUS_CSS = attention_lab_assets.read_text("components", "status.css")
 # A link's warnings: one line each, close together.
-LINK_LIST_CSS = ".lab-link-list { margin: 4px 0; padding-left: 1.2em; }"
+LINK_LIST_CSS = attention_lab_assets.read_text("components", "link-notes.css")
 # The note that names a model still loading, with its progress bar.
 LOADING_CSS = attention_lab_assets.read_text("components", "loading-note.css")
 
