@@ -545,9 +545,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         setup=(
             "The head that puts the most weight on 'Friday' costs the answer almost nothing when "
             "it is ablated (Measure shows it, beside this one). The planes show a head with "
-            "under 5% of its weight on 'Friday': of those, the one whose removal costs the "
-            "answer most (the estimate ranks them, the first ten are measured exactly when the "
-            "step opens)."
+            "under 5% of its weight on 'Friday', picked when the step opens."
         ),
         question="Ablate this head. What happens to P(Friday)?",
         choices=(
@@ -570,7 +568,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
         takeaway=(
             "Where a head looks and what the answer needs from it are two different "
-            "measurements. The causal map shows both for all 270 heads at once."
+            "measurements. This head was picked among those with under 5% on 'Friday' as the "
+            "one whose removal costs the answer most (the estimate ranks them, the first ten "
+            "are measured exactly). The causal map shows both for all 270 heads at once."
         ),
     ),
     ModelLessonStep(
@@ -581,8 +581,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         opens=lambda m: _patch_head(LM, MOVED, CHANGED),
         setup=(
             f"Activation patching: run “{MOVED}”, but give one head the output it has in "
-            f"“{CHANGED}” (the same number of tokens). The planes show the head that Patch "
-            "every head on the Causal map tab puts first, measured when the step opens."
+            f"“{CHANGED}” (the same number of tokens). The planes show one of the 270 heads, "
+            "picked when the step opens."
         ),
         question="With this head patched, what happens to P(Friday)?",
         choices=(
@@ -600,7 +600,8 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         confirms=lambda b, a: _p(a, " Friday") <= _p(b, " Friday") / 2,
         takeaway=(
             "Patching asks a sharper question than ablation: not 'is this head needed?' but "
-            "'does this head carry the information that differs between the two sentences?'"
+            "'does this head carry the information that differs between the two sentences?' "
+            "This one is the head that Patch every head on the Causal map tab puts first."
         ),
     ),
     ModelLessonStep(
