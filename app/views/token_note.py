@@ -21,6 +21,7 @@ def add_token_note(fig) -> Title:
         text_font_style="normal",
         text_color="#333333",
         align="left",
+        tags=["note"],  # a line of text under the chart, not its title
     )
     fig.add_layout(note, "below")
     return note

@@ -65,7 +65,9 @@ PLOT_TEXT = """() => {
       if (!name.endsWith('font_size')) continue;
       let value = model[name];
       if (value && typeof value === 'object') value = value.value;
-      if (typeof value === 'string') out.push([model.type, name, value]);
+      // A note under a chart (app/views/token_note.py) is a Title model but reads as text.
+      const type = (model.tags || []).includes('note') ? 'Note' : model.type;
+      if (typeof value === 'string') out.push([type, name, value]);
     }
   }
   return out;
