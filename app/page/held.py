@@ -11,12 +11,17 @@ is held.
 from __future__ import annotations
 
 import html
+from weakref import WeakKeyDictionary
+
+import numpy as np
 
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
 from engine.heads import head_name
 
 HEADLINE = "Predict first: the numbers appear when you press Measure."
+# The head finder's token a held page picked in place of the top weight's, per sidebar.
+_PICKED: WeakKeyDictionary = WeakKeyDictionary()
 
 
 def covering(what: str, title: str, draw):
@@ -90,8 +95,8 @@ def every_head(shown, draw):
 
 def found_head_note(shown):
     """The model's sidebar names the head it opens first and what was measured to find it (on
-    SmolLM2, the most weight on ' loan' from 'was': step 19's answer). Drawn after the sidebar's
-    own update, which writes the whole note."""
+    SmolLM2, the most weight on ' loan' from 'was': step 19's answer), and its head finder
+    picks the top weight's token. Drawn after the sidebar's own update, which writes both."""
 
     def conceal_or_draw(view, snap, held) -> None:
         if not shown():
@@ -99,13 +104,21 @@ def found_head_note(shown):
         from app.views.model_panel import found_head_note as note  # a model's page only
 
         m = view.mstate
+        token = view.finder_token  # the head finder's token: the top weight's by default
         if WEIGHTS in held:
             text = (
                 f"Opened first: {head_name(*m.loaded.retrieval_head)}. What was measured to "
                 "find it shows once you measure."
             )
+            # The query's own token instead (Panel's Select takes no None once drawn).
+            query = m.run.query_position if m.run is not None else None
+            if query is not None and token.value != query and query in token.options.values():
+                _PICKED[view] = query
+                token.value = query
         else:
             text = note(m.loaded, m.layer, m.head)
+            if _PICKED.pop(view, None) == token.value and m.snapshot is not None:
+                token.value = int(np.argmax(m.snapshot.weights))  # unless the student chose
         if view.head_note.object != html.escape(text):
             view.head_note.object = html.escape(text)
 

@@ -289,7 +289,9 @@ def test_the_sidebar_says_what_found_the_open_head_only_after_measure(served):
     doc, lab = served
     with set_curdoc(doc):
         _open(lab, number)
-        note = lab.model_panel.head_note
+        note, token = lab.model_panel.head_note, lab.model_panel.finder_token
         assert "loan" not in note.object and note.object.startswith("Opened first")
+        top = int(np.argmax(lab.sources.model.snapshot.weights))
+        assert token.value == lab.sources.model.run.query_position != top  # not the top weight
         lab.lessons.measure.clicks += 1
-        assert "loan" in note.object
+        assert "loan" in note.object and token.value == top
