@@ -47,13 +47,13 @@ def test_a_model_link_names_its_model_in_the_main_area_while_it_loads(loads_late
     assert m.loading == LM and m.model == "binding"  # the binding head is what is drawn
     status = lab.status
     assert status.loading.visible and not status.summary.visible
-    assert "Loading SmolLM2-135M… 0%" in status.loading.object
+    assert "Loading SmolLM2-135M-Instruct… 0%" in status.loading.object
     # The plots drawn meanwhile are faded, and the note says whose they are.
     assert "lab-loading" in lab.layout.stage.css_classes
-    assert "the Variable binding model's, not SmolLM2-135M's" in status.loading.object
+    assert "the Variable binding model's, not SmolLM2-135M-Instruct's" in status.loading.object
     loads_later["fraction"] = 0.4
     assert m.poll() == (0.4, "loading")
-    assert "Loading SmolLM2-135M… 40%" in status.loading.object
+    assert "Loading SmolLM2-135M-Instruct… 40%" in status.loading.object
     assert 'value="40"' in status.loading.object  # the bar in the main area follows
     assert lab.model_panel.progress.value == 0  # (the sidebar's bar follows its own poller)
     lab.model_panel._poll()
@@ -111,7 +111,7 @@ def test_a_language_model_step_starts_by_itself_once_its_model_is_in(loads_later
     lessons.open(number)
     m = lab.sources.model
     assert m.loading == LM
-    assert "SmolLM2-135M is still loading" in lessons.result.object
+    assert "SmolLM2-135M-Instruct is still loading" in lessons.result.object
     assert "starts by itself" in lessons.result.object
     assert lessons.measure.disabled and not lessons.ready
     loads_later["fraction"] = 0.5
