@@ -255,11 +255,15 @@ class TcpRelay:
 # The session's document (a reconnect may register a second, scratch one after it).
 DOC_JS = "Bokeh.documents[0]"
 WEIGHTS_JS = f"() => Array.from({DOC_JS}.get_model_by_name('weights').data.weight)"
-LAB_READY_JS = (
-    "() => window.Bokeh && Bokeh.documents.length > 0 && "
-    "Bokeh.documents[0].get_model_by_name('weights') !== null && "
-    "Bokeh.documents[0].get_model_by_name('weights').data.weight.length > 0"
-)
+# Drawn: the weights, or, on a lesson step that holds its numbers until Measure (issue 40,
+# app/page/held.py), the headline that says so (tests/browser/labpage.py's LOADED reads the same).
+LAB_READY_JS = """() => {
+  if (!window.Bokeh || Bokeh.documents.length === 0) return false;
+  const doc = Bokeh.documents[0], weights = doc.get_model_by_name('weights');
+  if (weights === null) return false;
+  return weights.data.weight.length > 0 || [...doc._all_models.values()].some(
+    m => typeof m.encoded_text === 'string' && m.encoded_text.startsWith('Predict first'));
+}"""
 # Moves the temperature slider the way a drag does: by setting the Bokeh model's value.
 SET_TEMPERATURE_JS = (
     f"v => {{ const models = [...{DOC_JS}._all_models.values()];"
