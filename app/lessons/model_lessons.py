@@ -235,10 +235,11 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         text=SEED_PROGRAM,
         setup=(
             "This is a small transformer the project trained to answer questions about "
-            "definitions. The program defines two limits and asks for approved_limit. The "
-            "planes show the retrieval head (measured when the model loads) at the question "
-            "token: its query, and every earlier token's key and value, projected so that each "
-            "drawn score is the true one."
+            "definitions. The program defines two limits and asks for approved_limit. When you "
+            "measure, the planes show the retrieval head (the layer-1 head that, over the "
+            "programs checked when the model loads, gives the value asked about the most "
+            "weight) at the question token: its query, and every earlier token's key and value, "
+            "projected so that each drawn score is the true one."
         ),
         question="Where does this head put most of its weight?",
         choices=(
@@ -384,7 +385,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "charge is never defined, so the right answer is none: a refusal the model learned. "
             "There is no right value for the head to fetch."
         ),
-        question="Where does the retrieval head look?",
+        question="Where does the head that fetches values look now?",
         choices=(
             "On one of the values, at random",
             "On a token that carries no value: a separator or the first token",
@@ -436,9 +437,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         part=LM_PART,
         model=LM,
         setup=(
-            "SmolLM2-135M is a real language model (30 layers of 9 heads), run from 4-bit "
-            "weights: its vectors are close to the original model's, not equal to them. The "
-            "planes show layer 13, head 8 at the last word, 'was'."
+            "SmolLM2-135M-Instruct is a real language model (30 layers of 9 heads), run from "
+            "4-bit weights: its vectors are close to the original model's, not equal to them. "
+            "When you measure, the planes show layer 13, head 8 at the last word, 'was'."
         ),
         question="Where does this head look from 'was'?",
         choices=("On 'loan'", "On 'bank'", "On 'The', the first word", "Evenly over the words"),
@@ -543,9 +544,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         model=LM,
         opens=lambda m: _light_head(LM, MOVED, " Friday"),
         setup=(
-            "The head that puts the most weight on 'Friday' costs the answer almost nothing when "
-            "it is ablated (Measure shows it, beside this one). The planes show a head with "
-            "under 5% of its weight on 'Friday', picked when the step opens."
+            "The planes show a head with under 5% of its weight on 'Friday', picked when the "
+            "step opens. Measure also ablates the head that looks hardest at 'Friday', for "
+            "comparison."
         ),
         question="Ablate this head. What happens to P(Friday)?",
         choices=(
@@ -601,7 +602,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         takeaway=(
             "Patching asks a sharper question than ablation: not 'is this head needed?' but "
             "'does this head carry the information that differs between the two sentences?' "
-            "This one is the head that Patch every head on the Causal map tab puts first."
+            "This one is the head that the Causal map tab's Patch every head puts first."
         ),
     ),
     ModelLessonStep(
@@ -649,7 +650,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         setup=(
             f"SmolLM2 on “{STORE}”. When the step opens, the lab "
             "estimates all 270 heads from one backward pass and opens one the estimate calls "
-            "unimportant (a change of log P under 0.01), picked when it opens."
+            "unimportant (a change of log P under 0.01)."
         ),
         question="Ablate this head. What happens to the model's answer?",
         choices=(

@@ -91,7 +91,7 @@ def test_the_whole_model_steps_open_the_heads_the_full_exact_maps_find():
     steps = {s.title: s for s in MODEL_LESSONS}
     cmap = model.causal_map(MOVED)
     assert cmap.token_text == " Friday"
-    # The setup's claim: the heaviest head on Friday costs the answer almost nothing.
+    # The verdict's contrast: the heaviest head on Friday costs the answer almost nothing.
     heavy = cmap.heaviest(1)[0]
     assert abs(heavy.effect) < 0.05
     light = min((r for r in cmap.records if r.weight < 0.05), key=lambda r: r.effect)
@@ -193,4 +193,4 @@ def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m
     heavy = cmap.heaviest(1)[0]
     assert f"{head_name(heavy.layer, heavy.head)} ({heavy.weight:.0%})" in sentence
     assert f"{cmap.prob:.1%} -> {cmap.prob + heavy.effect_prob:.1%} when ablated" in sentence
-    assert "Measure shows it" in step.setup and "Causal map tab" not in step.setup
+    assert "Measure also ablates" in step.setup and "Causal map tab" not in step.setup
