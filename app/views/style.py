@@ -27,6 +27,7 @@ from bokeh.plotting import figure
 from panel.theme import Bootstrap
 from panel.viewable import Viewable
 
+from app.patches.bokeh_columns import replace_columns
 from app.patches.bokeh_glyphs import positional_args
 
 OKABE_ITO = {
@@ -362,7 +363,9 @@ def assign(source, data: dict) -> None:
         return
     changed = {k: v for k, v in data.items() if not _same_column(old[k], v)}
     if changed:
-        source.data.update(changed)
+        # Not `source.data.update`: its event would read the columns when the page's hold
+        # ends, after a later reshape of this source (app/patches/bokeh_columns.py).
+        replace_columns(source, changed)
 
 
 def _same_column(old, new) -> bool:
