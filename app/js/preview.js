@@ -189,8 +189,9 @@ if (name === "panstart") {
   const tool = fig.toolbar.active_drag;
   if (tool == null || tool.type !== "PointDrawTool") { LAB.drags.delete(key); return; }  // panning
   const sources = onAddress ? [["query", query_tip], ["key", key_tips]] : [["value", value_tips]];
-  const span = fig.x_range.end - fig.x_range.start;
-  const px = span / Math.max(1, fig.inner_width || 300);  // data units per screen pixel
+  // Data units per screen pixel, across and down: one range, but the frame is not square.
+  const px = (fig.x_range.end - fig.x_range.start) / Math.max(1, fig.inner_width || 300);
+  const py = (fig.y_range.end - fig.y_range.start) / Math.max(1, fig.inner_height || 300);
   // Where each handle was drawn: the tool may already have moved the selected ones by the
   // first pan step before this callback runs.
   const [P, R] = LAB.read(params, rows);
@@ -200,7 +201,7 @@ if (name === "panstart") {
   for (const [kind, src] of sources) {
     for (const i of src.selected.indices) {
       const [x, y] = drawn(kind, i);
-      const dist = Math.hypot(x - cb_obj.x, y - cb_obj.y) / px;
+      const dist = Math.hypot((x - cb_obj.x) / px, (y - cb_obj.y) / py);
       // Only a handle under the pointer: a point left selected by an earlier tap is not one.
       if (dist <= GRAB_PX && (best == null || dist < best.dist - 0.5))
         best = {kind, index: i, dist, x, y};

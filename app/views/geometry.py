@@ -99,7 +99,9 @@ class GeometryView(pn.viewable.Viewer):
         # (it follows the window), place them again for that size.
         self._label_args: tuple | None = None
         for fig in (self.address_fig, self.payload_fig):
-            fig.on_change("inner_width", self._replace_labels)
+            # Both sides: the legend under the frame takes a row more or less as it refits.
+            for side in ("inner_width", "inner_height"):
+                fig.on_change(side, self._replace_labels)
         self._drag = TipDrag(state, (self.address_fig, self.payload_fig))
         for src, kind in (
             (self.key_tips, "key"),
@@ -179,10 +181,11 @@ class GeometryView(pn.viewable.Viewer):
             self._drag.set_tips("value", self.value_tips, vals[:tips])
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals)
+        screen = plane_fit.Screen(self.address_fig)
         self._query_handle = plane_fit.query_handle_at(
             q[:2],
             keys[:m, :2],
-            plane_fit.px(self.address_fig),
+            (screen.px, screen.py),
             float(self.address_fig.x_range.end),
         )
         # Every column of the arrows together, with equal lengths (only changed ones go).

@@ -64,8 +64,8 @@ def test_the_query_handle_never_sits_on_a_key_handle():
     geometry = create_app().lab.geometry  # the default scenario: q lies exactly on key A
     q = np.array([geometry.query_tip.data["x"][0], geometry.query_tip.data["y"][0]])
     keys = np.column_stack([geometry.key_tips.data["x"], geometry.key_tips.data["y"]])
-    px = plane_fit.px(geometry.address_fig)
-    assert np.min(np.hypot(*(keys - q).T)) / px >= 20  # pixels apart
+    screen = plane_fit.Screen(geometry.address_fig)  # pixels apart, each axis at its scale
+    assert np.min(np.hypot(*((keys - q) / [screen.px, screen.py]).T)) >= 20
     # It stays on the query's ray: dragging it turns the query and nothing else.
     params = geometry.preview_params.data
     direction = np.array([params["qx"][0], params["qy"][0]])
@@ -146,3 +146,41 @@ def test_the_preview_settings_say_which_of_the_pages_tips_the_drawing_has():
         assert synced() == 4  # the Reset's drawing answers tip 4: the page shows it
         geometry._drag.flush()
         assert lab.state.snapshot.keys[2, 0] != pytest.approx(0.7)
+
+
+def test_labels_are_placed_in_the_frame_the_browser_draws_not_a_square():
+    # The legend under each plane takes height, not width: a phone's frames are 259 x 194 px
+    # (the address plane's "␣. @5" left its frame when placed as if 259 px tall). Here a wide,
+    # short frame, reported one side at a time as the browser does.
+    from app.views.label_layout import text_box
+    from app.views.planes import ADDRESS_FONT_PX, PAYLOAD_FONT_PX
+
+    geometry = create_app().lab.geometry
+    for fig in (geometry.address_fig, geometry.payload_fig):
+        fig.set_from_json("inner_width", 420)
+        fig.set_from_json("inner_height", 150)
+    x_range, y_range = geometry.address_fig.x_range, geometry.address_fig.y_range
+    screen = plane_fit.Screen(geometry.address_fig)  # the frame's corners
+    assert screen.point(x_range.start, y_range.start) == pytest.approx((0.0, 150.0))
+    assert screen.point(x_range.end, y_range.end) == pytest.approx((420.0, 0.0))
+    data = geometry.geometry.data
+    placed = 0
+    for i, kind in enumerate(data["kind"]):
+        tag = data["tag"][i]
+        if not tag:
+            continue
+        fig, font = (
+            (geometry.address_fig, ADDRESS_FONT_PX)
+            if kind in ("query", "key")
+            else (geometry.payload_fig, PAYLOAD_FONT_PX)
+        )
+        # The tip where the browser draws it: each axis's range over that side's pixels.
+        x, y = float(data["x1"][i]), float(data["y1"][i])
+        x_span = fig.x_range.end - fig.x_range.start
+        y_span = fig.y_range.end - fig.y_range.start
+        tx = (x - fig.x_range.start) / x_span * 420
+        ty = 150 - (y - fig.y_range.start) / y_span * 150
+        box = text_box(tx + float(data["label_dx"][i]), ty + float(data["label_dy"][i]), tag, font)
+        assert 0 <= box[0] and box[2] <= 420 and 0 <= box[1] and box[3] <= 150, (tag, box)
+        placed += 1
+    assert placed >= 3
