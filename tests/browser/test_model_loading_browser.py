@@ -69,8 +69,11 @@ def test_a_cold_lesson_step_shows_progress_then_starts_by_itself(open_cold, prob
     assert page.shows("Loaded. Predict, act, then press Measure.")
     page.click_button("Measure")
     page.wait_until(lambda: page.shows("The measurement bears it out."), "the verdict")
-    labels = page.data("weights")["label"]
-    assert any("loan @4" in label for label in labels), labels
+    # The verdict and the released weights are separate messages: wait for the head's labels.
+    page.wait_until(
+        lambda: any("loan @4" in label for label in page.data("weights")["label"]),
+        "the head's weights after Measure",
+    )
     assert problems[seen:] == []
 
 
