@@ -451,10 +451,12 @@ class LessonsView(pn.viewable.Viewer):
             self.held = frozenset(names)
 
     def _reveal(self, result: str, spoken: str) -> None:
-        self.result.object, self.verdict = result, spoken
-        self._set_onward(measured=True)
-        self._measured = True
-        self._hold(())  # every view drawn again, the measured state on them
+        # One message: the verdict never reaches the page ahead of the numbers it speaks of.
+        with pn.io.hold():
+            self.result.object, self.verdict = result, spoken
+            self._set_onward(measured=True)
+            self._measured = True
+            self._hold(())  # every view drawn again, the measured state on them
 
     @param.depends("class_waiting", watch=True)
     def _class_revealed(self) -> None:
