@@ -331,13 +331,21 @@ _PAGE_STAGE_JS = """() => ({href: location.href, bokeh: !!window.Bokeh,
 def open_lab_page(context, url: str, timeout_s: float = 90.0):
     """A page (in a browser context) showing the lab at `url`, once its weights have arrived.
     If they never arrive, the failure says how far the page got and what its console said."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = context.new_page()
     console: list[str] = []
     page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
     page.on("websocket", lambda ws: console.append(f"websocket opened: {ws.url}"))
-    page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+    try:
+        page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+    except PlaywrightError as error:
+        # The network changed under the navigation itself (see below): go there again, once.
+        if "ERR_NETWORK_CHANGED" not in str(error):
+            raise
+        console.append("(navigated again after ERR_NETWORK_CHANGED)")
+        page.goto(url, wait_until="load", timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
     reloaded = False
     while True:
