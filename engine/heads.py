@@ -1,12 +1,12 @@
 """A trained model's head as a lab snapshot: the second source of the views' one `LabSnapshot`.
 
-No web imports. `HeadModel` is the small interface the lab needs from "a model whose heads it can
-open" (the shipped binding model and SmolLM2 in `engine.trained`, whose runs are the one
-`engine.trained.runs.Run`): tokens, a next-token distribution, and for each (layer, head) the
-question position's query, the keys, values, scores, weights and output, and the forward a
-`Run` calls (``forward_one``, ``check_edits``, ``next_tokens``). `head_snapshot` turns one head
-of one run into the snapshot the hand-made scenarios also produce, so every view, caption and
-check reads a trained head exactly as it reads a toy.
+No web imports. `engine.trained.runs.HeadModel` is the small interface the lab needs from "a
+model whose heads it can open" (the shipped binding model and SmolLM2 in `engine.trained`,
+whose runs are the one `engine.trained.runs.Run`): tokens, a next-token distribution, and for
+each (layer, head) the question position's query, the keys, values, scores, weights and output,
+and the forward a `Run` calls (``forward_one``, ``check_edits``, ``next_tokens``).
+`head_snapshot` turns one head of one run into the snapshot the hand-made scenarios also
+produce, so every view, caption and check reads a trained head exactly as it reads a toy.
 
 The head lives in d_head dimensions and the planes are 2-D. Both planes are exact where it
 matters:
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,57 +39,8 @@ from .snapshot import (
     entropy_of,
 )
 
-if TYPE_CHECKING:  # the one run and head record every model returns (engine/trained/runs.py)
-    from .trained.edits import Edit
-    from .trained.runs import Pass
+if TYPE_CHECKING:  # the one run every model returns (engine/trained/runs.py)
     from .trained.runs import Run as HeadRun
-
-
-class HeadModel(Protocol):
-    """What the lab needs from a model whose heads it opens; its runs are `Run`s, which need
-    the three methods after ``run``."""
-
-    name: str
-    title: str
-    n_layers: int
-    n_heads: int
-    retrieval_head: tuple[int, int]
-    examples: Mapping[str, str]
-
-    def check(self, text: str) -> Sequence[str]: ...
-
-    def run(
-        self, text: str, edits: Sequence = (), *, query: int | None = None, backend: str = "numpy"
-    ) -> HeadRun: ...
-
-    def check_edits(self, edits: Iterable, n: int) -> tuple[Edit, ...]:
-        """The edits as a tuple, or ValueError naming one the model cannot apply to n tokens."""
-        ...
-
-    def forward_one(
-        self,
-        ids: Sequence[int],
-        edits: tuple[Edit, ...] = (),
-        start: int = 0,
-        resid: list[np.ndarray] | None = None,
-        heads: dict | None = None,
-        query: int | None = None,
-        backend: str = "numpy",
-    ) -> Pass:
-        """One sequence through the model. With ``start`` > 0 the residual stream ``resid``
-        and the head records ``heads`` below layer ``start`` are reused, so an edit re-runs
-        only the layers it touches; ``query`` is the position whose row the records keep and
-        whose next token is predicted (None: the last)."""
-        ...
-
-    def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
-        """The listed next tokens with their probabilities, and the likeliest."""
-        ...
-
-    def head_gradients(self, run: HeadRun, seed: np.ndarray) -> np.ndarray:
-        """d (seed . next-token logits) / d every head's output before W_O in an unedited run,
-        (layers, heads, n, d_head): what the attribution map needs (`trained.backward`)."""
-        ...
 
 
 def token_probability(run: HeadRun, token: str) -> float:
@@ -99,21 +50,6 @@ def token_probability(run: HeadRun, token: str) -> float:
         return float(run.probs[token])
     lookup = getattr(run, "prob", None)
     return float(lookup(token)) if lookup is not None else 0.0
-
-
-def head_name(layer: int, head: int) -> str:
-    """The one way the lab names a head in words: "layer 13 head 8" (read aloud as it is
-    written; counted from 0 as the code counts)."""
-    return f"layer {layer} head {head}"
-
-
-def head_tag(layer: int, head: int) -> str:
-    """A head's name where a plot has no room for words: "L13 H8". A view that draws it says
-    once what it means (`HEAD_TAG_KEY`)."""
-    return f"L{layer} H{head}"
-
-
-HEAD_TAG_KEY = "L13 H8 is layer 13, head 8"
 
 
 def shown_token(token: str) -> str:

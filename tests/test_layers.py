@@ -41,24 +41,27 @@ def _layer(module: str) -> int | None:
     return None
 
 
-def _imports(path: Path, *, typing_only: bool = True) -> set[str]:
-    """Every name a module imports, at its top or inside a function (`typing_only=False`: less
-    those under `if TYPE_CHECKING:`, which never run)."""
-    tree = ast.parse(path.read_text())
-    skipped = set()
-    if not typing_only:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+def _absolute(path: Path, node: ast.ImportFrom) -> str | None:
+    """The module a `from ... import` names, a relative one resolved against `path`'s package."""
+    if node.level == 0:
+        return node.module
+    package = path.relative_to(ROOT).with_suffix("").parts[:-1]  # a/b/c.py, a/b/__init__.py: a.b
+    if node.level > 1:
+        package = package[: len(package) - (node.level - 1)]
+    return ".".join([*package, *([node.module] if node.module else [])]) or None
+
+
+def _imports(path: Path) -> set[str]:
+    """Every name a module imports: at its top, inside a function or under `if TYPE_CHECKING:`
+    (a type-only import still ties the two modules together for a reader), absolute or
+    relative."""
     names = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (module := _absolute(path, node)):
+            # `from a.b import c`: c is a module of a.b, or a name a.b defines (a.b, then).
+            names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
@@ -90,7 +93,8 @@ CYCLE_FREE = ("app", "engine", "tools")
 
 def _import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
     """Module -> the modules of `packages` it imports (a package by its __init__), wherever in
-    the module the import stands: a lazy import closes a ring as surely as a top-level one."""
+    the module the import stands: a lazy or a type-only import closes a ring as surely as a
+    top-level one."""
     modules = {
         module.removesuffix(".__init__"): path
         for module, path in _modules().items()
@@ -99,8 +103,7 @@ def _import_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
     graph = {}
     for module, path in modules.items():
         targets = set()
-        for name in _imports(path, typing_only=False):
-            # `from a.b import c`: c is a module of a.b, or a name defined in a.b's __init__.
+        for name in _imports(path):
             target = name if name in modules else name.rpartition(".")[0]
             if target in modules and target != module:
                 targets.add(target)

@@ -41,11 +41,11 @@ TARGET_FORWARDS = 5
 
 def measure(model, backend: str, repeats: int, map_repeats: int) -> list[str]:
     """The timing and receipt lines of one model on one backend."""
-    from engine.trained import attribution, causal
+    from engine.trained import attribution, causal, counterfactual
 
     text, corrupted = TEXTS[model.name]
     if corrupted is None:
-        corrupted, _ = causal.counterfactual(model, text)
+        corrupted, _ = counterfactual.counterfactual(model, text)
 
     def exact_map(name: str):
         def run():

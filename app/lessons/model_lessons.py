@@ -20,7 +20,8 @@ from app.state import attribution_runs, model_runs
 from app.state.estimate_words import reasons, sentence_warning
 from app.state.model_state import ModelState, Prediction, short_title
 from engine import trained
-from engine.heads import find_heads, head_name, shown_token
+from engine.head_names import head_name
+from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
 

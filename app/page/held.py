@@ -17,7 +17,7 @@ import numpy as np
 
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
-from engine.heads import head_name
+from engine.head_names import head_name
 
 HEADLINE = "Predict first: the numbers appear when you press Measure."
 # The head finder's token a held page picked in place of the top weight's, per sidebar.

@@ -14,7 +14,8 @@ from app.state import model_runs
 from app.state.estimated_map import QueryRows
 from app.state.pipeline import BoundedCache, MiB
 from engine import trained
-from engine.trained import attribution, causal
+from engine.trained import attribution
+from engine.trained.counterfactual import counterfactual as find_counterfactual
 
 BACKEND = "numpy"  # the exact maps of the Causal map tab run on NumPy: the receipt checks those
 
@@ -71,11 +72,12 @@ CHANGES = BoundedCache("counterfactuals", max_entries=256, max_bytes=1 * MiB, si
 
 
 def counterfactual(model: str, text: str) -> tuple[str, str]:
-    """`causal.counterfactual` of `text` (the changed sentence and which token changed), once
-    per process: it runs the model on each candidate change, a quarter of a second on SmolLM2,
-    and a step that patches from it asks again for every student who follows."""
+    """`engine.trained.counterfactual.counterfactual` of `text` (the changed sentence and which
+    token changed), once per process: it runs the model on each candidate change, a quarter of
+    a second on SmolLM2, and a step that patches from it asks again for every student who
+    follows."""
     return CHANGES.get_or_compute(
-        (model, text), lambda: causal.counterfactual(trained.load(model), text)
+        (model, text), lambda: find_counterfactual(trained.load(model), text)
     )
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.heads import head_name, shown_token
+from engine.head_names import head_name
+from engine.heads import shown_token
 
 from .estimate_words import short
 from .scene_tables import MAX_ROWS, SceneTable, number, percent

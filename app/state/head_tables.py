@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.heads import head_name, shown_token, shown_tokens
+from engine.head_names import head_name
+from engine.heads import shown_token, shown_tokens
 
 from .scene_tables import MAX_ROWS, SceneTable, marks_said, number, percent
 

@@ -38,7 +38,8 @@ from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.state.receipt_state import ReceiptState
 from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
-from engine.heads import HEAD_TAG_KEY, head_name, head_tag, shown_token, token_labels, token_marks
+from engine.head_names import HEAD_TAG_KEY, head_name, head_tag
+from engine.heads import shown_token, token_labels, token_marks
 
 from .headings import TITLE_CSS
 from .plot_text import PlotText

@@ -48,7 +48,8 @@ from app.state import head_patterns as hp
 from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
-from engine.heads import head_name, shown_token, shown_tokens, token_marks
+from engine.head_names import head_name
+from engine.heads import shown_token, shown_tokens, token_marks
 
 from .covered import conceal
 from .head_image import add_head_image, box_data, image_data

@@ -22,7 +22,8 @@ from app.state.model_state import (
     short_title,
 )
 from app.views.headings import group_heading
-from engine.heads import HEAD_FINDERS, find_heads, head_name, shown_token
+from engine.head_names import head_name
+from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 from engine.trained.edits import PatchHead

@@ -44,7 +44,8 @@ from app.state.model_state import ModelState
 from app.state.receipt_state import VERIFY, ReceiptState
 from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
 from app.views.head_tap import open_head_on_tap
-from engine.heads import HEAD_TAG_KEY, head_name, head_tag, shown_token
+from engine.head_names import HEAD_TAG_KEY, head_name, head_tag
+from engine.heads import shown_token
 from engine.trained import attribution
 
 from .causal_view import CAUSAL_CSS

@@ -33,9 +33,9 @@ import numpy as np
 from . import backward
 from .causal import (
     PatchFrame,
-    _log_probs,
     answer_id,
     check_positions,
+    log_probs,
     patched_output,
     replaced_logits,
 )
@@ -248,7 +248,7 @@ def _terms(step: np.ndarray, gradient: np.ndarray) -> np.ndarray:
 
 
 def _probability(run, index: int) -> float:
-    return float(np.exp(_log_probs(run.logits)[index]))
+    return float(np.exp(log_probs(run.logits)[index]))
 
 
 def _ablation(run, index: int) -> _Linearisation:
@@ -286,11 +286,11 @@ def _patching(clean, corrupted, frame: PatchFrame, positions) -> _Linearisation:
 
 def _exact_ablation(run, index: int):
     """The causal map's effect for chosen heads, computed as `causal.causal_map` computes it."""
-    base = _log_probs(run.logits)[index]
+    base = log_probs(run.logits)[index]
 
     def measure(chosen, progress, cancel) -> dict[tuple[int, int], float]:
         requests = [(layer, head, None) for layer, head in chosen]
-        lp = _log_probs(replaced_logits(run, requests, progress, cancel))[:, index]
+        lp = log_probs(replaced_logits(run, requests, progress, cancel))[:, index]
         return {lh: float(lp[row] - base) for row, lh in enumerate(chosen)}
 
     return measure

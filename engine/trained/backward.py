@@ -25,7 +25,7 @@ import numpy as np
 from ..backends import blas_threads, host, torch_threads
 from ..core import attention
 from . import llama
-from .binding import LN_EPS, _layer_norm
+from .norms import LN_EPS, layer_norm
 
 # ------------------------------------------------------------------------------------ seeds
 
@@ -218,7 +218,7 @@ def binding_layer_backward(model, w: dict, layer: int, x, d_next, options: dict)
     """One unedited attention-only layer of the binding model, backwards: (d x, d head outputs
     (B, heads, n, d_head)) from d x_next, its activations recomputed from x (B, n, d_model)."""
     heads, dh = model.n_heads, model.d_head
-    h = _layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
+    h = layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
     q, k, v = (llama._split_heads(h @ w[f"{m}{layer}"], heads, dh) for m in ("wq", "wk", "wv"))
     att = _causal_attention(q, k, v, options)
     d_out = llama._split_heads(linear_backward(d_next, w[f"wo{layer}"]), heads, dh)

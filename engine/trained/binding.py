@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import array_api_compat
 import numpy as np
 
 import attention_lab_assets
@@ -29,15 +28,15 @@ import attention_lab_assets
 from ..backends import Backend, host, resolve, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
-from .causal import Maps
 from .edits import Edit, EditedHead, checked_edits, edit_head, turn_query_rows
+from .maps import Maps
+from .norms import layer_norm
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
 PROBE_SIZE = 96
 HELDOUT_SEED = 20_261_201  # the card's held-out set
 HELDOUT_SIZE = 4000
-LN_EPS = 1e-5
 
 
 def models_dir() -> Path:
@@ -46,13 +45,6 @@ def models_dir() -> Path:
     if not (folder / "binding.npz").is_file():
         raise FileNotFoundError(f"binding.npz not found in {folder}")
     return folder
-
-
-def _layer_norm(x, weight, bias):
-    xp = array_api_compat.array_namespace(x)
-    mu = xp.mean(x, axis=-1, keepdims=True)
-    var = xp.mean((x - mu) ** 2, axis=-1, keepdims=True)
-    return (x - mu) / xp.sqrt(var + LN_EPS) * weight + bias
 
 
 def _copy(x):
@@ -200,7 +192,7 @@ class BindingModel(Maps):
         for layer in range(start, self.n_layers):
             x = x + self._attention_layer(placed, x, layer, edits, qpos, heads)
             resid.append(host(x))
-        hf = _layer_norm(x[:, qpos], w["ln_f.weight"], w["ln_f.bias"])
+        hf = layer_norm(x[:, qpos], w["ln_f.weight"], w["ln_f.bias"])
         logits = hf @ w["unembed.weight"] + w["unembed.bias"]
         return Pass(resid, heads, host(logits), query=qpos)
 
@@ -209,7 +201,7 @@ class BindingModel(Maps):
         head; each head's record goes into ``heads``."""
         w, xp = placed.w, placed.backend.xp
         b, n, _ = x.shape
-        h = _layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
+        h = layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
         q = xp.reshape(h @ w[f"wq{layer}"], (b, n, self.n_heads, self.d_head))
         k = xp.reshape(h @ w[f"wk{layer}"], (b, n, self.n_heads, self.d_head))
         v = xp.reshape(h @ w[f"wv{layer}"], (b, n, self.n_heads, self.d_head))

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import word_kinds
 from .edits import AblateHead, PatchHead
 
 CACHE_SIZE = 8  # maps kept per model (per text, token, answer, backend and edits)
@@ -115,7 +114,7 @@ class PatchingMap:
 # ----------------------------------------------------------------------------------- helpers
 
 
-def _log_probs(logits: np.ndarray) -> np.ndarray:
+def log_probs(logits: np.ndarray) -> np.ndarray:
     """log softmax (..., vocab) in float64, as logits - logsumexp (the engine's softmax, then
     a log, costs 1.5 s on 270 rows of 49,152)."""
     z = np.asarray(logits, dtype=np.float64)
@@ -307,11 +306,11 @@ def causal_map(
     if token is None:
         token = default_token(run, answer)
     cache = _cache_of(model)
-    base = _log_probs(run.logits)[index]
+    base = log_probs(run.logits)[index]
     measured = cache.get(key)
     if measured is None:
         logits = every_head_logits(run, lambda layer, head: None, progress, cancel)
-        lp = _log_probs(logits)[:, index]
+        lp = log_probs(logits)[:, index]
         tops = tuple(_top(model, row) for row in logits)
         measured = (lp, tops)
         cache.put(key, measured)
@@ -459,14 +458,14 @@ class PatchFrame:
             raise ValueError(
                 f"both answers compared are {good_text!r}: choose two different tokens"
             )
-        lp_clean, lp_corrupted = _log_probs(clean.logits), _log_probs(corrupted.logits)
+        lp_clean, lp_corrupted = log_probs(clean.logits), log_probs(corrupted.logits)
         d_clean = float(lp_clean[good] - lp_clean[bad])
         d_bad = float(lp_corrupted[good] - lp_corrupted[bad])
         return cls(good, bad, good_text, bad_text, d_clean, d_bad, float(lp_corrupted[good]))
 
     def difference(self, logits) -> tuple[float, float]:
         """(log P(clean) - log P(corrupted), log P(clean)) for one row of next-token logits."""
-        lp = _log_probs(logits)
+        lp = log_probs(logits)
         return float(lp[self.good] - lp[self.bad]), float(lp[self.good])
 
     def share(self, difference: float) -> float:
@@ -488,155 +487,3 @@ def _check_answers(answers) -> tuple[str | None, str | None]:
         if a is not None and not isinstance(a, str):
             raise ValueError(f"an answer must be a token's text or None, got {a!r}")
     return answers[0], answers[1]
-
-
-class Maps:
-    """The maps as methods of a model (the binding model and SmolLM2 inherit this)."""
-
-    def causal_map(
-        self, text: str, token=None, answer=None, *, query=None, backend="numpy", **options
-    ) -> CausalMap:
-        """`causal_map` of ``text`` run with no edits (see there for the options)."""
-        return causal_map(self.run(text, query=query, backend=backend), token, answer, **options)
-
-    def patching_map(self, clean: str, corrupted: str, *, backend="numpy", **options):
-        """`patching_map` of two texts of the same length."""
-        run = self.run
-        return patching_map(run(clean, backend=backend), run(corrupted, backend=backend), **options)
-
-    def attribution_map(
-        self,
-        text: str,
-        answer=None,
-        corrupted: str | None = None,
-        *,
-        query=None,
-        verify: int = 10,
-        backend="numpy",
-        **options,
-    ):
-        """`attribution.attribution_map` of ``text`` (and of the same-length ``corrupted`` text
-        when given), run with no edits: every head's causal effect, or patching share,
-        estimated from one backward pass, the ``verify`` largest measured exactly."""
-        from .attribution import attribution_map  # it builds on this module
-
-        clean = self.run(text, query=query, backend=backend)
-        bad = None if corrupted is None else self.run(corrupted, query=query, backend=backend)
-        return attribution_map(clean, answer, bad, verify=verify, **options)
-
-    def patch(self, clean: str, corrupted: str, layer: int, head: int, *, positions=None):
-        """The corrupted text's run with head (layer, head)'s output taken from the clean run
-        (at ``positions``, as `patching_map` takes them; default every position)."""
-        source = self.run(clean)
-        target = self.run(corrupted)
-        if len(source.ids) != len(target.ids):
-            raise ValueError(
-                f"the clean text is {len(source.ids)} tokens and the corrupted "
-                f"{len(target.ids)}: activation patching needs texts of the same length"
-            )
-        at = check_positions(target, positions)
-        return target.intervene(
-            PatchHead(layer, head, patched_output(source, target, layer, head, at))
-        )
-
-
-MAX_TRIES = 8  # forwards a language model's counterfactual may spend on candidate changes
-
-
-@dataclass(frozen=True)
-class Change:
-    """A same-length change of a text, for activation patching: the changed text, the position
-    of the one token that changed, that token before and after, its kind and a sentence that
-    says so."""
-
-    text: str
-    position: int
-    old: str
-    new: str
-    kind: str  # a kind of `word_kinds` ("day", "name", ...), or "value" in a binding program
-    description: str
-
-
-def find_change(model, text: str) -> Change:
-    """``text`` with the fact its answer comes from replaced, at the same length in tokens, so
-    that the answer changes. The binding model's program gets another value in the queried
-    name's latest definition. A language model's text gets one word replaced by another of the
-    same kind (`word_kinds`: a name for a name, a day for a day, ...) that is one token and not
-    yet in the text: the answer's earlier mentions first, latest first, then the text's other
-    words of a listed kind; the candidates in the order of the model's own next-token logits
-    (its likeliest rival first), at most `MAX_TRIES` forwards. ValueError when none moves the
-    answer."""
-    if hasattr(model, "answers"):
-        return _binding_change(model, text)
-    run = model.run(text)
-    answer, tokens = run.answer, run.tokens[:-1]
-    word = answer.strip()
-    mentions = [i for i, t in enumerate(tokens) if word and t.strip() == word]
-    others = [i for i, t in enumerate(tokens) if i not in mentions and word_kinds.kind_of(t)]
-    places = [i for i in [*mentions[::-1], *others[::-1]] if word_kinds.kind_of(tokens[i])]
-    if not places:
-        said = f"the answer {answer!r} is not mentioned earlier" if not mentions else ""
-        raise ValueError(
-            f"{said or f'the answer {answer!r} is of no listed kind'} and no word of the text is "
-            "a name, a day, a month, a city, a country, a number, a colour, an animal, a place "
-            "or a fruit: type a changed sentence of the same length"
-        )
-    present = {t.strip() for t in run.tokens}
-    tries = 0
-    for where in places:
-        old = tokens[where]
-        for new, new_id in _rivals(model, run, old, present):
-            ids = list(run.ids)
-            ids[where] = new_id
-            changed = model.decode(ids)
-            if model.encode(changed) != ids:  # the pieces around it would merge differently
-                continue
-            tries += 1
-            if model.run(changed).answer != answer:
-                kind = word_kinds.kind_of(old)
-                said = f"{old.strip()} became {new.strip()}, another {kind}, at token {where}"
-                return Change(changed, where, old, new, kind, said)
-            if tries >= MAX_TRIES:
-                break
-        if tries >= MAX_TRIES:
-            break
-    raise ValueError(
-        f"no same-length change of a word of the text moves the answer {answer!r} "
-        f"({tries} tried): type one"
-    )
-
-
-def _rivals(model, run, old: str, present: set[str]) -> list[tuple[str, int]]:
-    """The words of ``old``'s kind that are one token and not in the text, with their ids,
-    the model's likeliest next token first."""
-    found = []
-    for new in word_kinds.same_kind(old):
-        ids = model.encode(new)
-        if len(ids) == 1 and new.strip() not in present:
-            found.append((new, ids[0]))
-    return sorted(found, key=lambda pair: -float(run.logits[pair[1]]))
-
-
-def _binding_change(model, text: str) -> Change:
-    """Another value in the queried name's latest definition of a binding program."""
-    from . import binding_task as task
-
-    program = task.parse(text)
-    name, defs = program.question, program.definitions
-    mine = [i for i, (n, _) in enumerate(defs) if n == name]
-    if not mine:
-        raise ValueError(f"{name!r} is not defined in the program: nothing to change")
-    i = mine[-1]
-    old = defs[i][1]
-    new = next(v for v in model.values if v != old)
-    parts = [f"{n}={new if j == i else v}" for j, (n, v) in enumerate(defs)]
-    changed = "; ".join(parts) + f"; ?{name}"
-    before, after = model.run(text).ids, model.run(changed).ids
-    where = next(p for p, (a, b) in enumerate(zip(before, after, strict=True)) if a != b)
-    return Change(changed, where, old, new, "value", f"{name}={old} became {name}={new}")
-
-
-def counterfactual(model, text: str) -> tuple[str, str]:
-    """(changed text, what changed) of `find_change`."""
-    change = find_change(model, text)
-    return change.text, change.description

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..backends import host
-from ..heads import head_name
+from ..head_names import head_name
 
 
 def _int(name: str, value, *, allow_none: bool = False) -> None:
@@ -73,7 +73,7 @@ class Edit:
         return 0 if self.layer is None else self.layer
 
     def _where(self) -> str:
-        # Named as everywhere in the lab (engine.heads.head_name): "layer 1 head 4".
+        # Named as everywhere in the lab (engine.head_names.head_name): "layer 1 head 4".
         if self.layer is not None and self.head is not None:
             return head_name(self.layer, self.head)
         if self.layer is not None:

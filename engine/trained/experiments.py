@@ -15,11 +15,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..heads import head_name, token_probability
+from ..head_names import head_name
+from ..heads import token_probability
 from . import binding_task as task
 from .binding import BindingModel
 from .card import refusal
-from .causal import counterfactual
+from .counterfactual import counterfactual
 from .edits import (
     AblateHead,
     Edit,

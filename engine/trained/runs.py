@@ -1,6 +1,6 @@
 """What every trained model returns: one `Run` per text, holding one `HeadRecord` per head.
 
-A model (the binding model, SmolLM2) has the interface `engine.heads.HeadModel`; a run calls
+A model (the binding model, SmolLM2) has the interface `HeadModel` (at the end); a run calls
 its ``forward_one`` (one sequence, reusing the layers below the first edited one), its
 ``check_edits`` and its ``next_tokens``, and optionally ``encode(text)`` and
 ``token_id(text)`` so `Run.prob` can price any single token.
@@ -10,16 +10,14 @@ The next-token distribution uses the engine's own softmax, in float64.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..core import softmax
 from .edits import Edit
-
-if TYPE_CHECKING:
-    from ..heads import HeadModel
 
 
 @dataclass(frozen=True)
@@ -182,3 +180,50 @@ class Run:
     def __repr__(self):
         told = f", expected {self.expected!r}" if self.expected is not None else ""
         return f"Run({self.text!r} -> {self.answer!r}, p={self.probs[self.answer]:.3f}{told})"
+
+
+class HeadModel(Protocol):
+    """What the lab needs from a model whose heads it opens; its runs are `Run`s, which need
+    the three methods after ``run``."""
+
+    name: str
+    title: str
+    n_layers: int
+    n_heads: int
+    retrieval_head: tuple[int, int]
+    examples: Mapping[str, str]
+
+    def check(self, text: str) -> Sequence[str]: ...
+
+    def run(
+        self, text: str, edits: Sequence = (), *, query: int | None = None, backend: str = "numpy"
+    ) -> Run: ...
+
+    def check_edits(self, edits: Iterable, n: int) -> tuple[Edit, ...]:
+        """The edits as a tuple, or ValueError naming one the model cannot apply to n tokens."""
+        ...
+
+    def forward_one(
+        self,
+        ids: Sequence[int],
+        edits: tuple[Edit, ...] = (),
+        start: int = 0,
+        resid: list[np.ndarray] | None = None,
+        heads: dict | None = None,
+        query: int | None = None,
+        backend: str = "numpy",
+    ) -> Pass:
+        """One sequence through the model. With ``start`` > 0 the residual stream ``resid``
+        and the head records ``heads`` below layer ``start`` are reused, so an edit re-runs
+        only the layers it touches; ``query`` is the position whose row the records keep and
+        whose next token is predicted (None: the last)."""
+        ...
+
+    def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
+        """The listed next tokens with their probabilities, and the likeliest."""
+        ...
+
+    def head_gradients(self, run: Run, seed: np.ndarray) -> np.ndarray:
+        """d (seed . next-token logits) / d every head's output before W_O in an unedited run,
+        (layers, heads, n, d_head): what the attribution map needs (`trained.backward`)."""
+        ...

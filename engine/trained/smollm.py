@@ -38,10 +38,11 @@ import numpy as np
 from ..backends import Backend, blas_threads, host, resolve, torch_threads
 from ..heads import find_heads
 from . import llama, long_context
-from .causal import Cancelled, Maps
+from .causal import Cancelled
 from .edits import Edit, checked_edits
 from .gguf_weights import Config, read_gguf
 from .loading import ModelNotInstalled
+from .maps import Maps
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 from .tokenizer import token_texts
 

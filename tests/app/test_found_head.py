@@ -9,7 +9,7 @@ import pytest
 from app.state.model_state import ModelState
 from app.views.model_panel import ModelPanel, found_head_note
 from engine import trained
-from engine.heads import head_name
+from engine.head_names import head_name
 
 
 def _smollm():

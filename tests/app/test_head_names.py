@@ -1,4 +1,4 @@
-"""One way of naming a head (issue 40): in words "layer 13 head 8" (`engine.heads.head_name`),
+"""One way of naming a head (issue 40): in words "layer 13 head 8" (`engine.head_names.head_name`),
 and "L13 H8" (`head_tag`) only as a plot's label, where the view says what it means. A page
 named one head both ways, so no module may spell either form by hand."""
 
@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # The one home of both forms; the model card and the trainer's figures key heads "L1H0" in data
 # files, not on a page.
-OWN = {"engine/heads.py", "engine/trained/card.py", "engine/trained/train_binding.py"}
+OWN = {"engine/head_names.py", "engine/trained/card.py", "engine/trained/train_binding.py"}
 BY_HAND = (
     re.compile(r"L\{[^{}]*\} H\{"),  # f"L{layer} H{head}" ("L1H0" keys the card's data)
     re.compile(r"[Ll]ayer \{[^{}]*\},? head \{"),  # f"layer {layer} head {head}"
@@ -36,7 +36,9 @@ def test_no_module_names_a_head_by_hand(rel):
         for pattern in BY_HAND + ((WRITTEN,) if rel.startswith("app/lessons/") else ())
         for m in pattern.finditer(text)
     ]
-    assert not found, f"{rel} names a head by hand; use engine.heads.head_name/head_tag: {found}"
+    assert not found, (
+        f"{rel} names a head by hand; use engine.head_names.head_name/head_tag: {found}"
+    )
 
 
 def test_the_pattern_catches_both_forms():

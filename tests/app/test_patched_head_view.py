@@ -10,7 +10,7 @@ from app.page.lab_page import create_app
 from app.state import model_runs
 from app.views.planes import ABLATED_TEXT, PATCHED_TEXT
 from engine import trained
-from engine.heads import head_name
+from engine.head_names import head_name
 
 PROGRAM = "a=5; b=7; a=3; ?a"
 OTHER = "a=5; b=7; a=0; ?a"

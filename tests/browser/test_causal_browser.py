@@ -9,7 +9,7 @@ import pytest
 
 from app.views.causal_view import TITLE
 from engine import trained
-from engine.heads import head_name, head_tag
+from engine.head_names import head_name, head_tag
 
 from .test_plot_text import read_tables
 

@@ -18,7 +18,7 @@ from engine.trained import attribution, backward, causal
 from engine.trained import binding_task as task
 
 TEXT = "a=5; b=7; a=3; ?a"
-CORRUPTED = "a=5; b=7; a=0; ?a"  # causal.counterfactual's change of the answering value
+CORRUPTED = "a=5; b=7; a=0; ?a"  # counterfactual.counterfactual's change of the answering value
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +27,11 @@ def model():
 
 
 def _log_p(run, index: int) -> float:
-    return float(causal._log_probs(run.logits)[index])
+    return float(causal.log_probs(run.logits)[index])
 
 
 def _difference(run, good: int, bad: int) -> float:
-    lp = causal._log_probs(run.logits)
+    lp = causal.log_probs(run.logits)
     return float(lp[good] - lp[bad])
 
 

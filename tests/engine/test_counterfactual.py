@@ -8,7 +8,7 @@ import pytest
 
 from app.lessons.model_lessons import BANK, MEETING, MOVED
 from engine import trained
-from engine.trained import causal, word_kinds
+from engine.trained import counterfactual, word_kinds
 
 SENTENCES = [  # the lessons' sentences, the issue's, and one of each other kind
     MOVED,
@@ -56,7 +56,7 @@ def test_every_listed_word_after_a_space_is_one_token(smollm):
 @pytest.mark.parametrize("text", SENTENCES)
 def test_the_change_keeps_the_length_and_the_kind_and_moves_the_answer(smollm, text):
     run = smollm.run(text)
-    change = causal.find_change(smollm, text)
+    change = counterfactual.find_change(smollm, text)
     before, after = smollm.encode(text), smollm.encode(change.text)
     assert len(after) == len(before)
     assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [
@@ -71,25 +71,25 @@ def test_the_change_keeps_the_length_and_the_kind_and_moves_the_answer(smollm, t
     assert smollm.run(change.text).answer != run.answer
     words = (change.old.strip(), change.new.strip(), change.kind, f"token {change.position}")
     assert all(w in change.description for w in words), change.description
-    assert causal.counterfactual(smollm, text) == (change.text, change.description)
+    assert counterfactual.counterfactual(smollm, text) == (change.text, change.description)
 
 
 def test_the_answers_earlier_mention_is_the_word_changed(smollm):
     # "When Mary and John went" became "When his and John went": the likeliest next token
     # of any kind. Now Mary, the answer, is replaced by another name.
     text = "When Mary and John went to the store, John gave a drink to"
-    change = causal.find_change(smollm, text)
+    change = counterfactual.find_change(smollm, text)
     assert (change.position, change.old, change.kind) == (1, " Mary", "name")
     assert change.new == " Peter"  # docs/models.md gives this example, and the next one's
-    assert causal.find_change(smollm, "The capital of France is").new == " Mexico"
-    moved = causal.find_change(smollm, MOVED)  # the later day, the one the answer copies
+    assert counterfactual.find_change(smollm, "The capital of France is").new == " Mexico"
+    moved = counterfactual.find_change(smollm, MOVED)  # the later day, the one the answer copies
     assert (moved.old, moved.kind) == (" Friday", "day")
     assert smollm.run(MOVED).tokens.index(" Friday") == moved.position
 
 
 def test_a_text_with_no_word_of_a_listed_kind_is_refused_with_the_reason(smollm):
     with pytest.raises(ValueError, match="not mentioned earlier and no word of the text"):
-        causal.find_change(smollm, BANK)
+        counterfactual.find_change(smollm, BANK)
 
 
 def test_the_tries_are_bounded_and_the_refusal_says_how_many(smollm, monkeypatch):
@@ -97,9 +97,9 @@ def test_the_tries_are_bounded_and_the_refusal_says_how_many(smollm, monkeypatch
     runs = []
     real = smollm.run
     monkeypatch.setattr(smollm, "run", lambda t, *a, **k: runs.append(t) or real(t, *a, **k))
-    monkeypatch.setattr(causal, "MAX_TRIES", 2)
+    monkeypatch.setattr(counterfactual, "MAX_TRIES", 2)
     with pytest.raises(ValueError, match=r"\(2 tried\): type one"):
-        causal.find_change(smollm, text)  # no other month before July moves it (8 tried)
+        counterfactual.find_change(smollm, text)  # no other month before July moves it (8 tried)
     assert len(runs) == 3  # the text and two candidates
 
 
@@ -108,9 +108,9 @@ def test_the_tries_are_bounded_and_the_refusal_says_how_many(smollm, monkeypatch
 
 def test_the_binding_program_gets_another_value_in_the_answering_definition():
     model = trained.load("binding")
-    change = causal.find_change(model, "a=5; b=7; a=3; ?a")
+    change = counterfactual.find_change(model, "a=5; b=7; a=3; ?a")
     assert change.text == "a=5; b=7; a=0; ?a" and change.description == "a=3 became a=0"
     assert (change.old, change.new, change.kind) == ("3", "0", "value")
     assert model.run(change.text).tokens[change.position] == "0"
     with pytest.raises(ValueError, match="not defined"):
-        causal.find_change(model, "a=5; ?b")
+        counterfactual.find_change(model, "a=5; ?b")

@@ -10,16 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import attention
-from engine.heads import (
-    HEAD_TAG_KEY,
-    head_name,
-    head_snapshot,
-    head_tag,
-    plane,
-    shown_tokens,
-    token_labels,
-    token_marks,
-)
+from engine.head_names import HEAD_TAG_KEY, head_name, head_tag
+from engine.heads import head_snapshot, plane, shown_tokens, token_labels, token_marks
 from engine.snapshot import LabSnapshot
 
 
