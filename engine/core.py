@@ -335,7 +335,7 @@ class AttentionResult:
         score before the temperature divides it (the snapshot's `scaled`)."""
         xp = self._source.xp
         w = self._weights_compute
-        eye = xp.eye(w.shape[-1], dtype=w.dtype, device=kernels._device(w))
+        eye = xp.eye(w.shape[-1], dtype=w.dtype, device=kernels.device_of(w))
         jac = (
             w[..., :, :, None] * eye - w[..., :, :, None] * w[..., :, None, :]
         ) / self.temperature
@@ -391,7 +391,7 @@ class _NumpyCopy:
         self.xp = np_xp
         self._source = source
         self._cache: dict[tuple[str, bool], Any] = {}
-        probe = source.xp.zeros(1, device=kernels._device(source.get("lse", cast=False)))
+        probe = source.xp.zeros(1, device=kernels.device_of(source.get("lse", cast=False)))
         self._out_dtype = to_numpy(source.cast(probe)).dtype
 
     def cast(self, x: Any) -> Any:

@@ -73,7 +73,7 @@ class LogitRule:
         legal = self.legal_block(scores, index, rows, cols)
         if legal is not None:
             # where(), never an added large negative: an illegal key can never become a route.
-            z = xp.where(legal, z, xp.asarray(NEG_INF, dtype=z.dtype, device=_device(z)))
+            z = xp.where(legal, z, xp.asarray(NEG_INF, dtype=z.dtype, device=device_of(z)))
         return z
 
     def legal_block(self, scores: Any, index: tuple, rows: slice, cols: slice):
@@ -83,7 +83,7 @@ class LogitRule:
             n_rows, n_cols = scores.shape[-2:]
             r0 = rows.start or 0
             c0 = cols.start or 0
-            dev = _device(scores)
+            dev = device_of(scores)
             i = xp.arange(r0, r0 + n_rows, device=dev)[:, None]
             j = xp.arange(c0, c0 + n_cols, device=dev)[None, :]
             tril = j <= i  # top-left aligned: query i sees keys 0..i
@@ -91,7 +91,7 @@ class LogitRule:
         return legal
 
 
-def _device(x: Any) -> Any:
+def device_of(x: Any) -> Any:
     return array_api_compat.device(x)
 
 
@@ -123,7 +123,7 @@ def reference(q: Any, k: Any, v: Any, rule: LogitRule) -> dict[str, Any]:
 def _online_rows(q_rows, k, v, rule: LogitRule, index: tuple, rows: slice, block_k: int):
     """Online softmax for one block of query rows against all keys, one key block at a time."""
     xp = rule.xp
-    dev = _device(q_rows)
+    dev = device_of(q_rows)
     n_rows, n_keys = q_rows.shape[0], k.shape[-2]
     m = xp.full((n_rows,), NEG_INF, dtype=q_rows.dtype, device=dev)  # running max
     total = xp.zeros((n_rows,), dtype=q_rows.dtype, device=dev)  # running sum of exp
@@ -196,7 +196,7 @@ def tiled(
     q = xp.broadcast_to(q, batch + q.shape[-2:])
     k = xp.broadcast_to(k, batch + k.shape[-2:])
     v = xp.broadcast_to(v, batch + v.shape[-2:])
-    dev = _device(q)
+    dev = device_of(q)
     output = xp.zeros(batch + (n_q, d_v), dtype=q.dtype, device=dev)
     lse = xp.zeros(batch + (n_q,), dtype=q.dtype, device=dev)
     tasks = [

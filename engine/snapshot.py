@@ -151,7 +151,7 @@ def describe(snap: Mapping[str, object]) -> str:
     # Entropy is never negative; a one-hot route rounds to -1e-17, which printed "-0.00".
     entropy = max(0.0, float(snap["entropy"]))
     text = (
-        f"{labels[top]} gets {_pct(w)} of the weight {link} {_pct(share)} of the contribution "
+        f"{labels[top]} gets {share_percent(w)} of the weight {link} {share_percent(share)} of the contribution "
         f"norm; entropy {entropy:.2f} nats, about {snap['effective_keys']:.1f} "
         "effective keys"
     )
@@ -159,7 +159,7 @@ def describe(snap: Mapping[str, object]) -> str:
     if masked:
         text += f"; {masked} key{'s' if masked > 1 else ''} masked"
     if snap["null_weight"] is not None:
-        text += f"; the null route takes {_pct(snap['null_weight'])}"
+        text += f"; the null route takes {share_percent(snap['null_weight'])}"
     if snap.get("ablated"):
         text += "; ablated: this head's output is zeroed"
     if snap.get("patched"):
@@ -167,7 +167,7 @@ def describe(snap: Mapping[str, object]) -> str:
     return text + "."
 
 
-def _pct(x: float) -> str:
+def share_percent(x: float) -> str:
     """A share in percent that never shows a real share as 0% or 100% (thousands of keys)."""
     p = max(0.0, 100 * x)  # never "-0%"
     if p <= 0 or p >= 100:

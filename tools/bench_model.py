@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from tools.bench_ui import _lab_in_document, _stats, key_press_to_redraw, lab_page
+from tools.bench_ui import key_press_to_redraw, lab_in_document, lab_page, median_and_p95_ms
 from tools.bokeh_internals import take_held_events
 
 # Table rows of the experiments table, looking through every shadow root.
@@ -36,11 +36,11 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     opens = []
     for _ in range(max(5, repeats // 10)):
-        doc, lab, _pn = _lab_in_document()
+        doc, lab, _pn = lab_in_document()
         t0 = time.perf_counter()
         lab.sources.source = "model"
         opens.append(time.perf_counter() - t0)
-    out["open the model source (first time in a page)"] = _stats(opens)
+    out["open the model source (first time in a page)"] = median_and_p95_ms(opens)
 
     m = lab.sources.model
     changes = {
@@ -63,7 +63,7 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
                 raise RuntimeError(f"{name}: the model refused the change: {m.error}")
             if i >= 5:
                 samples.append(elapsed)
-        out[f"change: {name}"] = _stats(samples)
+        out[f"change: {name}"] = median_and_p95_ms(samples)
 
     from engine.trained.experiments import EXPERIMENTS
 
@@ -77,7 +77,7 @@ def server_side(repeats: int) -> dict[str, tuple[float, float]]:
                 raise RuntimeError(f"{name}: {m.error}")
             samples.append(time.perf_counter() - t0)
         m.clear_experiments()
-        out[f"experiment: {name}"] = _stats(samples)
+        out[f"experiment: {name}"] = median_and_p95_ms(samples)
     return out
 
 
@@ -102,8 +102,8 @@ def browser(repeats: int) -> dict[str, tuple[float, float]]:
             page.wait_for_function(ROWS_AT_LEAST, arg=i + 1, timeout=10000)
             runs.append(time.perf_counter() - t0)
     return {
-        "key press on the query rotation -> new prediction drawn": _stats(rotate),
-        "click Run (an experiment) -> new table row": _stats(runs),
+        "key press on the query rotation -> new prediction drawn": median_and_p95_ms(rotate),
+        "click Run (an experiment) -> new table row": median_and_p95_ms(runs),
     }
 
 

@@ -26,12 +26,12 @@ from tools.bokeh_internals import take_held_events
 from tools.harness import PYTHON_M_APP, serve_lab
 
 
-def _stats(samples_s: list[float]) -> tuple[float, float]:
+def median_and_p95_ms(samples_s: list[float]) -> tuple[float, float]:
     ms = np.asarray(samples_s) * 1e3
     return float(np.median(ms)), float(np.percentile(ms, 95))
 
 
-def _lab_in_document(**settings):
+def lab_in_document(**settings):
     """A lab page attached to a Bokeh Document, as in a server session but in-process."""
     import panel as pn
     from bokeh.document import Document
@@ -63,7 +63,7 @@ def _patch_message(events):
 
 def server_side(distractors: int, repeats: int) -> dict:
     """Time `state.angle = a` -> all sources assigned, alternating two angles."""
-    doc, lab, _pn = _lab_in_document(distractors=distractors)
+    doc, lab, _pn = lab_in_document(distractors=distractors)
     state = lab.state
     n_keys = len(state.snapshot.weights)
     times, sizes, ser_times, n_events = [], [], [], 0
@@ -98,10 +98,10 @@ def server_side(distractors: int, repeats: int) -> dict:
         doc.unhold()
     return {
         "keys": n_keys,
-        "update": _stats(times),
-        "views_only": _stats(draw),
+        "update": median_and_p95_ms(times),
+        "views_only": median_and_p95_ms(draw),
         "bytes": int(statistics.median(sizes)),
-        "serialise": _stats(ser_times),
+        "serialise": median_and_p95_ms(ser_times),
         "events": n_events,
     }
 
@@ -182,7 +182,7 @@ def browser_round_trip(repeats: int, distractors: int = 0) -> tuple[float, float
         samples = key_press_to_redraw(
             page, "weights", "Query angle", ("ArrowRight", "ArrowLeft"), repeats
         )
-    return _stats(samples)
+    return median_and_p95_ms(samples)
 
 
 def main(argv=None) -> None:

@@ -18,7 +18,7 @@ and asks what its ablation does. A good sentence for it:
 The families (--family): "days", a day that moved ("The EVENT was on OLD. It moved to NEW. The
 EVENT is on", and two variants); "cities" and "colours", a fact replaced; "names" and "names2",
 two people and an act of the first towards the second ("When A and B went to the store, A gave a
-drink to" -> B). The rule is the step's own (`model_lessons._quiet_head`), so what this prints is
+drink to" -> B). The rule is the step's own (`model_lessons.quiet_head`), so what this prints is
 what the step opens. Each sentence that passes 1 and 2 is printed as found, then the best by the
 smaller of the lead before and the margin after; docs/lessons.md records the choice.
 """
@@ -102,7 +102,7 @@ def examine(text: str, right: str) -> dict | None:
         return None
     (_, p_right), (before_second, p_before_second) = ranked(plain)[:2]
     try:
-        layer, head, record = model_lessons._quiet_head(lm, text)
+        layer, head, record = model_lessons.quiet_head(lm, text)
     except ValueError:
         return None
     ablated = model_runs.edited_run(lm, text, None, "numpy", (trained.AblateHead(layer, head),))

@@ -21,7 +21,7 @@ function previewPipeline() {
     const f = 10 ** digits;
     return Math.round(x * f) / f;
   };
-  // The weights chart's percentage notes (engine/snapshot.py _pct).
+  // The weights chart's percentage notes (engine/snapshot.py share_percent).
   const pct = (x) => {
     const p = 100 * x;
     if (p <= 0 || p >= 100) return `${p.toFixed(0)}%`;

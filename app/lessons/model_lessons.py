@@ -610,7 +610,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         title="Is the fast estimate right about this head?",
         text=SEED_PROGRAM,
         part=GRADIENT_PART,
-        opens=lambda m: _quiet_head(m.loaded.name, SEED_PROGRAM)[:2],
+        opens=lambda m: quiet_head(m.loaded.name, SEED_PROGRAM)[:2],
         setup=(
             "The Causal map tab estimates every head's effect at once from one backward pass: "
             "the slope of log P(answer) times the step a removal takes. The planes show a head "
@@ -630,7 +630,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         act=_ablate_open_head,
         measure=lambda b, a: _gradient_lied("binding", SEED_PROGRAM, b, a),
         confirms=lambda b, a: (
-            abs(_quiet_head("binding", SEED_PROGRAM)[2].estimate) < UNIMPORTANT
+            abs(quiet_head("binding", SEED_PROGRAM)[2].estimate) < UNIMPORTANT
             and _p(a, _expected(b)) < 0.5
         ),
         takeaway=(
@@ -647,7 +647,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         text=STORE,
         part=GRADIENT_PART,
         model=LM,
-        opens=lambda m: _quiet_head(LM, STORE)[:2],
+        opens=lambda m: quiet_head(LM, STORE)[:2],
         setup=(
             f"SmolLM2 on “{STORE}”. When the step opens, the lab "
             "estimates all 270 heads from one backward pass and opens one the estimate calls "
@@ -666,7 +666,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         act=_ablate_open_head,
         measure=lambda b, a: _gradient_lied(LM, STORE, b, a),
         confirms=lambda b, a: (
-            abs(_quiet_head(LM, STORE)[2].estimate) < UNIMPORTANT
+            abs(quiet_head(LM, STORE)[2].estimate) < UNIMPORTANT
             and a.prediction.answer_after != b.prediction.answer_after
         ),
         takeaway=(
@@ -679,7 +679,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
 )
 
 
-def _quiet_head(model: str, text: str):
+def quiet_head(model: str, text: str):
     """(layer, head, record): among the heads whose estimate is under UNIMPORTANT, the one whose
     exact ablation costs log P(answer) the most, from the attribution map of `text` (every
     such head checked: the binding model has four heads; SmolLM2 about 40 of its 270, one
@@ -751,7 +751,7 @@ def _last(model: str, text: str) -> int:
 
 def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> str:
     """The estimate, the exact change and the answer, with the estimate's own reasons."""
-    layer, head, record = _quiet_head(model, text)
+    layer, head, record = quiet_head(model, text)
     right = _expected(before)
     why = [sentence_warning(_p(before, right))]
     why += reasons(record.note, leave_out=("saturated",))

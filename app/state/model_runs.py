@@ -48,24 +48,7 @@ def edit_key(edit) -> tuple:
 
 def run_nbytes(run) -> int:
     """The arrays a run holds (each counted once: an edited run shares its lower layers)."""
-    seen: set[int] = set()
-    total = 4096
-
-    def add(a):
-        nonlocal total
-        if isinstance(a, np.ndarray) and id(a) not in seen:
-            seen.add(id(a))
-            total += a.nbytes
-
-    ps = run._pass
-    for a in ps.resid:
-        add(a)
-    for rec in ps.heads.values():
-        for f in dataclasses.fields(rec):
-            add(getattr(rec, f.name))
-    for a in (ps.logits, run.logits, run._p):
-        add(a)
-    return total
+    return 4096 + sum(a.nbytes for a in run.arrays() if isinstance(a, np.ndarray))
 
 
 RUNS = BoundedCache(
@@ -91,13 +74,6 @@ FORWARD_SECONDS = BoundedCache(
 _WARM: set[tuple[str, str]] = set()  # (model, backend) that have run once in this process
 
 
-def _frozen(run):
-    # A shared run's own arrays are read-only like its records (`runs.read_only`).
-    for a in (run.logits, run._p):
-        a.setflags(write=False)
-    return run
-
-
 def plain_run(model: str, text: str, query: int | None, backend: str):
     """The model's run of `text` with no edits, the records at `query` (None: the last token)
     on the engine's `backend` ("numpy", "torch:cpu", "torch:cuda"). Raises what the model
@@ -117,7 +93,7 @@ def plain_run(model: str, text: str, query: int | None, backend: str):
         # `panel serve --log-level` sets Bokeh's logger only; follow it (as app/server/replica).
         log.setLevel(logging.getLogger("bokeh").getEffectiveLevel())
         log.info("forward: %s, %d tokens, %s, %.3f s", model, len(run.tokens), backend, took)
-        return _frozen(run)
+        return run.freeze()  # shared: read-only like its records
 
     return RUNS.get_or_compute(key, compute)
 
@@ -153,7 +129,7 @@ def runs(model: str, text: str, query: int | None, backend: str, edits: tuple, p
     if not edits:
         return plain, plain
     key = (model, text, query, backend, tuple(edit_key(e) for e in edits))
-    return plain, RUNS.get_or_compute(key, lambda: _frozen(plain.intervene(*edits)))
+    return plain, RUNS.get_or_compute(key, lambda: plain.intervene(*edits).freeze())
 
 
 def clear() -> None:

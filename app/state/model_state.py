@@ -35,7 +35,7 @@ import param
 
 from app.patches.param_values import check_value
 from app.state import head_patterns, model_runs, settings_schema
-from app.state.pipeline import BackgroundRunner, _dimension_sweep
+from app.state.pipeline import BackgroundRunner, dimension_sweep_of
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
@@ -549,7 +549,7 @@ class ModelState(param.Parameterized):
         seen = head_patterns.up_to_query(edited)
         # The dimension view keeps its synthetic sweep, at this head's number of candidates.
         temperature = float(values["head_temperature"])
-        sweep = _dimension_sweep(0, max(2, len(seen.tokens)), temperature)
+        sweep = dimension_sweep_of(0, max(2, len(seen.tokens)), temperature)
         snap = head_snapshot(
             seen,
             values["layer"],

@@ -285,7 +285,7 @@ CACHES = (SNAPSHOTS, BACKGROUND, LIFTS, CURVES)
 def clear_caches() -> None:
     for cache in CACHES:
         cache.clear()
-    _dimension_sweep.cache_clear()
+    dimension_sweep_of.cache_clear()
 
 
 def cache_info() -> dict[str, dict[str, int]]:
@@ -482,7 +482,7 @@ def _snapshot(s: Settings, inp: Inputs, res, *, backend_used: str, notice: str) 
         null_weight=float(weights_all[n]) if s.null_route else None,
         null_logit=float(logits_all[n]) if s.null_route else None,
         temperature_sweep=_temperature_sweep(logits_all * s.temperature, s.temperature, entropy),
-        dimension_sweep=_dimension_sweep(s.seed, max(2, len(s.keys)), s.temperature),
+        dimension_sweep=dimension_sweep_of(s.seed, max(2, len(s.keys)), s.temperature),
         backend_used=backend_used,
         notice=notice,
         d_k=s.d_k,
@@ -498,7 +498,7 @@ def _temperature_sweep(base_logits, temperature, entropy) -> TemperatureSweep:
 
 
 @functools.lru_cache(maxsize=64)
-def _dimension_sweep(seed: int, n_keys: int, temperature: float):
+def dimension_sweep_of(seed: int, n_keys: int, temperature: float):
     # Shared by sessions (its arrays are read-only). It depends on the seed, the number of
     # pairs and the temperature only: moving d_k, a key or a mask never recomputes it, and the
     # engine caches the random logits, so a new temperature only redoes the entropies.

@@ -9,7 +9,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d, Selection
 
-from engine.snapshot import _pct
+from engine.snapshot import share_percent
 
 from .bars import bar_note, dodged_bar
 from .rows import (
@@ -181,4 +181,4 @@ class WeightsView(pn.viewable.Viewer):
 
 
 def _pct_note(x: float) -> str:
-    return _pct(float(x))
+    return share_percent(float(x))

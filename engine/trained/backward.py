@@ -75,7 +75,7 @@ def vocabulary_backward(seed, embed):
 
 def linear_backward(dy, w):
     """d x for y = x @ w, with x (B, n, d_in): dy @ w^T."""
-    return llama._linear(dy, _xp(dy).matrix_transpose(w))
+    return llama.linear(dy, _xp(dy).matrix_transpose(w))
 
 
 def rms_norm_backward(x, weight, eps: float, dy):
@@ -140,15 +140,15 @@ def llama_block_backward(shape: llama.Shape, w: dict, x, cos, sin, d_next):
     d x_next, its activations recomputed from x (B, n, d_model)."""
     xp = _xp(x)
     q, k, v = llama.project_qkv(shape, w, x, cos, sin)
-    att = _causal_attention(q, k, v, llama._backend_of(x))
-    x_mid = x + llama._linear(llama._merge_heads(att.output), w["wo"])
+    att = _causal_attention(q, k, v, llama.backend_of(x))
+    x_mid = x + llama.linear(llama.merge_heads(att.output), w["wo"])
     d_mid = d_next + mlp_backward(shape, w, x_mid, d_next)
-    d_out = llama._split_heads(linear_backward(d_mid, w["wo"]), shape.n_heads, shape.d_head)
+    d_out = llama.split_heads(linear_backward(d_mid, w["wo"]), shape.n_heads, shape.d_head)
     dq, dk, dv = attention_backward(q, k, v, att.weights, _factor(att), d_out)
     # Each query head read its own copy of a shared key/value head: the copies' gradients add.
     dk, dv = _sum_over_groups(dk, shape), _sum_over_groups(dv, shape)
     dq, dk = rope_backward(dq, cos, sin), rope_backward(dk, cos, sin)
-    merged = [llama._merge_heads(d) for d in (dq, dk, dv)]
+    merged = [llama.merge_heads(d) for d in (dq, dk, dv)]
     dh = linear_backward(xp.concat(merged, axis=-1), w["wqkv"])
     return d_mid + rms_norm_backward(x, w["attn_norm"], shape.eps, dh), d_out
 
@@ -157,7 +157,7 @@ def mlp_backward(shape: llama.Shape, w: dict, x_mid, dy):
     """d x_mid through the SwiGLU branch only, mlp(rms_norm(x_mid)) (the residual adds dy)."""
     xp = _xp(x_mid)
     h = llama.rms_norm(x_mid, w["ffn_norm"], shape.eps)
-    gate_up = llama._linear(h, w["wgu"])
+    gate_up = llama.linear(h, w["wgu"])
     gate, up = gate_up[..., : shape.d_ff], gate_up[..., shape.d_ff :]
     d_act = linear_backward(dy, w["wd"])
     d_gate = silu_backward(gate, d_act * up)
@@ -219,12 +219,12 @@ def binding_layer_backward(model, w: dict, layer: int, x, d_next, options: dict)
     (B, heads, n, d_head)) from d x_next, its activations recomputed from x (B, n, d_model)."""
     heads, dh = model.n_heads, model.d_head
     h = layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
-    q, k, v = (llama._split_heads(h @ w[f"{m}{layer}"], heads, dh) for m in ("wq", "wk", "wv"))
+    q, k, v = (llama.split_heads(h @ w[f"{m}{layer}"], heads, dh) for m in ("wq", "wk", "wv"))
     att = _causal_attention(q, k, v, options)
-    d_out = llama._split_heads(linear_backward(d_next, w[f"wo{layer}"]), heads, dh)
+    d_out = llama.split_heads(linear_backward(d_next, w[f"wo{layer}"]), heads, dh)
     dq, dk, dv = attention_backward(q, k, v, att.weights, _factor(att), d_out)
     dh_total = sum(
-        linear_backward(llama._merge_heads(d), w[f"{m}{layer}"])
+        linear_backward(llama.merge_heads(d), w[f"{m}{layer}"])
         for d, m in ((dq, "wq"), (dk, "wk"), (dv, "wv"))
     )
     return d_next + layer_norm_backward(x, w[f"ln{layer}.weight"], LN_EPS, dh_total), d_out

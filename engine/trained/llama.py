@@ -83,11 +83,11 @@ def silu(x):
 
 def mlp(x, w: dict[str, Any], d_ff: int):
     """SwiGLU: (silu(x @ gate) * (x @ up)) @ down, with gate and up fused in ``w["wgu"]``."""
-    gate_up = _linear(x, w["wgu"])
-    return _linear(silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:], w["wd"])
+    gate_up = linear(x, w["wgu"])
+    return linear(silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:], w["wd"])
 
 
-def _linear(x, w):
+def linear(x, w):
     """x (B, n, d_in) @ w (d_in, d_out) as one (B * n)-row product: NumPy's stacked matmul
     calls the BLAS once per sequence, which throws away what batching the sequences buys."""
     xp = array_api_compat.array_namespace(x)
@@ -95,14 +95,14 @@ def _linear(x, w):
     return xp.reshape(xp.reshape(x, (b * n, d)) @ w, (b, n, w.shape[1]))
 
 
-def _split_heads(a, heads: int, d_head: int):
+def split_heads(a, heads: int, d_head: int):
     """(B, n, heads * d_head) -> (B, heads, n, d_head)."""
     xp = array_api_compat.array_namespace(a)
     b, n, _ = a.shape
     return xp.permute_dims(xp.reshape(a, (b, n, heads, d_head)), (0, 2, 1, 3))
 
 
-def _merge_heads(a):
+def merge_heads(a):
     """(B, heads, n, d_head) -> (B, n, heads * d_head)."""
     xp = array_api_compat.array_namespace(a)
     b, heads, n, d_head = a.shape
@@ -118,7 +118,7 @@ def _like(x, a):
     return torch.as_tensor(a, device=x.device)
 
 
-def _backend_of(x) -> dict[str, str]:
+def backend_of(x) -> dict[str, str]:
     """engine.attention's backend options for arrays like ``x``."""
     if isinstance(x, np.ndarray):
         return {"backend": "numpy"}
@@ -136,11 +136,11 @@ def project_qkv(shape: Shape, w: dict[str, Any], x, cos, sin):
     own copy of the key/value head it shares (grouped-query attention), so an edit on one
     query head's keys or values leaves the other heads of its group alone."""
     nh, nkv, dh = shape.n_heads, shape.n_kv_heads, shape.d_head
-    qkv = _linear(rms_norm(x, w["attn_norm"], shape.eps), w["wqkv"])
+    qkv = linear(rms_norm(x, w["attn_norm"], shape.eps), w["wqkv"])
     q_end, k_end = nh * dh, (nh + nkv) * dh
-    q = _split_heads(qkv[..., :q_end], nh, dh)
-    k = _split_heads(qkv[..., q_end:k_end], nkv, dh)
-    v = _split_heads(qkv[..., k_end:], nkv, dh)
+    q = split_heads(qkv[..., :q_end], nh, dh)
+    k = split_heads(qkv[..., q_end:k_end], nkv, dh)
+    v = split_heads(qkv[..., k_end:], nkv, dh)
     # C order, the layout the forward has always handed engine.attention (and its goldens).
     q = _contiguous(apply_rope(q, cos, sin))
     k = apply_rope(k, cos, sin)
@@ -195,7 +195,7 @@ def attend(q, k, v, legal: np.ndarray, heads: list[EditedHead], qpos: int) -> At
     temperature = np.ones(len(heads))
     for t, idx in _by_temperature(heads):
         sel = _like(q, idx)
-        opts = {"temperature": t, "fully_masked": "zero"} | _backend_of(q)
+        opts = {"temperature": t, "fully_masked": "zero"} | backend_of(q)
         res = attention(q[:, sel], k[:, sel], v[:, sel], mask=_like(q, legal[idx]), **opts)
         out[:, sel] = res.output
         for j, hd in enumerate(idx):
@@ -270,7 +270,7 @@ def block(
     heads = apply_head_edits(edits, layer, k, v, legal, qpos)
     att = attend(q, k, v, legal, heads, qpos)
     set_outputs(att.out, heads, replace, rows)
-    x = x + _linear(_merge_heads(att.out), w["wo"])
+    x = x + linear(merge_heads(att.out), w["wo"])
     x = x + mlp(rms_norm(x, w["ffn_norm"], shape.eps), w, shape.d_ff)
     return x, (layer_detail(q, k, v, legal, heads, att, qpos) if detail else None)
 

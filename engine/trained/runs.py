@@ -139,6 +139,23 @@ class Run:
         """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
         return self._pass.resid[layer]
 
+    def arrays(self) -> list:
+        """Every array the run holds (its residual stream, its head records' arrays, its logits
+        and next-token distribution), shared ones once each: what a cache of runs counts."""
+        found: dict[int, object] = {}
+        records = [getattr(r, f.name) for r in self._pass.heads.values() for f in fields(r)]
+        for a in (*self._pass.resid, *records, self._pass.logits, self.logits, self._p):
+            if hasattr(a, "shape"):
+                found.setdefault(id(a), a)
+        return list(found.values())
+
+    def freeze(self) -> Run:
+        """Make its logits and distribution read-only, as its records are (a run shared
+        between sessions); returns the run."""
+        for a in (self.logits, self._p):
+            a.setflags(write=False)
+        return self
+
     def _with(self, edits: tuple[Edit, ...], ps: Pass) -> Run:
         return Run(
             self.model,

@@ -82,9 +82,11 @@ def test_lesson_numbers_never_show_minus_zero():
 
 
 def test_a_zero_share_is_never_minus_zero_percent():
-    from engine.snapshot import _pct
+    from engine.snapshot import share_percent
 
-    assert _pct(-0.0) == "0%" and _pct(-1e-19) == "0%" and _pct(0.0) == "0%"
+    assert (
+        share_percent(-0.0) == "0%" and share_percent(-1e-19) == "0%" and share_percent(0.0) == "0%"
+    )
 
 
 def test_diagnosis_says_which_test_hands_the_route_on_even_when_the_weight_holds():

@@ -395,9 +395,9 @@ def test_state_layer_never_imports_panel_or_bokeh():
     ],
 )
 def test_summary_percentages_never_round_a_real_share_away(share, shown):
-    from engine.snapshot import _pct
+    from engine.snapshot import share_percent
 
-    assert _pct(share) == shown
+    assert share_percent(share) == shown
 
 
 def test_summary_with_thousands_of_keys_names_a_nonzero_winner_share():

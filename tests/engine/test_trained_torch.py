@@ -212,5 +212,5 @@ def test_a_tensor_on_a_numbered_gpu_asks_the_engine_for_its_device_kind():
     from engine.trained import llama
 
     on_gpu = SimpleNamespace(device=torch.device("cuda", 0))
-    assert llama._backend_of(on_gpu) == {"backend": "torch", "device": "cuda"}
-    assert llama._backend_of(torch.zeros(1)) == {"backend": "torch", "device": "cpu"}
+    assert llama.backend_of(on_gpu) == {"backend": "torch", "device": "cuda"}
+    assert llama.backend_of(torch.zeros(1)) == {"backend": "torch", "device": "cpu"}

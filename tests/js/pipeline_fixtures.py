@@ -31,7 +31,7 @@ from app.state import settings_schema as us  # noqa: E402
 from app.state.lab_state import SWEEP_TEMPERATURES, LabState, default_labels  # noqa: E402
 from app.views.geometry import GeometryView  # noqa: E402
 from engine.scenarios import SCENARIOS  # noqa: E402
-from engine.snapshot import _pct  # noqa: E402
+from engine.snapshot import share_percent  # noqa: E402
 
 COUNT = 200
 SEED = 17
@@ -149,7 +149,7 @@ def _route(state) -> dict:
         "norms": _floats(norms),
         "shares": _floats(norms / total if total > 0 else np.zeros_like(norms)),
         "sweep_entropy": _floats(sweep.entropy),
-        "notes": [[float(w), _pct(float(w))] for w in shown[:16]],
+        "notes": [[float(w), share_percent(float(w))] for w in shown[:16]],
     }
 
 
