@@ -20,19 +20,22 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from app.patches import apply_all
 from app.patches.server_routes import serve_command
+from app.server.options import (
+    BOKEH_ORIGIN_ENV,
+    OPTIONS,
+    PANEL_ARGS_ENV,
+    ConfigError,
+    add_to,
+    fill_from_environment,
+    split_list,
+)
 
-DEFAULT_PORT = 5006
-DEFAULT_ADDRESS = "localhost"
 ROUTE = "/app"
-# Long enough for a laptop that sleeps through an hour-long class to reconnect (bokeh#14416).
-DEFAULT_TOKEN_EXPIRATION_S = 7200
 LIVENESS_ENDPOINT = "liveness"
 ASSETS_ROUTE = "assets"
-LOG_LEVELS = ("trace", "debug", "info", "warning", "error", "critical")
 # Each session holds hundreds of Bokeh models, so with a class connected the default collector
 # keeps walking a large heap: measured with 20 sessions, 10 of them moving a slider 5 times a
 # second, p95 change-to-update latency fell from ~780 ms to ~270 ms with these thresholds.
@@ -42,22 +45,9 @@ GC_THRESHOLDS = (50_000, 20, 10)
 SERVE_SCRIPT = Path(__file__).resolve().with_name("serve.py")
 log = logging.getLogger("attention_lab.server")
 
-# Flag name -> environment variable; docs/configuration.md's table lists the same pairs.
-ENV = {
-    "port": "ATTENTION_LAB_PORT",
-    "address": "ATTENTION_LAB_ADDRESS",
-    "allow_websocket_origin": "ATTENTION_LAB_ALLOWED_ORIGINS",
-    "num_threads": "ATTENTION_LAB_NUM_THREADS",
-    "show": "ATTENTION_LAB_SHOW",
-    "session_token_expiration": "ATTENTION_LAB_SESSION_TOKEN_EXPIRATION",
-    "reuse_sessions": "ATTENTION_LAB_REUSE_SESSIONS",
-    "log_level": "ATTENTION_LAB_LOG_LEVEL",
-    "assets_dir": "ATTENTION_LAB_ASSETS_DIR",
-    "panel_args": "ATTENTION_LAB_PANEL_ARGS",
-    "preload": "ATTENTION_LAB_PRELOAD",
-    "store": "ATTENTION_LAB_STORE",
-    "trusted_proxy": "ATTENTION_LAB_TRUSTED_PROXIES",
-}
+# Option -> its environment variable (app/server/options.py declares both), and the variable
+# that holds extra `panel serve` arguments.
+ENV = {option.dest: option.env for option in OPTIONS} | {"panel_args": PANEL_ARGS_ENV}
 # The secret that signs session tokens: from the environment only (a flag would show in `ps`).
 SECRET_ENV = "ATTENTION_LAB_SECRET_KEY"
 BOKEH_SECRET_ENV = "BOKEH_SECRET_KEY"
@@ -65,60 +55,6 @@ MIN_SECRET_CHARS = 32
 # The largest websocket message a page may send: an import of the largest file the page takes
 # (1 MiB, base64 in JSON: about 1.4 MB) with room to spare. Bokeh's default is 20 MiB.
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024
-# Bokeh's own variable for the websocket allowlist, honoured when ours is unset.
-BOKEH_ORIGIN_ENV = "BOKEH_ALLOW_WS_ORIGIN"
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-class ConfigError(ValueError):
-    """A flag or environment variable holds a value the lab cannot use."""
-
-
-def _env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ConfigError(
-        f"{name}={raw!r} is not a boolean; use one of 1/0, true/false, yes/no, on/off"
-    )
-
-
-def _env_int(env: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not an integer") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={value} must be >= {minimum}")
-    return value
-
-
-def _split_origins(raw: str) -> list[str]:
-    return [part.strip() for part in raw.replace(";", ",").split(",") if part.strip()]
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
-    return value
-
-
-def _port(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port {value} is outside 0..65535")
-    return value
 
 
 def default_assets_dir() -> Path:
@@ -129,9 +65,8 @@ def default_assets_dir() -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command-line parser. An option left unset is None here: `fill_from_environment` then
-    reads its variable, so a flag wins and a bad value in a variable the flag replaced is never
-    read."""
+    """The command-line parser: every option of app/server/options.py, unset (None) unless
+    given, so that `settle_options` reads its variable only when the flag is absent."""
     parser = argparse.ArgumentParser(
         prog="attention-lab",
         description=(
@@ -141,105 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Arguments after '--' go to `panel serve` unchanged, after those in env "
-            f"{ENV['panel_args']} (e.g. -- --use-xheaders behind a proxy)."
+            f"{PANEL_ARGS_ENV} (e.g. -- --use-xheaders behind a proxy)."
         ),
     )
-    parser.add_argument(
-        "--port",
-        type=_port,
-        help=f"TCP port to listen on; 0 picks a free one (default {DEFAULT_PORT}; "
-        f"env {ENV['port']})",
-    )
-    parser.add_argument(
-        "--address",
-        help=f"interface to bind; 0.0.0.0 for every interface, as in a container "
-        f"(default {DEFAULT_ADDRESS}; env {ENV['address']})",
-    )
-    parser.add_argument(
-        "--allow-websocket-origin",
-        action="append",
-        default=None,
-        metavar="HOST[:PORT]",
-        help=f"a host whose pages may open the lab's websocket; repeatable (default: "
-        f"localhost:PORT only; env {ENV['allow_websocket_origin']}, comma-separated, "
-        f"else {BOKEH_ORIGIN_ENV})",
-    )
-    parser.add_argument(
-        "--num-threads",
-        type=_non_negative_int,
-        help=f"threads that run session callbacks; 0 runs them on the event loop "
-        f"(default 0; env {ENV['num_threads']})",
-    )
-    parser.add_argument(
-        "--show",
-        dest="show",
-        action="store_true",
-        default=None,
-        help=f"open the lab in a browser once the server is up (default; env {ENV['show']}=1)",
-    )
-    parser.add_argument(
-        "--no-show",
-        dest="show",
-        action="store_false",
-        help=f"do not open a browser (env {ENV['show']}=0)",
-    )
-    parser.add_argument(
-        "--session-token-expiration",
-        type=_non_negative_int,
-        metavar="SECONDS",
-        help=f"how long a page's session token stays valid for (re)connecting "
-        f"(default {DEFAULT_TOKEN_EXPIRATION_S}; env {ENV['session_token_expiration']})",
-    )
-    parser.add_argument(
-        "--reuse-sessions",
-        dest="reuse_sessions",
-        action="store_true",
-        default=None,
-        help=f"render first page loads from a cached session, much faster under a crowd "
-        f"(default; env {ENV['reuse_sessions']}=1)",
-    )
-    parser.add_argument(
-        "--no-reuse-sessions",
-        dest="reuse_sessions",
-        action="store_false",
-        help=f"build every page from scratch (env {ENV['reuse_sessions']}=0)",
-    )
-    parser.add_argument(
-        "--log-level",
-        choices=LOG_LEVELS,
-        help=f"server log level (default info; env {ENV['log_level']})",
-    )
-    parser.add_argument(
-        "--assets-dir",
-        type=Path,
-        metavar="DIR",
-        help=f"folder served at /{ASSETS_ROUTE}/ (default: the lab's own assets, "
-        f"wherever it is installed; env {ENV['assets_dir']})",
-    )
-    parser.add_argument(
-        "--preload",
-        action="append",
-        metavar="MODEL",
-        help="load this trained model in the background as soon as the server starts, so the "
-        "first page to open it does not wait (repeatable; e.g. smollm2-135m; default none: a "
-        f"model loads when a page first asks for it; env {ENV['preload']}, comma-separated)",
-    )
-    parser.add_argument(
-        "--store",
-        metavar="URL",
-        help="where classes keep their steps and votes: 'memory' (this process alone) or "
-        "redis://HOST:PORT/DB, shared by every replica behind a balancer "
-        f"(default memory; env {ENV['store']})",
-    )
-    parser.add_argument(
-        "--trusted-proxy",
-        action="append",
-        metavar="CIDR",
-        help="a balancer's address or network (e.g. 10.0.0.0/8) whose X-Real-IP, "
-        "X-Forwarded-For and X-Forwarded-Proto the lab believes; repeatable. Without it "
-        "the lab ignores forwarded headers and sees the connection's own address "
-        f"(env {ENV['trusted_proxy']}, comma-separated)",
-    )
+    add_to(parser)
     parser.add_argument(
         "--print-command",
         action="store_true",
@@ -248,73 +88,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def fill_from_environment(options: argparse.Namespace, env: Mapping[str, str]) -> None:
-    """Give every option no flag set its environment variable's value, else its default.
-
-    Only the variables actually used are read, so a flag always wins and a bad value it replaced
-    is ignored; a bad value that is used raises ConfigError naming the variable."""
-    if options.port is None:
-        options.port = _env_int(env, ENV["port"], DEFAULT_PORT, 0)
-        if not 0 <= options.port <= 65535:
-            raise ConfigError(f"{ENV['port']}={options.port} is outside 0..65535")
-    if options.address is None:
-        options.address = env.get(ENV["address"]) or DEFAULT_ADDRESS
-    if options.num_threads is None:
-        options.num_threads = _env_int(env, ENV["num_threads"], 0, 0)
-    if options.show is None:
-        options.show = _env_bool(env, ENV["show"], True)
-    if options.session_token_expiration is None:
-        options.session_token_expiration = _env_int(
-            env, ENV["session_token_expiration"], DEFAULT_TOKEN_EXPIRATION_S, minimum=1
-        )
-    if options.reuse_sessions is None:
-        options.reuse_sessions = _env_bool(env, ENV["reuse_sessions"], True)
-    if options.log_level is None:
-        level = (env.get(ENV["log_level"]) or "info").lower()
-        if level not in LOG_LEVELS:
-            raise ConfigError(f"{ENV['log_level']}={level!r} is not one of {', '.join(LOG_LEVELS)}")
-        options.log_level = level
-    if options.assets_dir is None and env.get(ENV["assets_dir"]):
-        options.assets_dir = Path(env[ENV["assets_dir"]])
-    if options.preload is None:
-        options.preload = [m for m in env.get(ENV["preload"], "").replace(",", " ").split() if m]
-    if options.store is None:
-        options.store = env.get(ENV["store"], "").strip() or "memory"
-    if options.trusted_proxy is None:
-        options.trusted_proxy = _split_origins(env.get(ENV["trusted_proxy"], ""))
-    else:
-        options.trusted_proxy = [n for flag in options.trusted_proxy for n in _split_origins(flag)]
+def settle_options(options: argparse.Namespace, env: Mapping[str, str]) -> None:
+    """Every option from its flag, else its variable, else its default; the trusted proxies
+    read as networks. ConfigError names a bad value that is used."""
+    fill_from_environment(options, env)
     try:
         from app.server.guard import parse_networks
 
         options.trusted_networks = parse_networks(options.trusted_proxy)
     except ValueError as exc:
         raise ConfigError(f"--trusted-proxy / {ENV['trusted_proxy']}: {exc}") from None
-    if not valid_store_url(options.store):
-        raise ConfigError(
-            f"class store {options.store!r}: use 'memory' or redis://HOST:PORT/DB "
-            "(rediss:// with TLS, unix:///path/to/socket)"
-        )
-
-
-def valid_store_url(url: str) -> bool:
-    if url in ("memory", "memory://"):
-        return True
-    parts = urlsplit(url)
-    if parts.scheme == "unix":
-        return bool(parts.path)
-    return parts.scheme in ("redis", "rediss") and bool(parts.hostname)
 
 
 def resolve_origins(flags: Sequence[str] | None, env: Mapping[str, str], port: int) -> list[str]:
-    """The websocket allowlist: flags, else our variable, else Bokeh's, else localhost:PORT."""
-    if flags:
-        return [origin for flag in flags for origin in _split_origins(flag)]
-    for name in (ENV["allow_websocket_origin"], BOKEH_ORIGIN_ENV):
-        origins = _split_origins(env.get(name, ""))
-        if origins:
-            return origins
-    return [f"localhost:{port}"]
+    """The websocket allowlist: the option (its flags, else our variable), else Bokeh's
+    variable, else localhost:PORT."""
+    return list(flags or split_list(env.get(BOKEH_ORIGIN_ENV, "")) or [f"localhost:{port}"])
 
 
 def panel_serve_args(
@@ -330,13 +119,13 @@ def panel_serve_args(
     parser = build_parser()
     options = parser.parse_args(argv)
     try:
-        fill_from_environment(options, env)
+        settle_options(options, env)
     except ConfigError as exc:
         raise SystemExit(f"attention-lab: error: {exc}") from None
     origins = resolve_origins(options.allow_websocket_origin, env, options.port)
     if origins == ["localhost:0"]:
         parser.error("--port 0 needs an explicit --allow-websocket-origin")
-    extra = shlex.split(env.get(ENV["panel_args"], "")) + extra
+    extra = shlex.split(env.get(PANEL_ARGS_ENV, "")) + extra
 
     assets = options.assets_dir or default_assets_dir()
     if options.assets_dir is not None and not options.assets_dir.is_dir():

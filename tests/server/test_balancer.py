@@ -302,10 +302,10 @@ def test_kubernetes_runs_redis_with_its_append_only_file_and_the_pods_use_it():
     assert key["name"] == secret["name"] and key["key"] != secret["key"]
     import redis.connection
 
-    from app.server.cli import valid_store_url
+    from app.server.options import store_url
 
     filled = store.replace("$(REDIS_PASSWORD)", "0123abcd" * 8)
-    assert valid_store_url(filled)
+    assert store_url(filled) == filled  # the lab takes it (a ValueError otherwise)
     parsed = redis.connection.parse_url(filled)
     assert (parsed["username"], parsed["password"]) == ("lab", "0123abcd" * 8)
     assert "secret-key" in (DEPLOY / "k8s" / "kustomization.yaml").read_text()

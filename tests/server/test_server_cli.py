@@ -10,6 +10,7 @@ from labserver import ROOT, clean_env, lab_command
 
 import app.patches
 from app.server import cli
+from app.server.options import DEFAULT_ADDRESS, DEFAULT_PORT, OPTIONS
 
 FLAGS = [
     "--port",
@@ -174,8 +175,8 @@ def test_a_flag_for_show_or_reuse_replaces_a_bad_environment_value():
 
 def test_unset_options_take_their_defaults_without_any_environment():
     args, options = cli.panel_serve_args([], env={})
-    assert _option(args, "--port") == [str(cli.DEFAULT_PORT)]
-    assert _option(args, "--address") == [cli.DEFAULT_ADDRESS]
+    assert _option(args, "--port") == [str(DEFAULT_PORT)]
+    assert _option(args, "--address") == [DEFAULT_ADDRESS]
     assert options.show is True and options.reuse_sessions is True and options.preload == []
 
 
@@ -307,11 +308,13 @@ def test_the_server_leaves_bokehs_developer_checks_to_the_test_suite(bokeh_setti
 @pytest.mark.parametrize(
     "url", ["postgres://db:5432/x", "redis://", "redis:6379", "localhost:6379", "unix://"]
 )
-def test_a_class_store_url_the_lab_cannot_use_stops_it_by_name(url):
-    with pytest.raises(SystemExit, match="class store"):
+def test_a_class_store_url_the_lab_cannot_use_stops_it_by_name(url, capsys):
+    with pytest.raises(SystemExit, match="ATTENTION_LAB_STORE=.* class store"):
         cli.panel_serve_args([], env={"ATTENTION_LAB_STORE": url})
-    with pytest.raises(SystemExit, match="class store"):
+    # A flag is refused as any bad flag is (argparse: exit 2), by the same reading.
+    with pytest.raises(SystemExit) as exit_info:
         cli.panel_serve_args(["--store", url], env={})
+    assert exit_info.value.code == 2 and "class store" in capsys.readouterr().err
 
 
 def test_the_class_store_defaults_to_this_process():
@@ -337,3 +340,44 @@ def test_sessions_are_signed_with_the_deployments_secret_or_one_made_for_the_pro
     assert shared["BOKEH_SECRET_KEY"] == "s" * 40 and "ATTENTION_LAB_SECRET_KEY" not in shared
     with pytest.raises(cli.ConfigError, match="at least 32"):
         cli.settle_secret({"ATTENTION_LAB_SECRET_KEY": "short"})
+
+
+# Texts offered to every option, by flag and by variable: each must be taken by both or by neither.
+PROBES = [
+    "0",
+    "1",
+    "-1",
+    "7200",
+    "70000",
+    "abc",
+    "yes",
+    "INFO",
+    "memory",
+    "redis://r:6379/0",
+    "a,b",
+]
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o.kind != "switch"], ids=lambda o: o.dest)
+def test_a_flag_and_its_variable_take_the_same_values(option, tmp_path, capsys):
+    """One reading per option (app/server/options.py): --session-token-expiration took 0 while
+    its variable refused it."""
+
+    def taken(argv, env) -> bool:
+        try:
+            cli.panel_serve_args([*argv, "--allow-websocket-origin", "x"], env=env)
+        except SystemExit:
+            capsys.readouterr()
+            return False
+        return True
+
+    for text in [*PROBES, str(tmp_path)]:
+        by_flag = taken([option.flag, text], {})
+        by_variable = taken([], {option.env: text})
+        assert by_flag == by_variable, (option.flag, text, by_flag, by_variable)
+
+
+def test_the_token_expiration_takes_no_zero_from_a_flag_either(capsys):
+    with pytest.raises(SystemExit):
+        cli.panel_serve_args(["--session-token-expiration", "0"], env={})
+    assert "must be >= 1" in capsys.readouterr().err

@@ -81,6 +81,14 @@ def test_configuration_table_documents_every_flag_and_environment_variable():
         assert f"`{variable}`" in row, f"{variable} is not in the row of {flag}"
 
 
+def test_configuration_table_rows_are_the_options_own():
+    """docs/configuration.md's rows for the options are made from app/server/options.py: a
+    changed option shows here with the rows to paste."""
+    from app.server.options import markdown_rows
+
+    assert markdown_rows() in CONFIGURATION, "paste these rows into the table:\n" + markdown_rows()
+
+
 def test_configuration_says_flags_win():
     assert "overrides its variable" in CONFIGURATION
     assert "a flag replaces is ignored" in CONFIGURATION
