@@ -29,7 +29,7 @@ def _leave_unretrieved(loop, make_error) -> None:
         raise make_error()
 
     task = loop.create_task(fail())
-    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.run_until_complete(asyncio.wait([task]))  # done, its exception not retrieved
     assert task.done()
     del task
     gc.collect()  # the task's __del__ reports its exception to the loop's handler

@@ -13,13 +13,13 @@ session's thread only, and that is what the test checks every time.
 from __future__ import annotations
 
 import threading
-import time
 
 from bokeh.document import Document
 from bokeh.document.events import SessionCallbackAdded
 from tornado.ioloop import IOLoop
 
 from app.page.session_thread import on_session_thread
+from tests.waiting import wait_until
 
 WORKERS, EACH = 2, 10_000
 
@@ -69,9 +69,8 @@ def test_nothing_handed_over_from_other_threads_is_lost_while_the_session_holds(
         worker.start()
     for worker in workers:
         worker.join(60)
-    deadline = time.monotonic() + 60
-    while len(arrived) < WORKERS * EACH and time.monotonic() < deadline:
-        time.sleep(0.05)  # one hand-over per turn of the loop: they arrive over many turns
+    # One hand-over per turn of the loop: they arrive over many turns.
+    wait_until(lambda: len(arrived) >= WORKERS * EACH, "every hand-over to arrive", 60)
     holding.clear()
     loop.add_callback(loop.stop)
     loop_thread.join(10)

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 from labserver import http_get, session_token, websocket_handshake
+from waiting import wait_until
 
 from app.classroom import store as rules
 from app.server.guard import SECURITY_HEADERS
@@ -183,9 +184,12 @@ def test_no_log_line_carries_a_whole_session_id(room_lab):
 
     session_id = get_session_id(token)
     websocket_handshake(room_lab.url.replace("http://", "ws://") + "/ws", token, room_lab.base)
-    time.sleep(0.5)  # the page-built line is written as the session opens
-    log = room_lab.log()
-    assert session_id[:6] in log or "page built" in log
+
+    def session_logged() -> str:  # the page-built line is written as the session opens
+        log = room_lab.log()
+        return log if session_id[:6] in log or "page built" in log else ""
+
+    log = wait_until(session_logged, "the session's line in the log")
     assert session_id not in log and token not in log
     assert not re.search(r"[A-Za-z0-9_\-]{40,}", log), "a long id in the log"
 

@@ -13,8 +13,7 @@ from bokeh.model import Model
 
 import app
 from app.page.lab_page import create_app
-
-from .labpage import SOURCE_NAMES
+from tests.browser.labpage import SOURCE_NAMES
 
 
 def _equal(a, b) -> bool:
