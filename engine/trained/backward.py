@@ -178,8 +178,7 @@ def llama_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
     """d (seed . logits) / d every head's output in an unedited SmolLM run: (layers, heads, n,
     d_head) on the host."""
     _refuse_edits(run)
-    name, _, device = run.backend.partition(":")
-    placed = model.weights_on(name, device or None)
+    placed = model.placed_for(run.backend)
     n, qpos = len(run.ids), run.query_position
     cos, sin = placed.cos[:n], placed.sin[:n]
     with blas_threads(1), torch_threads(placed.backend, 1):
@@ -234,8 +233,7 @@ def binding_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
     """d (seed . answer logits) / d every head's output in an unedited run of the binding
     model: (layers, heads, n, d_head) on the host."""
     _refuse_edits(run)
-    name, _, device = run.backend.partition(":")
-    placed = model.weights_on(name, device or None)
+    placed = model.placed_for(run.backend)
     w, n, qpos = placed.w, len(run.ids), run.query_position
     with torch_threads(placed.backend, 1):
         top = placed.put(run.residual(model.n_layers)[qpos])

@@ -15,8 +15,6 @@ has no float64); the masks, the edits' bookkeeping and the records stay in NumPy
 
 from __future__ import annotations
 
-import threading
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +23,11 @@ import numpy as np
 
 import attention_lab_assets
 
-from ..backends import Backend, host, resolve, torch_threads
+from ..backends import Backend, host, torch_threads
 from ..core import attention, softmax
 from . import binding_task as task
-from .edits import Edit, EditedHead, checked_edits, edit_head, turn_query_rows
-from .maps import Maps
+from .edits import Edit, EditedHead, edit_head, turn_query_rows
+from .model_base import TrainedModel, on_device
 from .norms import layer_norm
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
@@ -69,14 +67,7 @@ class _Placed:
         single = be.device_name == "mps" or arrays["embed"].dtype == np.float32
         dtype = torch.float32 if single else torch.float64
 
-        def place(a: np.ndarray):
-            # The read-only arrays are shared, never written: torch's warning about a
-            # non-writable buffer does not apply, and on the CPU this makes no copy.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                return torch.from_numpy(a).to(device=be.device, dtype=dtype)
-
-        return cls(be, {key: place(a) for key, a in arrays.items()}, dtype)
+        return cls(be, {key: on_device(a, be, dtype) for key, a in arrays.items()}, dtype)
 
     @property
     def attention_options(self) -> dict[str, str]:
@@ -102,7 +93,7 @@ class _Placed:
         return torch.as_tensor(ids, device=self.backend.device)
 
 
-class BindingModel(Maps):
+class BindingModel(TrainedModel):
     """The binding model, in NumPy or torch (CPU or CUDA). Weights are read-only float64
     (float32 when asked for, as a low-precision reference)."""
 
@@ -119,14 +110,13 @@ class BindingModel(Maps):
     ):
         # float64 is the model; float32 (``dtype=np.float32``) is the tests' low-precision
         # reference, the yardstick of engine.tolerance.check_close.
+        super().__init__()
         self.w = {}
         for key, value in arrays.items():
             a = np.array(value, dtype=dtype)
             a.setflags(write=False)
             self.w[key] = a
         self.card = card or {}
-        self._placed: dict[tuple[str, str], _Placed] = {}
-        self._placing = threading.Lock()
         self.n_layers = sum(1 for k in self.w if k.startswith("wq"))
         self.d_model = self.w["embed"].shape[1]
         arch = self.card.get("architecture", {})
@@ -148,18 +138,10 @@ class BindingModel(Maps):
         )
 
     # ------------------------------------------------------------------------------ forward
-    def weights_on(self, backend: str = "numpy", device: str | None = None) -> _Placed:
-        """The weights as ``backend`` arrays on ``device``, made once per process and shared:
-        float64 (the NumPy arrays themselves; torch on the CPU wraps them without a copy, CUDA
-        gets one copy). Apple's MPS has no float64, so it gets a float32 copy."""
-        be = resolve(backend, device)
-        key = (be.name, be.device_name)
-        with self._placing:
-            placed = self._placed.get(key)
-            if placed is None:
-                placed = _Placed.of(self.w, be)
-                self._placed[key] = placed
-        return placed
+    def _place(self, be: Backend) -> _Placed:
+        """The weights on ``be``: float64 (the NumPy arrays themselves; torch on the CPU wraps
+        them without a copy, CUDA gets one copy). Apple's MPS has no float64: a float32 copy."""
+        return _Placed.of(self.w, be)
 
     def _forward(
         self,
@@ -178,8 +160,7 @@ class BindingModel(Maps):
         arithmetic runs on ``backend`` ("numpy", "torch", "torch:cpu", "torch:cuda") through
         the arrays' own namespace; the masks, the edits' bookkeeping and every record stay in
         NumPy on the host."""
-        name, _, device = backend.partition(":")
-        placed = self.weights_on(name, device or None)
+        placed = self.placed_for(backend)
         w = placed.w
         qpos = ids.shape[1] - 1 if query is None else query
         if start == 0:
@@ -268,10 +249,6 @@ class BindingModel(Maps):
         """The tokens the model would see (with <bos>), or ValueError naming the problem."""
         return list(task.parse(text).tokens)
 
-    def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
-        """The edits as a tuple, or ValueError naming one that does not fit n tokens."""
-        return checked_edits(edits, self.n_layers, self.n_heads, n)
-
     def forward_one(
         self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
     ) -> Pass:
@@ -280,8 +257,7 @@ class BindingModel(Maps):
         if start:
             resid = [r[None] for r in resid]
             heads = {lh: rec.batched() for lh, rec in heads.items()}
-        name, _, device = backend.partition(":")
-        with torch_threads(self.weights_on(name, device or None).backend, 1):
+        with torch_threads(self.placed_for(backend).backend, 1):
             ps = self._forward(
                 np.asarray(ids)[None], tuple(edits), start, resid, heads, query, backend=backend
             )

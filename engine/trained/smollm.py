@@ -26,8 +26,6 @@ keys or values does not leak into the other two heads of its group.
 from __future__ import annotations
 
 import importlib.util
-import threading
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,14 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import Backend, blas_threads, host, resolve, torch_threads
+from ..backends import Backend, blas_threads, host, torch_threads
 from ..heads import find_heads
 from . import llama, long_context
 from .causal import Cancelled
-from .edits import Edit, checked_edits
 from .gguf_weights import Config, read_gguf
 from .loading import ModelNotInstalled
-from .maps import Maps
+from .model_base import TrainedModel, on_device
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 from .tokenizer import token_texts
 
@@ -119,17 +116,8 @@ class _Placed:
 
     @classmethod
     def of(cls, model: SmolLM, be: Backend) -> _Placed:
-        if be.is_numpy:
-            put = _identity
-        else:
-            import torch
-
-            def put(a):
-                # The read-only arrays are shared, never written: torch's warning about a
-                # non-writable buffer does not apply, and on the CPU this makes no copy.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)
-                    return torch.from_numpy(np.ascontiguousarray(a)).to(be.device)
+        def put(a):
+            return on_device(a, be)
 
         w = model.w
         keys = ("wqkv", "wo", "wgu", "wd", "attn_norm", "ffn_norm")
@@ -155,11 +143,7 @@ class _Placed:
         return torch.as_tensor(ids, device=self.backend.device)
 
 
-def _identity(a):
-    return a
-
-
-class SmolLM(Maps):
+class SmolLM(TrainedModel):
     """SmolLM2-135M in NumPy (or torch). Weights are read-only float32."""
 
     name = NAME
@@ -171,6 +155,7 @@ class SmolLM(Maps):
     )
 
     def __init__(self, cfg: Config, weights: dict[str, np.ndarray], tokenizer):
+        super().__init__()
         self.cfg = cfg
         self.w = weights
         self.tokenizer = tokenizer
@@ -185,8 +170,6 @@ class SmolLM(Maps):
         self._group = cfg.n_heads // cfg.n_kv_heads
         self._kv_of = np.arange(cfg.n_heads) // self._group
         self.shape = llama.Shape(cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_ff, cfg.eps)
-        self._placed: dict[tuple[str, str], _Placed] = {}
-        self._placing = threading.Lock()
         self._id_text = token_texts(tokenizer, cfg.vocab)
         # A token shown by its bytes ("<0xF0><0x9F>") is no text to encode: Run.prob finds it here.
         self._byte_token_ids = {
@@ -241,17 +224,10 @@ class SmolLM(Maps):
         return [self._id_text[i] for i in self._ids(text)]
 
     # ------------------------------------------------------------------------------ forward
-    def weights_on(self, backend: str = "numpy", device: str | None = None) -> _Placed:
-        """The weights as ``backend`` arrays on ``device``, made once per process and shared.
-        Torch on the CPU wraps the NumPy arrays without a copy; an accelerator gets one copy."""
-        be = resolve(backend, device)
-        key = (be.name, be.device_name)
-        with self._placing:
-            placed = self._placed.get(key)
-            if placed is None:
-                placed = _Placed.of(self, be)
-                self._placed[key] = placed
-        return placed
+    def _place(self, be: Backend) -> _Placed:
+        """The weights on ``be``: torch on the CPU wraps the NumPy arrays without a copy; an
+        accelerator gets one copy."""
+        return _Placed.of(self, be)
 
     def forward_one(
         self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
@@ -259,8 +235,7 @@ class SmolLM(Maps):
         """Forward of one sentence; with ``start`` > 0, layers below it come from the cache.
         ``query`` is the position whose row the records keep and whose next token is predicted
         (default: the last). ``backend`` is "numpy" or "torch" / "torch:cuda"."""
-        name, _, device = backend.partition(":")
-        placed = self.weights_on(name, device or None)
+        placed = self.placed_for(backend)
         # Two BLAS threads on two cores ran the forward 7x slower (the page's other work and
         # the other sessions want the second core): NumPy's and torch's CPU pools run on one.
         with blas_threads(1), torch_threads(placed.backend, 1):
@@ -307,8 +282,7 @@ class SmolLM(Maps):
         layers carries every sequence started below them: the matrices see up to
         ``BATCH_ROWS`` rows at once instead of n. Without edits, the last layer computes the
         query row only (nothing reads the others)."""
-        name, _, device = run.backend.partition(":")
-        placed = self.weights_on(name, device or None)
+        placed = self.placed_for(run.backend)
         per_chunk = max(self.n_heads, BATCH_ROWS // len(run.ids))
         order = sorted(range(len(requests)), key=lambda i: requests[i][0])
         logits = [None] * len(requests)
@@ -398,10 +372,6 @@ class SmolLM(Maps):
         return self.forward_one(self._ids(text)).logits
 
     # ------------------------------------------------------------------------------ API
-    def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
-        """The edits as a tuple, or ValueError naming one that does not fit n tokens."""
-        return checked_edits(edits, self.n_layers, self.n_heads, n)
-
     def head_gradients(self, run: Run, seed: np.ndarray) -> np.ndarray:
         """d (seed . next-token logits) / d every head's output in an unedited run, (layers,
         heads, n, d_head), on the run's backend (`backward.llama_head_gradients`)."""
