@@ -98,6 +98,76 @@ def _ratio(a: float, b: float | None) -> str:
     return f"{a / b:.2f}x" if b else "-"
 
 
+def _forwards(model, hf, texts: dict[str, str], args) -> None:
+    """(a): each text's forward in NumPy, torch:cpu and transformers, interleaved."""
+    print("(a) a forward, medians (ms)      numpy   torch:cpu  transformers  numpy/tf  torch/tf")
+    for label, text in texts.items():
+        ids = model.encode(text)
+        fns = {
+            "numpy": lambda text=text: model.run(text),
+            "torch": lambda text=text: model.run(text, backend="torch:cpu"),
+        }
+        if hf is not None:
+            fns["hf"] = hf_forward(hf, ids)
+        repeats = args.repeats if len(ids) <= 16 else args.long_repeats
+        ms = interleaved_ms(fns, repeats)
+        tf = ms.get("hf")
+        print(
+            f"    {label:>3} tokens (median of {repeats})      {ms['numpy']:7.1f} "
+            f"{ms['torch']:10.1f} {tf if tf else float('nan'):13.1f} "
+            f"{_ratio(ms['numpy'], tf):>9} {_ratio(ms['torch'], tf):>9}"
+        )
+        if hf is not None:
+            ours = model.run(text).logits
+            theirs = fns["hf"]().float().numpy()
+            print(
+                f"        same next token as transformers: {int(ours.argmax()) == int(theirs.argmax())}; "
+                f"max |logit difference| {abs(ours - theirs).max():.1e}"
+            )
+
+
+def _maps(model, repeats: int) -> None:
+    """(c): the causal map of every head against one forward, on each backend."""
+    from engine.trained import causal
+
+    for backend in ("numpy", "torch:cpu"):
+        model.run(SENTENCE, backend=backend)  # warms the forward on this backend
+
+        def cmap(backend=backend):
+            causal.clear_cache(model)
+            return model.causal_map(SENTENCE, backend=backend)
+
+        ms = interleaved_ms(
+            {"map": cmap, "one": lambda b=backend: model.run(SENTENCE, backend=b)},
+            repeats,
+            warm=False,  # the run above warmed the forward; a map is long enough
+        )
+        print(
+            f"(c) causal map, 270 heads, 16 tokens, {backend}: {ms['map'] / 1000:.2f} s = "
+            f"{ms['map'] / ms['one']:.0f} forwards of {ms['one']:.0f} ms "
+            f"(median of {repeats}; target <= {MAP_TARGET_FORWARDS})"
+        )
+
+
+def _interventions(model, repeats: int) -> None:
+    """(d): an edit at the top layer against one at the bottom, on each backend."""
+    from engine import trained
+
+    for backend in ("numpy", "torch:cpu"):
+        run = model.run(SENTENCE, backend=backend)
+        ms = interleaved_ms(
+            {
+                "20": lambda r=run: r.intervene(trained.HeadTemperature(20, 4, 2.0)),
+                "0": lambda r=run: r.intervene(trained.HeadTemperature(0, 4, 2.0)),
+            },
+            repeats,
+        )
+        print(
+            f"(d) intervention, {backend}: at layer 20 (layers 20..29 recomputed) "
+            f"{ms['20']:.0f} ms, at layer 0 (every layer) {ms['0']:.0f} ms"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -111,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from engine import trained
     from engine.backends import blas_threads, can_pin_blas_threads
-    from engine.trained import causal, smollm
+    from engine.trained import smollm
     from tools.check_cuda import long_text
 
     installed, reason = smollm.status()
@@ -151,63 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     with blas_threads(1):
-        print(
-            "(a) a forward, medians (ms)      numpy   torch:cpu  transformers  numpy/tf  torch/tf"
-        )
-        for label, text in texts.items():
-            ids = model.encode(text)
-            fns = {
-                "numpy": lambda text=text: model.run(text),
-                "torch": lambda text=text: model.run(text, backend="torch:cpu"),
-            }
-            if hf is not None:
-                fns["hf"] = hf_forward(hf, ids)
-            repeats = args.repeats if len(ids) <= 16 else args.long_repeats
-            ms = interleaved_ms(fns, repeats)
-            tf = ms.get("hf")
-            print(
-                f"    {label:>3} tokens (median of {repeats})      {ms['numpy']:7.1f} "
-                f"{ms['torch']:10.1f} {tf if tf else float('nan'):13.1f} "
-                f"{_ratio(ms['numpy'], tf):>9} {_ratio(ms['torch'], tf):>9}"
-            )
-            if hf is not None:
-                ours = model.run(text).logits
-                theirs = fns["hf"]().float().numpy()
-                print(
-                    f"        same next token as transformers: {int(ours.argmax()) == int(theirs.argmax())}; "
-                    f"max |logit difference| {abs(ours - theirs).max():.1e}"
-                )
+        _forwards(model, hf, texts, args)
         if not args.no_map:
-            for backend in ("numpy", "torch:cpu"):
-                run = model.run(SENTENCE, backend=backend)
-
-                def cmap(backend=backend):
-                    causal.clear_cache(model)
-                    return model.causal_map(SENTENCE, backend=backend)
-
-                ms = interleaved_ms(
-                    {"map": cmap, "one": lambda b=backend: model.run(SENTENCE, backend=b)},
-                    args.long_repeats,
-                    warm=False,  # the run above warmed the forward; a map is long enough
-                )
-                print(
-                    f"(c) causal map, 270 heads, 16 tokens, {backend}: {ms['map'] / 1000:.2f} s = "
-                    f"{ms['map'] / ms['one']:.0f} forwards of {ms['one']:.0f} ms "
-                    f"(median of {args.long_repeats}; target <= {MAP_TARGET_FORWARDS})"
-                )
-        for backend in ("numpy", "torch:cpu"):
-            run = model.run(SENTENCE, backend=backend)
-            ms = interleaved_ms(
-                {
-                    "20": lambda r=run: r.intervene(trained.HeadTemperature(20, 4, 2.0)),
-                    "0": lambda r=run: r.intervene(trained.HeadTemperature(0, 4, 2.0)),
-                },
-                args.repeats,
-            )
-            print(
-                f"(d) intervention, {backend}: at layer 20 (layers 20..29 recomputed) "
-                f"{ms['20']:.0f} ms, at layer 0 (every layer) {ms['0']:.0f} ms"
-            )
+            _maps(model, args.long_repeats)
+        _interventions(model, args.repeats)
     run = model.run(SENTENCE)
     print(f"{run.text!r} -> {run.answer!r} ({run.probs[run.answer]:.3f})")
     # Other processes share the cores: the medians mean little without the load beside them.
