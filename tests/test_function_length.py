@@ -19,7 +19,6 @@ STILL_LONG = {
     "app/views/model_panel.py:ModelPanel.__init__": 103,
     "engine/trained/card.py:render_markdown": 84,
     "tools/bench_drag.py:main": 91,
-    "tools/loadtest.py:main": 91,
 }
 
 

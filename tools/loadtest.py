@@ -586,8 +586,8 @@ def run_class(options, url: str) -> dict:
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    options = build_parser().parse_args(argv)
+def _check(options: argparse.Namespace) -> None:
+    """SystemExit naming an option the run cannot use."""
     for name in ("sessions", "wave_sessions", "connect_concurrency"):
         if getattr(options, name) < 1:
             raise SystemExit(f"loadtest: --{name.replace('_', '-')} must be >= 1")
@@ -597,11 +597,65 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("loadtest: --rate and --max-seconds must be positive")
     if sum(bool(x) for x in (options.url, options.target, options.compare_haproxy)) > 1:
         raise SystemExit("loadtest: use one of --url, --target and --compare-haproxy")
+
+
+def _compare_haproxy(options: argparse.Namespace, url: str, pids, log_dir: str) -> dict:
+    """The crowd phase run straight at the server, then through HAProxy, side by side."""
+    port = int(urlparse(url).port)
+    balancer = HAProxy(Path(log_dir), {"r1": port}, config=options.haproxy_config)
+    try:
+        try:
+            balancer.start(timeout=30)
+        except StartError as exc:
+            raise SystemExit(f"loadtest: {exc}") from None
+        through = f"{balancer.base}{urlparse(url).path}"
+        runs = {}
+        for name, target, proxy in (("direct", url, None), ("haproxy", through, balancer)):
+            run = Run(
+                options,
+                target,
+                pids,
+                proxy.pid if proxy else None,
+                options.replica_cookie if proxy else None,
+            )
+            runs[name] = run.execute([run.phase_crowd])
+    finally:
+        balancer.stop()
+    return {
+        "url": url,
+        "compare": runs,
+        "errors": [f"{n}: {e}" for n, r in runs.items() for e in r["errors"]],
+        "seconds": sum(r["seconds"] for r in runs.values()),
+    }
+
+
+def _server_log_errors(log_path: Path) -> list[str]:
+    return [
+        line
+        for line in log_path.read_text(errors="replace").splitlines()
+        if "Traceback" in line or " ERROR " in line or "Exception" in line
+    ][:20]
+
+
+def _print_report(report: dict) -> None:
+    if "compare" in report:
+        for name, part in report["compare"].items():
+            print(f"[{name}] " + render(part))
+        print(f"errors (both runs and the server log): {len(report['errors'])}")
+        for error in report["errors"][:20]:
+            print(f"  - {error}")
+    else:
+        print(render(report))
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    _check(options)
     # The client must know every Bokeh model the page uses, as a browser knows their JS: Panel's,
     # and the lab's own (a ReactiveHTML view registers its data model on import).
     classload.register_models()
 
-    server = balancer = None
+    server = None
     log_dir = tempfile.mkdtemp(prefix="attention-lab-load-")
     log_path = Path(log_dir) / "server.log"
     cookie = None
@@ -626,54 +680,19 @@ def main(argv: list[str] | None = None) -> int:
                 options.json.write_text(json.dumps(report, indent=2))
             return 0 if not report["errors"] else 1
         if options.compare_haproxy:
-            port = int(urlparse(url).port)
-            balancer = HAProxy(Path(log_dir), {"r1": port}, config=options.haproxy_config)
-            try:
-                balancer.start(timeout=30)
-            except StartError as exc:
-                raise SystemExit(f"loadtest: {exc}") from None
-            through = f"{balancer.base}{urlparse(url).path}"
-            runs = {}
-            for name, target, proxy in (("direct", url, None), ("haproxy", through, balancer)):
-                run = Run(
-                    options,
-                    target,
-                    pids,
-                    proxy.pid if proxy else None,
-                    options.replica_cookie if proxy else None,
-                )
-                runs[name] = run.execute([run.phase_crowd])
-            report = {
-                "url": url,
-                "compare": runs,
-                "errors": [f"{n}: {e}" for n, r in runs.items() for e in r["errors"]],
-                "seconds": sum(r["seconds"] for r in runs.values()),
-            }
+            report = _compare_haproxy(options, url, pids, log_dir)
         else:
             run = Run(options, url, pids, options.balancer_pid, cookie)
             report = run.execute([run.phase_crowd, run.phase_waves])
     finally:
         # With SIGTERM (tools/harness.py): a load run started in the background has SIGINT
         # ignored in its children.
-        for child in (balancer, server):
-            if child is not None:
-                child.stop()
+        if server is not None:
+            server.stop()
     if server is not None:
-        server_errors = [
-            line
-            for line in log_path.read_text(errors="replace").splitlines()
-            if "Traceback" in line or " ERROR " in line or "Exception" in line
-        ]
-        report["server_log_errors"] = server_errors[:20]
-        report["errors"] += [f"server log: {line}" for line in server_errors[:20]]
-    if "compare" in report:
-        for name, part in report["compare"].items():
-            print(f"[{name}] " + render(part))
-        print(f"errors (both runs and the server log): {len(report['errors'])}")
-        for error in report["errors"][:20]:
-            print(f"  - {error}")
-    else:
-        print(render(report))
+        report["server_log_errors"] = _server_log_errors(log_path)
+        report["errors"] += [f"server log: {line}" for line in report["server_log_errors"]]
+    _print_report(report)
     if options.json:
         options.json.write_text(json.dumps(report, indent=2))
     return 0 if not report["errors"] else 1
