@@ -189,18 +189,7 @@ def render_markdown(card: dict) -> str:
         f"{t['schedule']}, torch {t['torch']} on CPU ({t['threads']} threads): {t['seconds']} s.",
         "",
     ]
-    if "acceptance" in t:
-        lines += [f"A seed is accepted when {t['acceptance']}. Seeds tried:", ""]
-        for s in t.get("seeds_tried", []):
-            lines.append(
-                f"- seed {s['seed']}: validation {_pct(s['validation_accuracy'])}, retrieval "
-                f"head L{s['retrieval_head'][0]}H{s['retrieval_head'][1]}, one-head ablation "
-                f"drop {_pct(s['retrieval_ablation_drop'])}, {s['seconds']} s: {s['verdict']}"
-            )
-        lines.append("")
-    for key in ("seconds_note", "heldout_overlap"):
-        if key in t:
-            lines += [f"Note: {t[key]}.", ""]
+    lines += _seeds_tried(t)
     lines += [
         f"## Held-out accuracy (seed {f['heldout']['seed']}, {f['heldout']['size']} programs)",
         "",
@@ -224,8 +213,32 @@ def render_markdown(card: dict) -> str:
         )
     for name, la in f["layer_ablations"].items():
         lines.append(f"\nAblating every head of {name}: {_pct(la['ablated_accuracy'])}.")
-    rp = f["refusal_profile"]
-    lines += [
+    lines += _where_it_looks(rh, f["refusal_profile"])
+    lines += ["", "## Definitions", "", card["definitions"], ""]
+    return "\n".join(lines)
+
+
+def _seeds_tried(t: dict) -> list[str]:
+    """The training section's seeds tried and its notes, as card lines."""
+    lines = []
+    if "acceptance" in t:
+        lines += [f"A seed is accepted when {t['acceptance']}. Seeds tried:", ""]
+        for s in t.get("seeds_tried", []):
+            lines.append(
+                f"- seed {s['seed']}: validation {_pct(s['validation_accuracy'])}, retrieval "
+                f"head L{s['retrieval_head'][0]}H{s['retrieval_head'][1]}, one-head ablation "
+                f"drop {_pct(s['retrieval_ablation_drop'])}, {s['seconds']} s: {s['verdict']}"
+            )
+        lines.append("")
+    for key in ("seconds_note", "heldout_overlap"):
+        if key in t:
+            lines += [f"Note: {t[key]}.", ""]
+    return lines
+
+
+def _where_it_looks(rh: str, rp: dict) -> list[str]:
+    """The retrieval head's mean weight per token kind, as card lines."""
+    lines = [
         "",
         f"Retrieval head: **{rh}**.",
         "",
@@ -239,8 +252,7 @@ def render_markdown(card: dict) -> str:
             f"| {k} | {rp['undefined']['mean_weight'][k]:.3f} | "
             f"{rp['defined']['mean_weight'][k]:.3f} | {_pct(rp['undefined']['top_share'][k])} |"
         )
-    lines += ["", "## Definitions", "", card["definitions"], ""]
-    return "\n".join(lines)
+    return lines
 
 
 def write_card(weights: Path, training: dict, out: Path) -> dict:
