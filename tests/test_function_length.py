@@ -17,7 +17,6 @@ STILL_LONG = {
     "app/views/geometry.py:GeometryView.update": 101,
     "app/views/logits.py:LogitsView.__init__": 93,
     "app/views/model_panel.py:ModelPanel.__init__": 103,
-    "tools/bench_drag.py:main": 91,
 }
 
 

@@ -162,6 +162,43 @@ def synthetic_drag(page, server_proc, seconds: float) -> dict:
     }
 
 
+def _print_drags(url: str, results: list[dict], steps: int, proc) -> None:
+    def med(key):
+        return statistics.median(r[key] for r in results)
+
+    print(f"lab: {url}  drags: {len(results)} x {steps} moves")
+    print(f"  drag duration            median {med('seconds'):.2f} s")
+    print(
+        f"  pointer moves / s        median {med('moves_per_s'):.1f}  (what Playwright delivered)"
+    )
+    print(f"  weights updates / s      median {med('fps'):.1f}  (preview frames while dragging)")
+    print(f"  preview compute + write  median {med('frame_ms'):.2f} ms per frame (in the page)")
+    print(
+        f"  preview frames / move    median {med('frames_per_move'):.2f}  (was a test's floor: 0.5)"
+    )
+    print(f"  messages / s to server   median {med('messages_per_s'):.1f}")
+    print(f"    of which tip syncs / s median {med('tip_messages_per_s'):.1f}")
+    print(
+        f"  tip syncs / {THROTTLE_MS} ms period  median {med('tip_syncs_per_period'):.2f}  "
+        "(at most 1 by design)"
+    )
+    print(f"    kinds: {sorted({k for r in results for k in r['other']})}")
+    if proc is not None:
+        print(f"  server CPU s / s         median {med('cpu_per_s'):.3f}")
+
+
+def _print_synthetic(synthetic: list[dict], proc) -> None:
+    def smed(key):
+        return statistics.median(r[key] for r in synthetic)
+
+    print(f"display-rate drag (the pan handler once per animation frame, {len(synthetic)} x 4 s):")
+    print(f"  preview frames / s       median {smed('fps'):.1f}")
+    print(f"  preview compute + write  median {smed('frame_ms'):.2f} ms per frame")
+    print(f"  messages / s to server   median {smed('messages_per_s'):.1f}")
+    if proc is not None:
+        print(f"  server CPU s / s         median {smed('cpu_per_s'):.3f}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--drags", type=int, default=6)
@@ -218,41 +255,9 @@ def main(argv=None) -> None:
         if server is not None:
             server.stop()
 
-    def med(key):
-        return statistics.median(r[key] for r in results)
-
-    print(f"lab: {url}  drags: {len(results)} x {args.steps} moves")
-    print(f"  drag duration            median {med('seconds'):.2f} s")
-    print(
-        f"  pointer moves / s        median {med('moves_per_s'):.1f}  (what Playwright delivered)"
-    )
-    print(f"  weights updates / s      median {med('fps'):.1f}  (preview frames while dragging)")
-    print(f"  preview compute + write  median {med('frame_ms'):.2f} ms per frame (in the page)")
-    print(
-        f"  preview frames / move    median {med('frames_per_move'):.2f}  (was a test's floor: 0.5)"
-    )
-    print(f"  messages / s to server   median {med('messages_per_s'):.1f}")
-    print(f"    of which tip syncs / s median {med('tip_messages_per_s'):.1f}")
-    print(
-        f"  tip syncs / {THROTTLE_MS} ms period  median {med('tip_syncs_per_period'):.2f}  "
-        "(at most 1 by design)"
-    )
-    print(f"    kinds: {sorted({k for r in results for k in r['other']})}")
-    if proc is not None:
-        print(f"  server CPU s / s         median {med('cpu_per_s'):.3f}")
+    _print_drags(url, results, args.steps, proc)
     if synthetic:
-
-        def smed(key):
-            return statistics.median(r[key] for r in synthetic)
-
-        print(
-            f"display-rate drag (the pan handler once per animation frame, {len(synthetic)} x 4 s):"
-        )
-        print(f"  preview frames / s       median {smed('fps'):.1f}")
-        print(f"  preview compute + write  median {smed('frame_ms'):.2f} ms per frame")
-        print(f"  messages / s to server   median {smed('messages_per_s'):.1f}")
-        if proc is not None:
-            print(f"  server CPU s / s         median {smed('cpu_per_s'):.3f}")
+        _print_synthetic(synthetic, proc)
 
 
 if __name__ == "__main__":
