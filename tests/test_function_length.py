@@ -14,7 +14,6 @@ STILL_LONG = {
     "app/page/lab_page.py:Lab.__init__": 152,
     "app/page/layout.py:PageLayout.__init__": 89,
     "app/views/controls.py:CandidateControls.__init__": 101,
-    "app/views/geometry.py:GeometryView.update": 101,
     "app/views/logits.py:LogitsView.__init__": 93,
     "app/views/model_panel.py:ModelPanel.__init__": 103,
 }

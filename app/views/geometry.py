@@ -130,55 +130,13 @@ class GeometryView(pn.viewable.Viewer):
         (app/js/preview.js), so it leaves the emptied ones empty.
         """
         self._drag.draggable = draggable
-        n = len(snap.weights)
-        m = max(0, min(n_pairs, n))
+        m = max(0, min(n_pairs, len(snap.weights)))
         self._n_pairs = m
-        legal = np.asarray(snap.legal, dtype=bool)
-        labels = list(snap.labels)
         q = np.asarray(snap.query, dtype=np.float64)
         keys = np.asarray(snap.keys, dtype=np.float64)
         vals = np.asarray(snap.values, dtype=np.float64)
-        pair_labels = [lab if legal[i] else f"{lab} (masked)" for i, lab in enumerate(labels[:m])]
-        vec = np.vstack([q[None, :2], keys[:m, :2], vals[:m, :2]])
-        pair_alpha = np.where(legal[:m], 1.0, 0.35)
-        alpha = np.concatenate([[1.0], pair_alpha, pair_alpha])
-        kind = ["query"] + ["key"] * m + ["value"] * m
-        texts = ["q", *pair_labels, *pair_labels]
-        # The arrows' rows go out once, with their labels (placed below, once the ranges and the
-        # query's handle are known): a new row count followed by a patch of some columns in the
-        # same message let the browser draw the labels' visuals from the old row count
-        # (RangeError in set_visuals).
-        rows = {
-            "x0": f32(np.zeros(len(vec))),
-            "y0": f32(np.zeros(len(vec))),
-            "x1": f32(vec[:, 0]),
-            "y1": f32(vec[:, 1]),
-            "angle": f32(head_angle(vec[:, 0], vec[:, 1])),
-            "size": f32(np.full(len(vec), 16.0)),
-            "alpha": f32(alpha),
-            "kind": kind,
-            "label": texts,
-            "colour": [ROLE_COLOURS[k] for k in kind],
-            "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
-        }
-        with self._drag.writing():
-            if route:
-                self._update_contributions(snap, labels, legal)
-            else:
-                blank(self.contributions)
-            assign(
-                self.distractors,
-                {
-                    "kx": f32(keys[m:, 0]),
-                    "ky": f32(keys[m:, 1]),
-                    "vx": f32(vals[m:, 0]),
-                    "vy": f32(vals[m:, 1]),
-                    "weight": f32(snap.weights[m:] if route else np.zeros(len(keys) - m)),
-                },
-            )
-            tips = m if draggable else 0
-            self._drag.set_tips("key", self.key_tips, keys[:tips])
-            self._drag.set_tips("value", self.value_tips, vals[:tips])
+        rows, vec, texts = _arrow_rows(snap, m, q, keys, vals)
+        self._write_route_and_tips(snap, m, keys, vals, draggable=draggable, route=route)
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals)
         screen = plane_fit.Screen(self.address_fig)
@@ -220,6 +178,28 @@ class GeometryView(pn.viewable.Viewer):
         )
         # A whole new data (not a column patch), so the browser's change hook always runs.
         self.preview_params.data = {k: [v] for k, v in settings.items()}
+
+    def _write_route_and_tips(self, snap, m: int, keys, vals, *, draggable: bool, route: bool):
+        """The w·v arrows and the output (or none, while the route is held), the distractors,
+        and the drag handles of the first `m` keys and values."""
+        with self._drag.writing():
+            if route:
+                self._update_contributions(snap, list(snap.labels), np.asarray(snap.legal, bool))
+            else:
+                blank(self.contributions)
+            assign(
+                self.distractors,
+                {
+                    "kx": f32(keys[m:, 0]),
+                    "ky": f32(keys[m:, 1]),
+                    "vx": f32(vals[m:, 0]),
+                    "vy": f32(vals[m:, 1]),
+                    "weight": f32(snap.weights[m:] if route else np.zeros(len(keys) - m)),
+                },
+            )
+            tips = m if draggable else 0
+            self._drag.set_tips("key", self.key_tips, keys[:tips])
+            self._drag.set_tips("value", self.value_tips, vals[:tips])
 
     def conceal(self) -> None:
         """Both planes emptied, instead of drawn (app/views/covered.py): a trained head's
@@ -421,3 +401,32 @@ def _ghost_data(point) -> dict:
         "size": f32([14.0 if math.hypot(x, y) > 0 else 0.0]),
         "alpha": f32([0.35]),
     }
+
+
+def _arrow_rows(snap, m: int, q, keys, vals) -> tuple[dict, np.ndarray, list[str]]:
+    """The arrows' rows (the query, then the first `m` keys and values), their tips and their
+    label texts. The rows go out once, with their labels (placed once the ranges and the query's
+    handle are known): a new row count followed by a patch of some columns in the same message
+    let the browser draw the labels' visuals from the old row count (RangeError in
+    set_visuals)."""
+    legal = np.asarray(snap.legal, dtype=bool)
+    labels = list(snap.labels)
+    pair_labels = [lab if legal[i] else f"{lab} (masked)" for i, lab in enumerate(labels[:m])]
+    vec = np.vstack([q[None, :2], keys[:m, :2], vals[:m, :2]])
+    pair_alpha = np.where(legal[:m], 1.0, 0.35)
+    kind = ["query"] + ["key"] * m + ["value"] * m
+    texts = ["q", *pair_labels, *pair_labels]
+    rows = {
+        "x0": f32(np.zeros(len(vec))),
+        "y0": f32(np.zeros(len(vec))),
+        "x1": f32(vec[:, 0]),
+        "y1": f32(vec[:, 1]),
+        "angle": f32(head_angle(vec[:, 0], vec[:, 1])),
+        "size": f32(np.full(len(vec), 16.0)),
+        "alpha": f32(np.concatenate([[1.0], pair_alpha, pair_alpha])),
+        "kind": kind,
+        "label": texts,
+        "colour": [ROLE_COLOURS[k] for k in kind],
+        "index": np.array([-1, *range(m), *range(m)], dtype=np.int32),
+    }
+    return rows, vec, texts
