@@ -301,13 +301,18 @@ def add_to(parser: argparse.ArgumentParser) -> None:
         help_line = f"{option.help} ({f'default {shown}; ' if shown else ''}env {env})"
         if option.kind == "switch":
             parser.add_argument(
-                option.flag, dest=option.dest, action="store_true", default=None,
+                option.flag,
+                dest=option.dest,
+                action="store_true",
+                default=None,
                 help=f"{option.help} (default; env {option.env}=1)",
-            )  # fmt: skip
+            )
             parser.add_argument(
-                f"--no-{option.flag[2:]}", dest=option.dest, action="store_false",
+                f"--no-{option.flag[2:]}",
+                dest=option.dest,
+                action="store_false",
                 help=f"the opposite (env {option.env}=0)",
-            )  # fmt: skip
+            )
             continue
         parser.add_argument(
             option.flag,
