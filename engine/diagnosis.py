@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import interventions as iv
+from . import interventions
 from .audit import ranking_violation
 from .core import attention
 from .dimension import lift
@@ -153,7 +153,7 @@ class _Setting:
 def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     name = _name(s.labels, winner)
     q_hi, k_hi = s.lift(s.q, s.k)
-    probes = np.stack([iv.rotate(q_hi, np.deg2rad(a)) for a in PROBE_ANGLES_DEG])
+    probes = np.stack([interventions.rotate(q_hi, np.deg2rad(a)) for a in PROBE_ANGLES_DEG])
     w = np.asarray(
         attention(probes, k_hi, s.v, mask=s.mask, scale=s.scale, temperature=s.temperature).weights,
         dtype=float,

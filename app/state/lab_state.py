@@ -29,8 +29,7 @@ import numpy as np
 import param
 
 from app.patches.param_values import CheckedParameter, check_value
-from app.state import pipeline
-from app.state import settings_schema as us
+from app.state import pipeline, settings_schema
 from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public names
     EVERY_KEY_MASKED,
     SWEEP_D_KS,
@@ -44,7 +43,7 @@ from engine.scenarios import SCENARIOS, get_scenario
 from engine.snapshot import SWEEP_TEMPERATURES, TEMPERATURE_RANGE, LabSnapshot  # noqa: F401
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
-FIELDS = us.make_fields(tuple(SCENARIOS))
+FIELDS = settings_schema.make_fields(tuple(SCENARIOS))
 
 
 # ------------------------------------------------------------------------------ custom params
@@ -55,13 +54,13 @@ class _Setting(CheckedParameter):
 
     __slots__ = ["field"]
 
-    def __init__(self, default, *, field: us.Field, **kw):
+    def __init__(self, default, *, field: settings_schema.Field, **kw):
         self.field = field
         super().__init__(default=default, instantiate=True, **kw)
 
     def check(self, val) -> None:
         try:
-            us.check_json(self.field, _plain(val))
+            settings_schema.check_json(self.field, _plain(val))
         except ValueError as exc:
             raise ValueError(f"Parameter {self.name!r}: {exc}") from None
 
@@ -103,9 +102,9 @@ def _scenario_settings(name: str) -> dict[str, object]:
         "keys": np.asarray(sc.keys, dtype=float).tolist(),
         "values": np.asarray(sc.values, dtype=float).tolist(),
         "mask": [True] * n if sc.legal is None else [bool(b) for b in sc.legal],
-        "labels": [us.clean_label(str(lab)) for lab in sc.labels],
+        "labels": [settings_schema.clean_label(str(lab)) for lab in sc.labels],
     }
-    return {name: us.check_json(FIELDS[name], v) for name, v in settings.items()}
+    return {name: settings_schema.check_json(FIELDS[name], v) for name, v in settings.items()}
 
 
 def default_labels(n: int) -> list[str]:
@@ -126,29 +125,38 @@ class LabState(param.Parameterized):
 
     scenario = param.Selector(default=DEFAULT_SCENARIO, objects=list(SCENARIOS))
     temperature = param.Number(default=_D0["temperature"], bounds=TEMPERATURE_RANGE)
-    d_k = param.Integer(default=_D0["d_k"], bounds=(us.D_K_MIN, us.D_K_MAX))
+    d_k = param.Integer(
+        default=_D0["d_k"], bounds=(settings_schema.D_K_MIN, settings_schema.D_K_MAX)
+    )
     scale = param.Boolean(default=_D0["scale"])
-    angle = param.Number(default=0.0, bounds=(us.ANGLE_MIN, us.ANGLE_MAX), doc="degrees")
+    angle = param.Number(
+        default=0.0, bounds=(settings_schema.ANGLE_MIN, settings_schema.ANGLE_MAX), doc="degrees"
+    )
     causal = param.Boolean(default=_D0["causal"])
     query_position = param.Integer(
         default=_D0["query_position"],
-        bounds=(0, us.MAX_PAIRS - 1),
+        bounds=(0, settings_schema.MAX_PAIRS - 1),
         doc="sequence position of the query: causal hides keys after it",
     )
-    seed = param.Integer(default=0, bounds=(0, us.SEED_MAX))
+    seed = param.Integer(default=0, bounds=(0, settings_schema.SEED_MAX))
     normalise = param.Boolean(default=False, doc="unit-length query and keys")
-    distractors = param.Integer(default=_D0["distractors"], bounds=(0, us.MAX_DISTRACTORS))
+    distractors = param.Integer(
+        default=_D0["distractors"], bounds=(0, settings_schema.MAX_DISTRACTORS)
+    )
     distractor_norm = param.Number(
-        default=_D0["distractor_norm"], bounds=(us.DISTRACTOR_NORM_MIN, us.DISTRACTOR_NORM_MAX)
+        default=_D0["distractor_norm"],
+        bounds=(settings_schema.DISTRACTOR_NORM_MIN, settings_schema.DISTRACTOR_NORM_MAX),
     )
     distractor_similarity = param.Number(
-        default=_D0["distractor_similarity"], bounds=(us.SIMILARITY_MIN, us.SIMILARITY_MAX)
+        default=_D0["distractor_similarity"],
+        bounds=(settings_schema.SIMILARITY_MIN, settings_schema.SIMILARITY_MAX),
     )
     null_route = param.Boolean(default=_D0["null_route"])
     null_threshold = param.Number(
-        default=_D0["null_threshold"], bounds=(us.NULL_THRESHOLD_MIN, us.NULL_THRESHOLD_MAX)
+        default=_D0["null_threshold"],
+        bounds=(settings_schema.NULL_THRESHOLD_MIN, settings_schema.NULL_THRESHOLD_MAX),
     )
-    backend = param.Selector(default="numpy", objects=list(us.BACKENDS))
+    backend = param.Selector(default="numpy", objects=list(settings_schema.BACKENDS))
     keys = _Setting(_D0["keys"], field=FIELDS["keys"])
     values = _Setting(_D0["values"], field=FIELDS["values"])
     mask = _Setting(_D0["mask"], field=FIELDS["mask"], doc="True = the key takes part")
@@ -300,7 +308,9 @@ class LabState(param.Parameterized):
 
     def _point(self, what: str, x, y) -> list[float] | None:
         try:
-            pair = us.check_json(us.Field(what, "pairs"), [[_plain(x), _plain(y)]])
+            pair = settings_schema.check_json(
+                settings_schema.Field(what, "pairs"), [[_plain(x), _plain(y)]]
+            )
         except ValueError as exc:
             self._refuse(str(exc))
             return None
@@ -344,7 +354,7 @@ class LabState(param.Parameterized):
         if i is None:
             return
         try:
-            label = us.clean_label(text, where=f"labels[{i}]")
+            label = settings_schema.clean_label(text, where=f"labels[{i}]")
         except ValueError as exc:
             self._refuse(str(exc))
             return
@@ -355,15 +365,17 @@ class LabState(param.Parameterized):
     def add_pair(self, key=(1.0, 0.0), value=(0.0, 1.0), label: str | None = None) -> None:
         """Append a key/value pair (at most `MAX_PAIRS`)."""
         n = len(self.keys)
-        if n >= us.MAX_PAIRS:
-            self._refuse(f"add_pair: the lab holds at most {us.MAX_PAIRS} key/value pairs")
+        if n >= settings_schema.MAX_PAIRS:
+            self._refuse(
+                f"add_pair: the lab holds at most {settings_schema.MAX_PAIRS} key/value pairs"
+            )
             return
         k = self._point(f"keys[{n}]", *key)
         v = self._point(f"values[{n}]", *value) if k is not None else None
         if v is None:
             return
         try:
-            label = us.clean_label(label or f"key {n + 1}", where=f"labels[{n}]")
+            label = settings_schema.clean_label(label or f"key {n + 1}", where=f"labels[{n}]")
         except ValueError as exc:
             self._refuse(str(exc))
             return
@@ -475,7 +487,7 @@ class LabState(param.Parameterized):
 
     def to_dict(self) -> dict[str, object]:
         """The configuration as JSON-ready data (`from_dict` reads it back)."""
-        return {"format": us.FORMAT_TAG} | self.settings()
+        return {"format": settings_schema.FORMAT_TAG} | self.settings()
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, allow_nan=False)
@@ -487,7 +499,7 @@ class LabState(param.Parameterized):
         """
         if not isinstance(data, Mapping):
             raise ValueError(f"import must be a JSON object, got {type(data).__name__}")
-        given = us.check_config(data, FIELDS)
+        given = settings_schema.check_config(data, FIELDS)
         target = self._target(given)
         try:
             computed = self._compute(target)
@@ -496,7 +508,7 @@ class LabState(param.Parameterized):
         self._apply(target, computed)
 
     def from_json(self, text: str | bytes) -> None:
-        self.from_dict(us.load_json(text))
+        self.from_dict(settings_schema.load_json(text))
 
     def to_csv(self) -> str:
         from app.state.snapshot_csv import snapshot_csv
@@ -515,7 +527,7 @@ class LabState(param.Parameterized):
         current = self.settings()
         defaults = _scenario_settings(self.scenario) | {"backend": "numpy"}
         defaults["scenario"] = DEFAULT_SCENARIO
-        return us.format_query(current, defaults, FIELDS)
+        return settings_schema.format_query(current, defaults, FIELDS)
 
     def apply_query_params(self, params: Mapping[str, str]) -> list[str]:
         """Restore the lab from URL values. Returns a warning per value it could not use.
@@ -523,7 +535,7 @@ class LabState(param.Parameterized):
         Settings the URL leaves out take the scenario's values; an invalid value falls back to
         that default and is named. The state always ends valid.
         """
-        given, warnings = us.parse_query(params, FIELDS)
+        given, warnings = settings_schema.parse_query(params, FIELDS)
         target = self._target(given)
         base = self._target({"scenario": target["scenario"]})
         self._reconcile(target, base, given, warnings)
@@ -571,11 +583,11 @@ class LabState(param.Parameterized):
             warnings.append(f"mask: {EVERY_KEY_MASKED}; every key unmasked instead")
             target["mask"] = [True] * n
         total = n + target["distractors"] + 1
-        if target["d_k"] * total > us.MAX_LIFT_ELEMENTS:
+        if target["d_k"] * total > settings_schema.MAX_LIFT_ELEMENTS:
             warnings.append(
                 f"d_k={target['d_k']} with {target['distractors']} distractors exceeds the "
                 f"size limit; using {base['distractors']} distractors"
             )
             target["distractors"] = base["distractors"]
-            if target["d_k"] * (n + target["distractors"] + 1) > us.MAX_LIFT_ELEMENTS:
+            if target["d_k"] * (n + target["distractors"] + 1) > settings_schema.MAX_LIFT_ELEMENTS:
                 target["d_k"] = base["d_k"]

@@ -17,10 +17,10 @@ A bad settings value raises ValueError with the message the page shows (nothing 
 
 A background backend (torch) never holds a session: `snapshot_for` always answers with the
 NumPy engine's result, `background_for` names the backend whose result should replace it, and
-`BackgroundRunner` (one per lab) runs `background_snapshot_for` on a worker thread. Its results
+each lab runs `background_call` on `TORCH_POOL` through its own `jobs.LatestJob`. Its results
 are cached process-wide too, and a call already running for the same settings is shared. A
-trained model's runs leave the session's thread the same way (`ModelState.request`, one
-`BackgroundRunner` per model source).
+trained model's runs leave the session's thread the same way (`ModelState.request`, a
+`LatestJob` on `model_runs.POOL`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from app.state import settings_schema as us
-from engine import attention, dimension
-from engine import interventions as iv
+from app.state import settings_schema
+from engine import attention, dimension, interventions
 from engine.backends import backends as engine_backends
 from engine.scenarios import get_scenario
 from engine.snapshot import (
@@ -273,8 +272,9 @@ def _arrays_nbytes(value) -> int:
 # Every cache of this module; `clear_caches()` empties them (tests, and a notebook after edits).
 SNAPSHOTS = BoundedCache("snapshots", max_entries=512, max_bytes=64 * MiB, size=snapshot_nbytes)
 BACKGROUND = BoundedCache("background", max_entries=128, max_bytes=32 * MiB, size=snapshot_nbytes)
-# The lifted (d_k-dimensional) query and keys: up to 32 MiB each (us.MAX_LIFT_ELEMENTS), so
-# dragging temperature or toggling a mask never redraws d_k random components.
+# The lifted (d_k-dimensional) query and keys: up to 32 MiB each
+# (settings_schema.MAX_LIFT_ELEMENTS), so dragging temperature or toggling a mask never redraws
+# d_k random components.
 LIFTS = BoundedCache("lifts", max_entries=16, max_bytes=96 * MiB, size=_arrays_nbytes)
 CURVES = BoundedCache(
     "entropy curves", max_entries=256, max_bytes=8 * MiB, size=lambda a: _OVERHEAD + a.nbytes
@@ -380,14 +380,14 @@ def inputs_for(s: Settings) -> Inputs:
         raise ValueError(EVERY_KEY_MASKED + reason)
 
     scenario = get_scenario(s.scenario)
-    query = iv.rotate(np.asarray(scenario.query, dtype=float), math.radians(s.angle))
+    query = interventions.rotate(np.asarray(scenario.query, dtype=float), math.radians(s.angle))
     keys = np.array(s.keys, dtype=float)
     values = np.array(s.values, dtype=float)
     labels = list(s.labels)
 
     count = s.distractors
     if count:
-        keys, values, added = iv.insert_distractors(
+        keys, values, added = interventions.insert_distractors(
             query,
             keys,
             values,
@@ -405,10 +405,10 @@ def inputs_for(s: Settings) -> Inputs:
         keys = _unit("a key", keys)
 
     total = len(keys) + (1 if s.null_route else 0)
-    if s.d_k * total > us.MAX_LIFT_ELEMENTS:
+    if s.d_k * total > settings_schema.MAX_LIFT_ELEMENTS:
         raise ValueError(
             f"d_k={s.d_k} with {total} keys needs {s.d_k * total} numbers; the limit is "
-            f"{us.MAX_LIFT_ELEMENTS}: lower d_k or the number of distractors"
+            f"{settings_schema.MAX_LIFT_ELEMENTS}: lower d_k or the number of distractors"
         )
     q_hi, k_hi = lift(query, keys, s.d_k, s.seed)
 
@@ -416,7 +416,9 @@ def inputs_for(s: Settings) -> Inputs:
     mask_arg: np.ndarray = legal
     if s.null_route:
         # One float mask carries both the legality (-inf) and the null candidate's logit.
-        k_hi, v_run, mask_arg = iv.null_route(k_hi, values, s.null_threshold, legal=legal)
+        k_hi, v_run, mask_arg = interventions.null_route(
+            k_hi, values, s.null_threshold, legal=legal
+        )
     kw = dict(mask=mask_arg, scale=s.scale, temperature=s.temperature, fully_masked="error")
     return Inputs(query, keys, values, legal, labels, q_hi, k_hi, v_run, kw)
 
@@ -510,7 +512,7 @@ def _unit(what: str, x: np.ndarray) -> np.ndarray:
     if np.any(norms == 0):
         which = "" if x.ndim == 1 else f" (key {int(np.argmin(norms)) + 1})"
         raise ValueError(f"normalise: {what}{which} has zero length and has no direction")
-    return iv.normalise(x)
+    return interventions.normalise(x)
 
 
 def _torch_attention(q, k, v, device, kw):
@@ -522,78 +524,15 @@ def _torch_attention(q, k, v, device, kw):
     return res
 
 
-# ------------------------------------------------------------------------------ the runner
+# ------------------------------------------------------------------------ torch, off the thread
 
 # Torch calls run here so a slow or hung backend cannot block the session's thread (with
-# callbacks on the event loop, every session's).
-_TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
+# callbacks on the event loop, every session's). Each lab sends its calls here through its own
+# `jobs.LatestJob`, one at a time, the newest winning.
+TORCH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-torch")
 
 
-class BackgroundRunner:
-    """One session's slow calls, off the session's thread: the newest request wins.
-
-    One call at a time per session: a request made while one runs waits as the single queued
-    call (a newer request replaces it), and a call whose request is no longer the session's
-    newest is skipped. `current()` gives the session's newest generation; `finish(generation,
-    result, failure)` receives each result (result None and a message when the call failed) on
-    the worker: the session hands it to its own thread (`deliver`) and drops it there if a
-    newer request came meanwhile.
-
-    By default a call is a lab's background backend (`background_snapshot_for`, on the torch
-    pool); `ModelState` gives its model runs (`call`, on `model_runs.POOL`). `call(request)`
-    returns `(result, failure)`.
-    """
-
-    def __init__(
-        self,
-        current: Callable[[], int],
-        finish: Callable[[int, object, str], None],
-        *,
-        call: Callable[[Hashable], tuple[object, str]] | None = None,
-        pool: ThreadPoolExecutor | None = None,
-    ):
-        self._current, self._finish = current, finish
-        self._call = call or _background_call
-        self._pool = pool or _TORCH_POOL
-        self._queued: tuple[int, Hashable] | None = None
-        self._in_flight = False
-        self._idle = threading.Condition()
-
-    def start(self, generation: int, request: Hashable) -> None:
-        with self._idle:
-            if self._in_flight:  # one call at a time per session: the newest waits its turn
-                self._queued = (generation, request)
-                return
-            self._in_flight = True
-        self._pool.submit(self._work, generation, request)
-
-    def _work(self, generation: int, request: Hashable) -> None:
-        while True:
-            if generation == self._current():  # skipped if a newer request came meanwhile
-                try:
-                    result, failure = self._call(request)
-                except Exception as exc:  # noqa: BLE001 - the session stays up and says why
-                    result, failure = None, f"{type(exc).__name__}: {exc}"
-                self._finish(generation, result, failure)
-            with self._idle:
-                if self._queued is None:
-                    self._in_flight = False
-                    self._idle.notify_all()
-                    return
-                (generation, request), self._queued = self._queued, None
-
-    @property
-    def busy(self) -> bool:
-        """True while a call runs or waits."""
-        return self._in_flight
-
-    def settle(self, timeout: float | None = None) -> bool:
-        """Wait until no call is running or waiting; True if idle."""
-        with self._idle:
-            return self._idle.wait_for(lambda: not self._in_flight, timeout)
-
-
-def _background_call(settings: Settings) -> tuple[LabSnapshot | None, str]:
+def background_call(settings: Settings) -> tuple[LabSnapshot | None, str]:
     """A lab's background backend: its snapshot, or None and why (numpy's result stays)."""
     try:
         return background_snapshot_for(settings), ""
@@ -629,7 +568,7 @@ def _backend_choice(name: str) -> BackendChoice:
 
 def available_backends() -> list[BackendChoice]:
     """Every backend the picker offers, with whether it works here and why not."""
-    return [_backend_choice(name) for name in us.BACKENDS]
+    return [_backend_choice(name) for name in settings_schema.BACKENDS]
 
 
 def listed_backends() -> list[BackendChoice]:
@@ -647,7 +586,7 @@ def listed_backends() -> list[BackendChoice]:
     except (ImportError, ValueError):
         installed = False
     choices = [BackendChoice("numpy", True, "")]
-    for name in us.BACKENDS:
+    for name in settings_schema.BACKENDS:
         if name == "numpy":
             continue
         if not installed:

@@ -14,7 +14,7 @@ import param
 from panel.reactive import ReactiveHTML
 
 from app import js
-from app.state import settings_schema as us
+from app.state import settings_schema
 from app.state.lab_state import LabState
 
 from .notify import notify
@@ -101,7 +101,7 @@ class ExportView(pn.viewable.Viewer):
             name, size = short_name(str(info["name"])), int(info["size"])
         except (ValueError, TypeError, KeyError):
             return  # not a report the guard wrote: nothing to show
-        self._show(f"{name} was not imported: {us.import_too_big(size)}", "danger")
+        self._show(f"{name} was not imported: {settings_schema.import_too_big(size)}", "danger")
 
     def _show(self, text: str, kind: str) -> None:
         self.message.object = html.escape(text)
