@@ -18,45 +18,11 @@ from app.patches.panel_events import respond_at_once, widgets_of
 from app.patches.panel_links import forget_js_callbacks
 from app.state.lab_state import LabState
 from app.views.headings import group_heading
+from app.views.two_way import TwoWay
 from engine.snapshot import TEMPERATURE_RANGE
 
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
 _TICKS = js.sections("slider_ticks.js")
-
-
-class TwoWay:
-    """Keep one widget parameter and one state parameter equal through a mapping, without echo."""
-
-    def __init__(self, state, name, widget, *, event="value", to_widget=None, to_state=None):
-        self._state, self._name, self._widget, self._event = state, name, widget, event
-        self._to_widget = to_widget or (lambda v: v)
-        self._to_state = to_state or (lambda v: v)
-        self._busy = False
-        widget.param.watch(self._from_widget, event)
-        state.param.watch(self._from_state, name)
-
-    def _from_widget(self, event):
-        if self._busy or event.new is None:
-            return
-        self._busy = True
-        try:
-            # try_update turns a refused value into state.error instead of an exception. Held,
-            # so the new address and the redrawn plots leave as one message, not two.
-            with pn.io.hold():
-                if not self._state.try_update(**{self._name: self._to_state(event.new)}):
-                    # Refused (state.error says why): the widget shows the value kept.
-                    self._widget.value = self._to_widget(getattr(self._state, self._name))
-        finally:
-            self._busy = False
-
-    def _from_state(self, event):
-        if self._busy:
-            return
-        self._busy = True
-        try:
-            self._widget.value = self._to_widget(event.new)
-        finally:
-            self._busy = False
 
 
 class ControlsPanel(pn.viewable.Viewer):
