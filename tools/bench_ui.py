@@ -92,7 +92,7 @@ def server_side(distractors: int, repeats: int) -> dict:
     for i in range(repeats):
         doc.hold("combine")
         t0 = time.perf_counter()
-        lab.draw(snaps[i % 2])
+        lab.parts.draw(snaps[i % 2])
         draw.append(time.perf_counter() - t0)
         take_held_events(doc)
         doc.unhold()

@@ -74,11 +74,25 @@ class PageLayout(param.Parameterized):
 
     sources = param.ClassSelector(class_=SourceSwitch, constant=True)
 
-    def __init__(self, lab, **params):
-        super().__init__(sources=lab.sources, **params)
-        self._lab = lab
-        parts = lab.parts
-        # The sidebar: the scenario's controls, or the trained model's (built on first use).
+    def __init__(self, parts, sources: SourceSwitch, doc, pointer, **params):
+        """`parts`: the page's registry (app/page/parts.py), whose first-screen views this
+        places; `pointer`: the sidebar's outline of a step's controls."""
+        super().__init__(sources=sources, **params)
+        self._doc, self._parts = doc, parts
+        view = parts.get
+        self.sidebar = self._sidebar(view, pointer)
+        self.teaching = self._teaching(view)
+        self.stage = self._stage(view)
+        self.logits_below.param.update(stylesheets=[*self.logits_below.stylesheets, FLOW_CSS])
+        self.heads_below = pn.Column(
+            visible=False, sizing_mode="stretch_width", margin=0, stylesheets=[HEAD_GRID_CSS]
+        )
+        self.main = [self.stage, self.logits_below, self.heads_below, view("analysis")]
+        self.source_picker.param.watch(self._pick_source, "value")
+        self.loading_changed()
+
+    def _sidebar(self, view, pointer) -> list:
+        """The sidebar: the scenario's controls, or the trained model's (built on first use)."""
         self.source_picker = pn.widgets.RadioButtonGroup(
             label="What the lab shows",
             options=list(SOURCE_LABELS),
@@ -91,17 +105,19 @@ class PageLayout(param.Parameterized):
         )
         self.model_side = pn.Column(visible=False, sizing_mode="stretch_width")
         self.scenario_side = pn.Column(
-            lab.controls, lab.tip_keys, lab.more_settings, sizing_mode="stretch_width", margin=0
+            *map(view, ("controls", "tip_keys", "more_settings")),
+            sizing_mode="stretch_width",
+            margin=0,
         )
         # One root for the template, not one per part: Panel renders each root of a template
         # under a snapshot and restore of its whole configuration (`config.set`), about
         # 1.5 ms each; six roots fewer were a sixteenth of a page's build.
-        self.sidebar = [
+        return [
             pn.Column(
                 ControlNames(width=0, height=0, margin=0),
                 PageStructure(width=0, height=0, margin=0),
                 TabKeys(css_class="lab-teaching", label="Teaching", width=0, height=0, margin=0),
-                lab.pointer,
+                pointer,
                 self.source_picker,
                 self.model_side,
                 self.scenario_side,
@@ -109,32 +125,40 @@ class PageLayout(param.Parameterized):
                 margin=0,
             )
         ]
-        # The teaching column: the lessons, then the source's own tabs, each built when opened.
+
+    def _teaching(self, view) -> pn.Tabs:
+        """The teaching column: the lessons, then the source's own tabs, each built when
+        opened."""
         lessons = _tab(
             "Lessons",
-            pn.Column(lab.classroom, lab.lessons, sizing_mode="stretch_width", margin=0),
+            pn.Column(view("classroom"), view("lessons"), sizing_mode="stretch_width", margin=0),
         )
         self.scenario_tabs = [lessons, *(_tab(name) for name in TAB_PARTS)]
         # The hand-made diagnosis, audit and export describe the scenarios, not a model's head:
         # a trained model has its own tabs, built with its views (`place_model_views`).
         self.experiments_tab = self.causal_tab = self.model_tabs = None
-        self.teaching = pn.Tabs(
+        teaching = pn.Tabs(
             *self.scenario_tabs,
             # Only the open tab's widgets exist in the page; the others are built when opened.
             dynamic=True,
             sizing_mode="stretch_both",
             css_classes=["lab-teaching"],
         )
-        self.teaching.param.watch(self._open_tab, "active")
-        geometry = lab.geometry
+        teaching.param.watch(self._open_tab, "active")
+        return teaching
+
+    def _stage(self, view) -> pn.Column:
+        """The first screen: the question, both planes, the weights and the logits, and the
+        teaching tabs beside them."""
+        geometry = view("geometry")
         planes = pn.Row(
             stage_pane(geometry.address_fig, "lab-plane"),
             stage_pane(geometry.payload_fig, "lab-plane"),
             css_classes=["lab-geometry", "lab-planes"],
             stylesheets=[PLANES_CSS],
         )
-        weights = stage_pane(lab.weights.figure, "lab-weights")
-        self.logits = stage_pane(lab.logits.figure, "lab-logits")
+        weights = stage_pane(view("weights").figure, "lab-weights")
+        self.logits = stage_pane(view("logits").figure, "lab-logits")
         # With a trained model open, its answer takes the logits' cell and the logits move
         # below the first screen (the answer's view is built on first use).
         self.prediction = self.prediction_text = None
@@ -144,25 +168,17 @@ class PageLayout(param.Parameterized):
         self.logits_below = pn.Column(visible=False, sizing_mode="stretch_width", height=360)
         # One grid: the question, both planes and the weights fit the first screen (the
         # stylesheet places them by the width of the main area; see STAGE_CSS).
-        self.stage = pn.Column(
-            lab.status,
+        return pn.Column(
+            view("status"),
             planes,
             weights,
             self.logits_cell,
-            lab.scene,  # the plots in words, out of sight (app/views/plot_text.py)
+            view("scene"),  # the plots in words, out of sight (app/views/plot_text.py)
             self.teaching,
             sizing_mode="stretch_both",  # its height comes from STAGE_CSS
             css_classes=["lab-stage"],
             stylesheets=[STAGE_CSS],
         )
-        self.logits_below.param.update(stylesheets=[*self.logits_below.stylesheets, FLOW_CSS])
-        self.heads_below = pn.Column(
-            visible=False, sizing_mode="stretch_width", margin=0, stylesheets=[HEAD_GRID_CSS]
-        )
-        self.main = [self.stage, self.logits_below, self.heads_below, lab.analysis]
-        self._parts = parts
-        self.source_picker.param.watch(self._pick_source, "value")
-        self.loading_changed()
 
     @param.depends("sources.loading", watch=True)
     def loading_changed(self) -> None:
@@ -176,7 +192,7 @@ class PageLayout(param.Parameterized):
         # The plots in words describe the same other model's run: out of a screen reader's
         # reach until the model coming has drawn (it read "the model answers 5000" meanwhile).
         shown = not self.sources.loading
-        for text in (self._lab.scene, self.prediction_text):
+        for text in (self._parts.get("scene"), self.prediction_text):
             if text is not None and text.pane.visible != shown:
                 text.pane.visible = shown
 
@@ -184,7 +200,7 @@ class PageLayout(param.Parameterized):
         source = SOURCE_LABELS.get(event.new)
         if source is None or source == self.sources.source:
             return
-        with pn.io.hold(self._lab.doc):
+        with pn.io.hold(self._doc):
             self.sources.source = source
 
     def place_model_views(self, panel, main, heads) -> None:

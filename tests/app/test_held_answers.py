@@ -217,7 +217,7 @@ def test_the_swap_menus_follow_do_it_for_me():
     with set_curdoc(doc):
         _open(lab, 1)
         lab.show_more_settings()
-        pairs = lab.pairs
+        pairs = lab.parts.built("pairs")
         assert (pairs.swap_a.value, pairs.swap_b.value) == (0, 1)
         lab.lessons.do_it.clicks += 1  # swaps A and C
         assert (pairs.swap_a.value, pairs.swap_b.value) == (0, 2)
@@ -289,7 +289,10 @@ def test_the_sidebar_says_what_found_the_open_head_only_after_measure(served):
     doc, lab = served
     with set_curdoc(doc):
         _open(lab, number)
-        note, token = lab.model_panel.head_note, lab.model_panel.finder_token
+        note, token = (
+            lab.parts.built("model_panel").head_note,
+            lab.parts.built("model_panel").finder_token,
+        )
         assert "loan" not in note.object and note.object.startswith("Opened first")
         top = int(np.argmax(lab.sources.model.snapshot.weights))
         assert token.value == lab.sources.model.run.query_position != top  # not the top weight

@@ -287,7 +287,7 @@ def test_a_step_behind_more_settings_builds_them_on_a_later_turn_then_points_at_
 
     lab = create_app().lab
     later = []
-    lab._later = later.append
+    lab.follower.later = later.append
     number = _first_step(needs_more_settings=True)
     nonce = lab.pointer.nonce
     lab.lessons.open(number)
@@ -307,7 +307,7 @@ def test_a_students_page_in_a_class_points_at_more_settings_and_builds_them_when
 
     lab = create_app().lab
     later = []
-    lab._later = later.append
+    lab.follower.later = later.append
     code, _ = shared.current().create()
     assert lab.classroom.session.join(code) and lab.classroom.session.role == "student"
     number = _first_step(needs_more_settings=True)
@@ -324,7 +324,7 @@ def test_settings_queued_for_a_step_already_left_are_not_built():
 
     lab = create_app().lab
     later = []
-    lab._later = later.append
+    lab.follower.later = later.append
     lab.lessons.open(_first_step(needs_more_settings=True))
     plain = _first_step(needs_more_settings=False)
     lab.lessons.open(plain)  # the teacher pressed Next again before the first turn came

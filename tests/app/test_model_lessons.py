@@ -64,7 +64,11 @@ def test_every_control_a_trained_head_step_names_is_on_the_page():
     lab = create_app().lab
     roots = [pn.Column(*lab.sidebar(), *lab.main_area())]
     lab.sources.source = "model"  # the model's controls exist once its source is open
-    roots += [lab.model_panel.__panel__(), lab.model_main.__panel__(), lab.lessons.__panel__()]
+    roots += [
+        lab.parts.built("model_panel").__panel__(),
+        lab.parts.built("model_main").__panel__(),
+        lab.lessons.__panel__(),
+    ]
     labels = {
         text.strip()
         for root in roots

@@ -55,9 +55,14 @@ def test_a_model_link_names_its_model_in_the_main_area_while_it_loads(loads_late
     assert m.poll() == (0.4, "loading")
     assert "Loading SmolLM2-135M-Instruct… 40%" in status.loading.object
     assert 'value="40"' in status.loading.object  # the bar in the main area follows
-    assert lab.model_panel.progress.value == 0  # (the sidebar's bar follows its own poller)
-    lab.model_panel._poll()
-    assert lab.model_panel.progress.value == 40 and lab.model_panel.progress.visible
+    assert (
+        lab.parts.built("model_panel").progress.value == 0
+    )  # (the sidebar's bar follows its own poller)
+    lab.parts.built("model_panel")._poll()
+    assert (
+        lab.parts.built("model_panel").progress.value == 40
+        and lab.parts.built("model_panel").progress.visible
+    )
     # A link to the language model offers the language model's lessons, not the binding's.
     assert lab.lessons.step.part == LM_PART and lab.lessons.step.model == LM
 

@@ -53,7 +53,7 @@ def test_the_first_screen_and_every_part_a_visit_builds_pass_bokehs_checks():
         for name in TAB_PARTS:
             lab.open_tab(name)
         lab.open_tab("Lessons")
-        assert lab.candidates is not None and lab.entropy is not None
+        assert lab.parts.built("candidates") is not None and lab.parts.built("entropy") is not None
         _assert_sound(doc)
 
 
@@ -65,7 +65,9 @@ def test_a_trained_models_views_and_tabs_pass_bokehs_checks():
         lab.show_head_grid()
         for name in ("Experiments", "Causal map", "Lessons"):
             lab.open_tab(name)
-        assert lab.model_main is not None and lab.causal_view is not None
+        assert (
+            lab.parts.built("model_main") is not None and lab.parts.built("causal_view") is not None
+        )
         _assert_sound(doc)
 
 
@@ -102,7 +104,7 @@ def test_the_stages_figures_fill_the_boxes_its_stylesheet_gives_them():
         wanted = {
             "lab-plane": [lab.geometry.address_fig, lab.geometry.payload_fig],
             "lab-weights": [lab.weights.figure],
-            "lab-logits": [lab.logits.figure, lab.model_main.prediction.figure],
+            "lab-logits": [lab.logits.figure, lab.parts.built("model_main").prediction.figure],
         }
         panes = {id(pane.object): pane for pane in page.select(pn.pane.Bokeh)}
         for css_class, figures in wanted.items():

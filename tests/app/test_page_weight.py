@@ -82,7 +82,7 @@ def test_unchecked_backend_is_labelled_in_the_picker(monkeypatch):
     )
     lab = create_app().lab
     lab.show_more_settings()
-    controls = lab.candidates
+    controls = lab.parts.built("candidates")
     assert "torch-cuda (checked when picked)" in controls.backend.options
     assert "checked when picked" in controls.backend_note.object
     assert controls.backend_note.visible
@@ -113,7 +113,7 @@ def test_analysis_plots_are_built_when_first_shown_and_then_follow_every_change(
     assert now["entropy"][0] == pytest.approx(snap.entropy, rel=1e-5)
     # The live drag previews the entropy point now that it exists.
     preview = doc.get_model_by_name("lab_preview")
-    assert preview.args["entropy_now"] is lab.entropy.current
+    assert preview.args["entropy_now"] is lab.parts.built("entropy").current
     lab.state.temperature = 2.0
     assert doc.get_model_by_name("entropy_now").data["temperature"][0] == pytest.approx(2.0)
     built = len(doc.models)
@@ -182,12 +182,12 @@ def _labels(root) -> set[str]:
 def test_more_settings_wait_behind_their_button_until_opened():
     doc, page = _served_page()
     lab = page.lab
-    assert lab.candidates is None and lab.pairs is None
+    assert lab.parts.built("candidates") is None and lab.parts.built("pairs") is None
     assert doc.get_model_by_name("weights") is not None
     before = len(doc.models)
     with set_curdoc(doc):
         lab.more_settings.button.open = True  # what the browser sends when it is pressed
-    assert lab.candidates is not None and len(doc.models) > before + 40
+    assert lab.parts.built("candidates") is not None and len(doc.models) > before + 40
     # Its labels are the ones the lab opens it for (a lesson naming one of them opens it).
     assert main.MORE_SETTINGS_NAMES <= _labels(lab.more_settings.__panel__())
     with set_curdoc(doc):
@@ -195,11 +195,11 @@ def test_more_settings_wait_behind_their_button_until_opened():
         lab.more_settings.button.open = True
     assert lab.more_settings._content.visible
     # Each pair's inputs (five widgets a pair) wait behind their own button inside it.
-    assert lab.pair_rows is None
+    assert lab.parts.built("pair_rows") is None
     before = len(doc.models)
     with set_curdoc(doc):
-        lab.pair_rows_section.button.open = True
-    assert len(lab.pair_rows._rows) == len(lab.state.keys)
+        lab.parts.built("pair_rows_section").button.open = True
+    assert len(lab.parts.built("pair_rows")._rows) == len(lab.state.keys)
     assert len(doc.models) >= before + 5 * len(lab.state.keys)
 
 
@@ -209,11 +209,11 @@ def test_following_every_lab_step_builds_no_pair_inputs():
     lab = create_app().lab
     for number in range(1, len(LESSONS) + 1):
         lab.lessons.open(number)
-    assert lab.candidates is not None  # the steps that name its controls opened it
-    assert lab.pair_rows is None
+    assert lab.parts.built("candidates") is not None  # the steps that name its controls opened it
+    assert lab.parts.built("pair_rows") is None
     lab.state.load_scenario("bank")  # five pairs: the section still builds them when opened
     lab.show_pair_rows()
-    assert len(lab.pair_rows._rows) == 5
+    assert len(lab.parts.built("pair_rows")._rows) == 5
 
 
 def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_settings():
@@ -224,7 +224,16 @@ def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_setti
     first |= {tab.name for tab in lab.layout.teaching.objects}
     for tab in ("Why is it sharp?", "Audit", "Share & export"):
         lab.open_tab(tab)
-    in_tabs = set().union(*(_labels(pn.panel(v)) for v in (lab.audit, lab.diagnosis, lab.export)))
+    in_tabs = set().union(
+        *(
+            _labels(pn.panel(v))
+            for v in (
+                lab.parts.built("audit"),
+                lab.parts.built("diagnosis"),
+                lab.parts.built("export"),
+            )
+        )
+    )
     for step in LESSONS:
         for name in control_names(step):
             assert name in first | in_tabs | main.MORE_SETTINGS_NAMES, (step.slug, name)
@@ -243,7 +252,7 @@ def test_every_control_a_lesson_names_is_on_the_first_screen_or_opens_more_setti
 def test_whatever_uses_a_hidden_setting_opens_more_settings(open_it):
     lab = create_app().lab
     open_it(lab)
-    assert lab.candidates is not None and lab.more_settings._content.visible
+    assert lab.parts.built("candidates") is not None and lab.more_settings._content.visible
 
 
 def test_a_plain_change_keeps_more_settings_closed():
@@ -251,18 +260,22 @@ def test_a_plain_change_keeps_more_settings_closed():
     lab.state.temperature = 0.4
     lab.state.swap_values(0, 1)
     lab.lessons.show(3)  # shown, not loaded
-    assert lab.candidates is None
+    assert lab.parts.built("candidates") is None
 
 
 def test_teaching_tabs_build_their_view_when_first_opened():
     doc, page = _served_page()
     lab = page.lab
-    assert lab.audit is None and lab.diagnosis is None and lab.export is None
+    assert (
+        lab.parts.built("audit") is None
+        and lab.parts.built("diagnosis") is None
+        and lab.parts.built("export") is None
+    )
     with set_curdoc(doc):
         lab.open_tab("Audit")
-    assert lab.audit is not None and lab.diagnosis is None
-    audit = lab.audit
+    assert lab.parts.built("audit") is not None and lab.parts.built("diagnosis") is None
+    audit = lab.parts.built("audit")
     with set_curdoc(doc):
         lab.open_tab("Lessons")
         lab.open_tab("Audit")
-    assert lab.audit is audit  # built once
+    assert lab.parts.built("audit") is audit  # built once

@@ -21,7 +21,7 @@ def test_the_planes_summary_and_sidebar_mark_a_patched_head_and_forget_it_when_c
     lab.sources.source = "model"
     m = lab.sources.model
     assert m.try_update(text=PROGRAM)
-    geometry, panel = lab.geometry, lab.model_panel
+    geometry, panel = lab.geometry, lab.parts.built("model_panel")
     note = geometry.ablated_note
     assert not note.visible and not panel.patched.visible
     donor = model_runs.plain_run("binding", OTHER, None, "numpy").head(m.layer, m.head)
@@ -65,4 +65,7 @@ def test_step_24_shows_both_sentences_and_marks_the_head_it_patches():
     before, after, sentence = step.run(m)
     assert after.snapshot.patched == CHANGED and lab.geometry.ablated_note.text == PATCHED_TEXT
     assert lab.geometry.ablated_note.visible
-    assert f"“{CHANGED}”" in sentence and f"“{CHANGED}”" in lab.model_panel.patched.object
+    assert (
+        f"“{CHANGED}”" in sentence
+        and f"“{CHANGED}”" in lab.parts.built("model_panel").patched.object
+    )

@@ -34,7 +34,7 @@ def test_presenter_row_labels_hold_after_a_lesson_step_and_a_model_load():
         )
         lab.sources.source = "model"  # the trained head: its answer chart joins
         lab.sources.model.layer = 1 - lab.sources.model.layer  # and redraws
-        charts["Answer"] = lab.model_main.prediction.figure
+        charts["Answer"] = lab.parts.built("model_main").prediction.figure
         assert {name: _row_label_px(f) for name, f in charts.items()} == dict.fromkeys(
             charts, presenter
         )

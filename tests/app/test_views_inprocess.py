@@ -27,7 +27,14 @@ def _sources(page) -> dict:
     lab = page.lab
     lab.show_analysis()  # the page builds these when they are first scrolled to
     found = {}
-    for view in (lab.geometry, lab.logits, lab.weights, lab.entropy, lab.dimension, lab.jacobian):
+    for view in (
+        lab.geometry,
+        lab.logits,
+        lab.weights,
+        lab.parts.built("entropy"),
+        lab.parts.built("dimension"),
+        lab.parts.built("jacobian"),
+    ):
         for value in vars(view).values():
             if getattr(value, "name", None) in SOURCE_NAMES and hasattr(value, "data"):
                 found[value.name] = value
@@ -124,7 +131,7 @@ def test_many_keys_keep_one_row_per_key_but_draw_the_heaviest():
     assert extra["weight"][0] == pytest.approx(rest, rel=1e-5)
     assert extra["row"][0] == 11
     page.lab.show_analysis()
-    assert len(page.lab.jacobian.source.data["value"]) == 12 * 12
+    assert len(page.lab.parts.built("jacobian").source.data["value"]) == 12 * 12
 
 
 def test_served_modules_build_nothing_at_import():
@@ -167,8 +174,12 @@ def _lab_widgets(page) -> list:
 
     lab = page.lab
     lab.show_pair_rows()
-    rows = [w for row in lab.pair_rows._rows for w in (row.kx, row.ky, row.vx, row.vy, row.legal)]
-    return [*widgets_of(lab.controls), *widgets_of(lab.candidates), *rows]
+    rows = [
+        w
+        for row in lab.parts.built("pair_rows")._rows
+        for w in (row.kx, row.ky, row.vx, row.vy, row.legal)
+    ]
+    return [*widgets_of(lab.controls), *widgets_of(lab.parts.built("candidates")), *rows]
 
 
 def test_lab_controls_answer_a_browser_change_without_panels_wait():
@@ -208,8 +219,11 @@ def test_a_released_page_leaves_nothing_behind():
     page = create_app()
     lab = page.lab
     lab.state.distractors = 9  # the page has been used (and opened "More settings")
-    assert lab.candidates is not None
-    alive = [weakref.ref(obj) for obj in (lab.state, lab, lab.candidates.distractors, page)]
+    assert lab.parts.built("candidates") is not None
+    alive = [
+        weakref.ref(obj)
+        for obj in (lab.state, lab, lab.parts.built("candidates").distractors, page)
+    ]
     lab.release()
     del page, lab
     gc.collect()

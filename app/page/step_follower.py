@@ -1,0 +1,104 @@
+"""What a lab page does as its lesson moves on: the sidebar shows and outlines the controls a
+step names, "More settings" opens when a step or a link needs what is behind it, and Measure's
+verdict and a counted vote are told to a screen reader.
+
+`Lab` (app/page/lab_page.py) makes one per page and hands it the parts it follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.lessons.lab_lessons import control_names
+from app.state.route_news import vote_counted
+
+# The sidebar button that opens "More settings", by the name the pointer finds it by.
+MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
+MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]
+
+
+class StepFollower:
+    """Follows one page's lesson steps, settings and votes (watchers set up here)."""
+
+    def __init__(
+        self,
+        *,
+        state,
+        lessons,
+        pointer,
+        more_settings,
+        status,
+        session,
+        settings_built: Callable[[], bool],
+        watched_settings: tuple[str, ...],
+        behind_more_settings: frozenset[str],
+        later: Callable[[Callable[[], None]], None],
+    ):
+        self.state, self.lessons, self.pointer = state, lessons, pointer
+        self.more_settings, self.status, self.session = more_settings, status, session
+        self.settings_built = settings_built
+        self.behind_more_settings = behind_more_settings
+        # Work for a later turn of the server's loop (the page's choice: see Lab).
+        self.later = later
+        for name in watched_settings:
+            state.param.watch(self.setting_moved, name)
+        lessons.param.watch(self.lesson_opened, "lesson")
+        lessons.param.watch(self.measured, "outcome")
+        more_settings.button.param.watch(self.more_settings_opened, "open")
+        session.param.watch(self.vote_counted, "my_vote")
+
+    def setting_moved(self, event) -> None:
+        # A link, an import, a scenario or a lesson moved a setting that is behind "More
+        # settings": show its control, so the page never hides what it is using.
+        if not self.settings_built() and event.new != self.state.param[event.name].default:
+            self.more_settings.show()
+
+    def names_hidden_settings(self, step) -> bool:
+        return bool(set(control_names(step)) & self.behind_more_settings)
+
+    def lesson_opened(self, event) -> None:
+        """A step that names a control behind "More settings" opens it; the sidebar scrolls to
+        the controls the step names and outlines them."""
+        step = self.lessons.step
+        if self.names_hidden_settings(step) and not self.more_settings.button.open:
+            if self.session.role == "student":
+                # A class's Next opens this step on every student's page at once, and building
+                # these controls on each held up the next Next and the votes
+                # (docs/performance.md). So a student opens them with one press, and the
+                # pointer shows that button first.
+                self.pointer.point([MORE_SETTINGS_BUTTON, *control_names(step)])
+                return
+            # Built once the server's loop has nothing else waiting: a class's Next reaches
+            # the teacher's page first, and its settings after it.
+            self.later(lambda: self.open_settings_for(step))
+            return
+        self.point_at(step)
+
+    def open_settings_for(self, step) -> None:
+        if self.lessons.step is step:  # unless a newer step was opened meanwhile
+            self.more_settings.show()  # which points at them (more_settings_opened)
+
+    def more_settings_opened(self, event) -> None:
+        """Opened, by the page or the student: outline the ones the step names, now drawn."""
+        step = self.lessons.step
+        if event.new and step is not None and self.names_hidden_settings(step):
+            self.point_at(step)
+
+    def point_at(self, step) -> None:
+        names = control_names(step)
+        # The ones the action asks for first: the sidebar scrolls to the first found.
+        acted = [n for n in names if f"**{n}**" in step.action]
+        self.pointer.point(dict.fromkeys(acted + names))
+
+    def measured(self, event) -> None:
+        """Measure's verdict, told to a screen reader (the status's live region) and scrolled
+        into view."""
+        if event.new is not None:
+            self.status.news.say(self.lessons.verdict)
+            self.pointer.show_verdict()
+
+    def vote_counted(self, event) -> None:
+        """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""
+        choices = self.lessons.step.choices
+        if event.new is not None and event.new != event.old and 0 <= event.new < len(choices):
+            self.status.news.say(vote_counted(choices[event.new]))
