@@ -1,4 +1,10 @@
-"""The lab's settings as text and as JSON: limits, parsing, validation and serialising.
+"""The lab's settings: where each is declared, and its text and JSON forms.
+
+A setting is declared once, here, as a `Field`: its name (the URL and JSON key), its kind, its
+bounds, the label its control shows and where that control sits on the page. The states'
+parameters (`app/state/setting_params.py`), the widgets, the page's lists of controls,
+`pipeline.Settings.of` and the address are all made from these declarations; a widget may offer
+a narrower teaching range, never a wider one (tests/app/test_settings_declared.py walks them).
 
 Pure functions with no Panel import, so the UI can wire `pn.state.location` to them and tests can
 drive them without a server. Every value that arrives from outside (a URL, an imported JSON
@@ -15,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from engine.scenarios import SCENARIOS
 from engine.snapshot import TEMPERATURE_RANGE
 
 # Server-side caps (issue 5). Widgets may allow less; nothing that arrives may exceed these.
@@ -36,19 +43,37 @@ MAX_LIFT_ELEMENTS = 2**22
 BACKENDS = ("numpy", "torch-cpu", "torch-cuda")
 FORMAT_TAG = "attention-lab/1"
 
+# Where a setting's control sits (Field.group).
+FIRST_SCREEN = "first screen"  # the sidebar's first controls
+MORE_SETTINGS = "More settings"  # behind the sidebar's "More settings", built when opened
+MODEL_PANEL = "model panel"  # the trained model's sidebar
+
 
 @dataclass(frozen=True)
 class Field:
-    """One setting: its name (the URL key and JSON key), its kind and its limits."""
+    """One setting: its name (the URL key and JSON key), its kind, its limits, and the label and
+    place of its control ("" for a setting with no control of its own: a pair's coordinates)."""
 
     name: str
     # "float" | "int" | "bool" | "choice" | "pairs" | "bools" | "labels" (the scenarios'), and
     # "text" (high: its length), "positions" (whole numbers >= 0) and "heads" ("layer.head")
-    # for a trained model's (MODEL_FIELDS).
+    # for a trained model's (make_model_fields).
     kind: str
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
+    label: str = ""
+    group: str = ""
+
+    @property
+    def short_label(self) -> str:
+        """The label as the lessons name the control: without its bracketed note ("Causal" for
+        "Causal (hide later keys)")."""
+        return self.label.split(" (")[0]
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None]:
+        return (self.low, self.high)
 
     def describe(self) -> str:
         if self.kind in ("float", "int"):
@@ -76,28 +101,68 @@ def _num(x: float | None) -> str:
 
 def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
     """All settings in URL order. Scenario names come from the engine's catalogue."""
+    first, more = {"group": FIRST_SCREEN}, {"group": MORE_SETTINGS}
     fields = [
-        Field("scenario", "choice", choices=tuple(scenario_names)),
-        Field("temperature", "float", *TEMPERATURE_RANGE),
-        Field("d_k", "int", D_K_MIN, D_K_MAX),
-        Field("scale", "bool"),
-        Field("angle", "float", ANGLE_MIN, ANGLE_MAX),
-        Field("causal", "bool"),
-        Field("query_position", "int", 0, MAX_PAIRS - 1),
-        Field("seed", "int", 0, SEED_MAX),
-        Field("normalise", "bool"),
-        Field("distractors", "int", 0, MAX_DISTRACTORS),
-        Field("distractor_norm", "float", DISTRACTOR_NORM_MIN, DISTRACTOR_NORM_MAX),
-        Field("distractor_similarity", "float", SIMILARITY_MIN, SIMILARITY_MAX),
-        Field("null_route", "bool"),
-        Field("null_threshold", "float", NULL_THRESHOLD_MIN, NULL_THRESHOLD_MAX),
-        Field("backend", "choice", choices=BACKENDS),
-        Field("keys", "pairs"),
-        Field("values", "pairs"),
-        Field("mask", "bools"),
-        Field("labels", "labels"),
+        Field("scenario", "choice", choices=tuple(scenario_names), label="Scenario", **first),
+        Field(
+            "temperature", "float", *TEMPERATURE_RANGE, label="Temperature τ (log scale)", **first
+        ),
+        Field("d_k", "int", D_K_MIN, D_K_MAX, label="d_k (key dimension, log scale)", **first),
+        Field("scale", "bool", label="Divide logits by √d_k", **first),
+        Field("angle", "float", ANGLE_MIN, ANGLE_MAX, label="Query angle (degrees)", **first),
+        Field("causal", "bool", label="Causal (hide later keys)", **more),
+        Field(
+            "query_position",
+            "int",
+            0,
+            MAX_PAIRS - 1,
+            label="Query position (causal hides keys after it)",
+            **more,
+        ),
+        Field(
+            "seed", "int", 0, SEED_MAX, label="Random seed (hidden dimensions, distractors)", **more
+        ),
+        Field("normalise", "bool", label="Normalise q and keys to unit length", **first),
+        Field("distractors", "int", 0, MAX_DISTRACTORS, label="Distractor keys", **more),
+        Field(
+            "distractor_norm",
+            "float",
+            DISTRACTOR_NORM_MIN,
+            DISTRACTOR_NORM_MAX,
+            label="Distractor norm",
+            **more,
+        ),
+        Field(
+            "distractor_similarity",
+            "float",
+            SIMILARITY_MIN,
+            SIMILARITY_MAX,
+            label="Distractor similarity to q",
+            **more,
+        ),
+        Field(
+            "null_route", "bool", label="Null route (refuse when nothing is good enough)", **more
+        ),
+        Field(
+            "null_threshold",
+            "float",
+            NULL_THRESHOLD_MIN,
+            NULL_THRESHOLD_MAX,
+            label="Null-route threshold (logit)",
+            **more,
+        ),
+        Field("backend", "choice", choices=BACKENDS, label="Backend", **more),
+        # The pairs are edited pair by pair (app/views/pairs.py), behind "More settings" too.
+        Field("keys", "pairs", **more),
+        Field("values", "pairs", **more),
+        Field("mask", "bools", **more),
+        Field("labels", "labels", **more),
     ]
     return {f.name: f for f in fields}
+
+
+# The lab's settings, in URL order: the scenarios' names from the engine's catalogue.
+FIELDS = make_fields(tuple(SCENARIOS))
 
 
 # A trained model's settings, in URL order: the same grammar as the scenarios' (parse_text,
@@ -108,19 +173,34 @@ MODEL_ROTATE_RANGE = (-180.0, 180.0)
 
 
 def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
+    """A trained model's settings in URL order; `model_names` may be empty where only the
+    declarations are needed (the state's parameters: the models are checked when loaded)."""
+    panel = {"group": MODEL_PANEL}
     fields = [
-        Field("model", "choice", choices=tuple(model_names)),
-        Field("text", "text", high=MODEL_TEXT_CHARS),
+        Field("model", "choice", choices=tuple(model_names), label="Model", **panel),
+        Field("text", "text", high=MODEL_TEXT_CHARS, label="Program (press Enter to run)", **panel),
         # Unbounded here: the model, once known, names its own range of layers, heads and
         # positions ("layer: 99 is not a layer of this model (0..29)").
-        Field("layer", "int"),
-        Field("head", "int"),
-        Field("query", "int"),
-        Field("head_temperature", "float", *TEMPERATURE_RANGE),
-        Field("rotate", "float", *MODEL_ROTATE_RANGE),
-        Field("masked", "positions"),
-        Field("ablated", "heads"),
-        Field("backend", "choice", choices=BACKENDS),
+        Field("layer", "int", label="Layer", **panel),
+        Field("head", "int", label="Head", **panel),
+        Field("query", "int", label="Query position", **panel),
+        Field(
+            "head_temperature",
+            "float",
+            *TEMPERATURE_RANGE,
+            label="This head's temperature",
+            **panel,
+        ),
+        Field(
+            "rotate",
+            "float",
+            *MODEL_ROTATE_RANGE,
+            label="Rotate this head's query (degrees)",
+            **panel,
+        ),
+        Field("masked", "positions", label="Hide positions from this head", **panel),
+        Field("ablated", "heads", label="Ablate heads (zero their output)", **panel),
+        Field("backend", "choice", choices=BACKENDS, label="Run the model with", **panel),
     ]
     return {f.name: f for f in fields}
 
