@@ -133,3 +133,46 @@ def test_numpy_and_torch_scores_agree_within_float32_rounding():
     golden, reference = table(model.run(text)), table(single.run(text))
     test = table(model.run(text, backend="torch:cpu"))
     assert check_close(test, golden, reference).passed
+
+
+def _short_words_only(text: str) -> list[str]:
+    # A stand-in tokenizer: a word of up to six letters (and its space) is one token.
+    return [text] if len(text) <= 7 else [text[:4], text[4:]]
+
+
+def test_repeated_words_are_a_seeded_draw_of_single_tokens_laid_out_twice():
+    from engine.trained.repeated_words import WORDS, draw, single_token_words
+
+    pool = single_token_words(_short_words_only)
+    assert pool and all(len(w) <= 6 for w in pool) and set(pool) < set(WORDS)
+    first = draw(_short_words_only, seed=7, count=12)
+    assert first == draw(_short_words_only, seed=7, count=12)  # the seed is the whole draw
+    assert first.words != draw(_short_words_only, seed=8, count=12).words
+    assert len(set(first.words)) == 12 and set(first.words) <= set(pool)
+    assert first.text == " " + " ".join(first.words) + " " + " ".join(first.words)
+    assert list(first.first_copy) == list(range(12))
+    assert list(first.second_copy) == list(range(12, 24))
+
+
+@pytest.mark.parametrize(
+    ("seed", "count", "message"),
+    [
+        (-1, 16, "seed must be a whole number"),
+        (True, 16, "seed must be a whole number"),
+        (2**31, 16, "seed must be a whole number"),
+        (1, 2, "number of words must be 4 to 40"),
+        (1, 41, "number of words must be 4 to 40"),
+    ],
+)
+def test_a_bad_draw_is_refused_by_name(seed, count, message):
+    from engine.trained.repeated_words import draw
+
+    with pytest.raises(ValueError, match=message):
+        draw(_short_words_only, seed=seed, count=count)
+
+
+def test_a_vocabulary_too_small_for_the_draw_says_how_many_words_it_has():
+    from engine.trained.repeated_words import draw
+
+    with pytest.raises(ValueError, match=r"only \d+ of the lab's words are one token"):
+        draw(lambda text: list(text), seed=1, count=16)
