@@ -13,7 +13,6 @@ LIMIT = 80
 STILL_LONG = {
     "app/views/controls.py:CandidateControls.__init__": 101,
     "app/views/logits.py:LogitsView.__init__": 93,
-    "app/views/model_panel.py:ModelPanel.__init__": 103,
 }
 
 

@@ -24,19 +24,31 @@ from app.state.model_state import (
 from app.views.headings import group_heading
 from engine.head_names import head_name
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
-from engine.snapshot import TEMPERATURE_RANGE
 from engine.trained import experiments as ex
 from engine.trained.edits import PatchHead
 
 from .head_grid import QueryPicker
 from .notify import notify
 from .prediction import PredictionView
+from .two_way import Echo, Sent
 
 MODEL_BACKENDS = {
     "NumPy (CPU)": "numpy",
     "torch, CPU": "torch-cpu",
     "torch, GPU (CUDA)": "torch-cuda",
 }
+# The head's temperature slider offers a teaching range; the state accepts a wider one
+# (tests/app/test_model_panel.py checks that it holds every value the slider offers).
+HEAD_TEMPERATURE_SLIDER = (0.25, 8.0)
+
+
+def head_choices(model) -> dict[str, str]:
+    """Every head of `model`, named as the page names it, with its "layer.head" value."""
+    return {
+        head_name(layer, head): f"{layer}.{head}"
+        for layer in range(model.n_layers)
+        for head in range(model.n_heads)
+    }
 
 
 class ModelPanel(pn.viewable.Viewer):
@@ -49,11 +61,24 @@ class ModelPanel(pn.viewable.Viewer):
 
     def __init__(self, mstate, **params):
         super().__init__(mstate=mstate, **params)
-        self._busy = False
+        # While _from_state writes these widgets, what they report is its echo, not a student's.
+        self._echo = Echo()
         # A refused program or sentence stays in its box for editing (the plots keep the last
         # valid one and the banner names the problem) until the next valid change.
         self._refused_text: str | None = None
-        model = mstate.loaded
+        self._poller = None
+        self._make_source_controls()
+        self._make_head_controls()
+        self._make_intervention_controls()
+        self.query = QueryPicker(mstate)  # the query position (app/views/head_grid.py)
+        self._links = self._link()
+        self._from_state()
+        self._watch_loading()  # a link may have asked for a model that is still loading
+        respond_at_once(*widgets_of(self))
+
+    def _make_source_controls(self) -> None:
+        """The model, its program or sentence, and how far a model being loaded is."""
+        mstate, model = self.mstate, self.mstate.loaded
         choices = model_choices()
         self.model = pn.widgets.Select(
             label="Model",
@@ -79,6 +104,21 @@ class ModelPanel(pn.viewable.Viewer):
             max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
         )
+        # A language model takes seconds to load: the page shows how far it is meanwhile.
+        self.progress = pn.indicators.Progress(
+            value=0, max=100, visible=False, sizing_mode="stretch_width", margin=(4, 10)
+        )
+        self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
+        self.backend = pn.widgets.Select(
+            label="Run the model with",
+            options=MODEL_BACKENDS,
+            value=mstate.backend,
+            sizing_mode="stretch_width",
+        )
+        self.ran_on = pn.pane.Markdown("", margin=(0, 10))
+
+    def _make_head_controls(self) -> None:
+        """The head open: layer and head, the one found at load, and the finder of heads."""
         self.layer = pn.widgets.Select(label="Layer", sizing_mode="stretch_width")
         self.head = pn.widgets.Select(label="Head", sizing_mode="stretch_width")
         # Named for what was measured to find it (model.retrieval_basis), not for a role: on
@@ -87,12 +127,6 @@ class ModelPanel(pn.viewable.Viewer):
             label="Open the head found at load", color="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
-        # A language model takes seconds to load: the page shows how far it is meanwhile.
-        self.progress = pn.indicators.Progress(
-            value=0, max=100, visible=False, sizing_mode="stretch_width", margin=(4, 10)
-        )
-        self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
-        self._poller = None
         self.finder = pn.widgets.Select(
             label="Find heads with",
             options={text: key for key, text in HEAD_FINDERS.items()},
@@ -103,10 +137,14 @@ class ModelPanel(pn.viewable.Viewer):
         self.found = pn.widgets.Select(
             label="Heads found (pick one to open it)", sizing_mode="stretch_width"
         )
+
+    def _make_intervention_controls(self) -> None:
+        """What the student changes inside the open head, and which heads are ablated."""
+        model = self.mstate.loaded
         self.temperature = pn.widgets.FloatSlider(
             label="This head's temperature",
-            start=0.25,
-            end=8.0,
+            start=HEAD_TEMPERATURE_SLIDER[0],
+            end=HEAD_TEMPERATURE_SLIDER[1],
             step=0.05,
             value=1.0,
             sizing_mode="stretch_width",
@@ -124,11 +162,7 @@ class ModelPanel(pn.viewable.Viewer):
         )
         self.ablated = pn.widgets.MultiChoice(
             label="Ablate heads (zero their output)",
-            options={
-                head_name(layer, head): f"{layer}.{head}"
-                for layer in range(model.n_layers)
-                for head in range(model.n_heads)
-            },
+            options=head_choices(model),
             sizing_mode="stretch_width",
         )
         # A patched head is named here, as an ablated one is in the box above (a lesson's
@@ -137,39 +171,35 @@ class ModelPanel(pn.viewable.Viewer):
         self.clear = pn.widgets.Button(
             label="Clear the intervention", color="light", sizing_mode="stretch_width"
         )
-        self.backend = pn.widgets.Select(
-            label="Run the model with",
-            options=MODEL_BACKENDS,
-            value=mstate.backend,
-            sizing_mode="stretch_width",
-        )
-        self.ran_on = pn.pane.Markdown("", margin=(0, 10))
-        self.query = QueryPicker(mstate)  # the query position (app/views/head_grid.py)
-        assert TEMPERATURE_RANGE[0] <= self.temperature.start  # the state accepts every value
-        self._bind()
-        self._from_state()
-        self._watch_loading()  # a link may have asked for a model that is still loading
-        respond_at_once(*widgets_of(self))
 
-    def _bind(self) -> None:
-        # Each control sends its new value to the state (the state's changes come back through
-        # _from_state and _watch_loading, which depend on it).
-        send = self._send
-        pn.bind(lambda v: send(model=v), self.model, watch=True)
-        pn.bind(self._pick_example, self.example, watch=True)
-        pn.bind(lambda v: send(text=v.strip()), self.text, watch=True)
-        pn.bind(lambda v: send(layer=int(v)), self.layer, watch=True)
-        pn.bind(lambda v: send(head=int(v)), self.head, watch=True)
+    def _link(self) -> list[Sent]:
+        """Each control sends its new value to the state; the state's changes come back through
+        _from_state and _watch_loading, which depend on it."""
+        echo, send = self._echo, self._send
+        sent = {  # the setting -> its widget and the value the state takes
+            "model": (self.model, None),
+            "text": (self.text, str.strip),
+            "layer": (self.layer, int),
+            "head": (self.head, int),
+            "head_temperature": (self.temperature, None),
+            "rotate": (self.rotate, None),
+            "masked": (self.masked, sorted),
+            "ablated": (self.ablated, sorted),
+            "backend": (self.backend, None),
+        }
+        links = [
+            Sent(widget, name, send, echo=echo, to_state=to_state)
+            for name, (widget, to_state) in sent.items()
+        ]
+        links.append(Sent(self.example, "text", self._pick_example, echo=echo))
+        links.append(Sent(self.found, "found", self._open_found, echo=echo))
         self.retrieval.on_click(lambda _e: send(**self._retrieval_head()))
-        pn.bind(lambda v: send(head_temperature=v), self.temperature, watch=True)
-        pn.bind(lambda v: send(rotate=v), self.rotate, watch=True)
-        pn.bind(lambda v: send(masked=sorted(v)), self.masked, watch=True)
-        pn.bind(lambda v: send(ablated=sorted(v)), self.ablated, watch=True)
         self.clear.on_click(lambda _e: self.mstate.clear_intervention())
-        pn.bind(lambda v: send(backend=v), self.backend, watch=True)
-        pn.bind(lambda _v: self._find(), self.finder, watch=True)
-        pn.bind(lambda _v: self._find(), self.finder_token, watch=True)
-        pn.bind(self._open_found, self.found, watch=True)
+        # The finder lists heads again whenever its criterion or its token changes, the
+        # state's own redraw included.
+        self.finder.param.watch(lambda _e: self._find(), "value")
+        self.finder_token.param.watch(lambda _e: self._find(), "value")
+        return links
 
     def _retrieval_head(self) -> dict[str, int]:
         layer, head = self.mstate.loaded.retrieval_head
@@ -191,15 +221,12 @@ class ModelPanel(pn.viewable.Viewer):
             f"{head_name(layer, head)}: {value:.3f}{unit}": f"{layer}.{head}"
             for layer, head, value in found
         }
-        self._busy = True
-        try:
+        with self._echo.writing():
             self.found.options = options
             self.found.value = ""
-        finally:
-            self._busy = False
 
     def _open_found(self, found) -> None:
-        if self._busy or not found:
+        if not found:
             return
         layer, head = (int(x) for x in found.split("."))
         self._send(layer=layer, head=head)
@@ -239,8 +266,6 @@ class ModelPanel(pn.viewable.Viewer):
         self.progress.visible = self.progress_note.visible = False
 
     def _send(self, **settings) -> None:
-        if self._busy:
-            return
         # A refused text is kept in the box for editing; after any other refusal the widgets
         # show the last valid settings again (the box included).
         self._refused_text = settings.get("text")
@@ -254,8 +279,7 @@ class ModelPanel(pn.viewable.Viewer):
     @param.depends("mstate.snapshot", "mstate.error", watch=True)
     def _from_state(self) -> None:
         m, model = self.mstate, self.mstate.loaded
-        self._busy = True
-        try:
+        with self._echo.writing():
             self.model.value = m.model
             self.about.object = html.escape(getattr(model, "about", ""))
             if not m.error:
@@ -274,7 +298,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.layer.options = {f"layer {i}": i for i in range(model.n_layers)}
             self.head.options = {f"head {i}": i for i in range(model.n_heads)}
             self.layer.value, self.head.value = m.layer, m.head
-            self.temperature.value = min(max(m.head_temperature, 0.25), 8.0)
+            low, high = HEAD_TEMPERATURE_SLIDER
+            self.temperature.value = min(max(m.head_temperature, low), high)
             self.rotate.value = m.rotate
             labels = list(m.snapshot.labels) if m.snapshot is not None else []
             # The picker (Choices.js) draws its labels as HTML: "<bos> @0" showed as "@0".
@@ -285,11 +310,7 @@ class ModelPanel(pn.viewable.Viewer):
                 # The answer's source is usually what a student looks for: the top weight.
                 self.finder_token.value = int(np.argmax(m.snapshot.weights)) if labels else None
             self.masked.value = [p for p in m.masked if p < len(labels)]
-            heads = {
-                head_name(layer, head): f"{layer}.{head}"
-                for layer in range(model.n_layers)
-                for head in range(model.n_heads)
-            }
+            heads = head_choices(model)
             if self.ablated.options != heads:
                 self.ablated.options = heads
             self.ablated.value = list(m.ablated)
@@ -298,8 +319,6 @@ class ModelPanel(pn.viewable.Viewer):
             self.backend.value = m.backend
             self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
             self.head_note.object = html.escape(found_head_note(model, m.layer, m.head))
-        finally:
-            self._busy = False
         self._find()
 
     def __panel__(self):
