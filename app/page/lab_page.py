@@ -29,6 +29,7 @@ from app.page.session_thread import on_session_thread
 from app.page.step_follower import MORE_SETTINGS, MORE_SETTINGS_BUTTON, StepFollower
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
+from app.state import settings_schema
 from app.state.lab_state import LabState
 from app.state.sources import MODEL, SourceSwitch
 from app.views.controls import ControlsPanel
@@ -70,33 +71,19 @@ PROJECTION_CAPTIONS = {
 }
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
-CANDIDATE_SETTINGS = (
-    "causal",
-    "distractors",
-    "distractor_norm",
-    "distractor_similarity",
-    "null_route",
-    "null_threshold",
-    "seed",
-    "backend",
+CANDIDATE_SETTINGS = tuple(
+    name
+    for name in settings_schema.controls_in(settings_schema.MORE_SETTINGS)
+    if name != "query_position"
 )
-# What the lessons call those controls (in bold, by their page labels; tests/app checks them).
+# What the lessons call the controls there (in bold, by their page labels; tests/app checks
+# them): the settings' and the pairs editor's (app/views/pairs.py).
 MORE_SETTINGS_NAMES = frozenset(
     {
-        "Causal",
-        "Query position",
-        "Distractor keys",
-        "Distractor norm",
-        "Distractor similarity to q",
-        "Null route",
-        "Null-route threshold",
-        "Random seed",
-        "Backend",
-        "Swap the value of",
-        "with the value of",
-        "Swap values",
-        "Reverse the pairs",
+        field.short_label
+        for field in settings_schema.controls_in(settings_schema.MORE_SETTINGS).values()
     }
+    | {"Swap the value of", "with the value of", "Swap values", "Reverse the pairs"}
 )
 
 

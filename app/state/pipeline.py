@@ -63,7 +63,8 @@ MiB = 1 << 20
 class Settings:
     """Every setting of the lab as one frozen, hashable value (the pipeline's cache key).
 
-    Field names and order are the URL's (`settings_schema.make_fields`). Build one with
+    One field per declared setting (`settings_schema.FIELDS`), in the URL's order, typed by its
+    kind (tests/app/test_settings_declared.py holds the two equal). Build one with
     `Settings.of(mapping)`; the values are not validated here (the state does that).
     """
 
@@ -91,39 +92,32 @@ class Settings:
     def of(cls, s: Mapping[str, object]) -> Settings:
         """Plain values (lists, ints for floats) -> one canonical value: equal settings give
         equal, equally hashed keys (1 and 1.0, lists and tuples alike)."""
-        return cls(
-            scenario=str(s["scenario"]),
-            temperature=float(s["temperature"]),
-            d_k=int(s["d_k"]),
-            scale=bool(s["scale"]),
-            angle=float(s["angle"]),
-            causal=bool(s["causal"]),
-            query_position=int(s["query_position"]),
-            seed=int(s["seed"]),
-            normalise=bool(s["normalise"]),
-            distractors=int(s["distractors"]),
-            distractor_norm=float(s["distractor_norm"]),
-            distractor_similarity=float(s["distractor_similarity"]),
-            null_route=bool(s["null_route"]),
-            null_threshold=float(s["null_threshold"]),
-            backend=str(s["backend"]),
-            keys=tuple(tuple(float(c) for c in p) for p in s["keys"]),
-            values=tuple(tuple(float(c) for c in p) for p in s["values"]),
-            mask=tuple(bool(b) for b in s["mask"]),
-            labels=tuple(str(lab) for lab in s["labels"]),
-        )
+        declared = settings_schema.FIELDS
+        return cls(**{name: _CANONICAL[declared[name].kind](s[name]) for name in declared})
 
     def as_dict(self) -> dict[str, object]:
         """Plain JSON-shaped values (lists), as `LabState.settings()` gives them."""
         out: dict[str, object] = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in ("keys", "values"):
+        for name, field in settings_schema.FIELDS.items():
+            v = getattr(self, name)
+            if field.kind == "pairs":
                 v = [list(p) for p in v]
             elif isinstance(v, tuple):
                 v = list(v)
-            out[f.name] = v
+            out[name] = v
         return out
+
+
+# One canonical Python value per kind of setting (settings_schema.Field.kind).
+_CANONICAL: dict[str, Callable[[object], object]] = {
+    "float": float,
+    "int": int,
+    "bool": bool,
+    "choice": str,
+    "pairs": lambda pairs: tuple(tuple(float(c) for c in p) for p in pairs),
+    "bools": lambda flags: tuple(bool(b) for b in flags),
+    "labels": lambda labels: tuple(str(label) for label in labels),
+}
 
 
 # ------------------------------------------------------------------------------ the cache

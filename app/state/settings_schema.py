@@ -165,6 +165,11 @@ def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
 FIELDS = make_fields(tuple(SCENARIOS))
 
 
+def controls_in(group: str, fields: Mapping[str, Field] = FIELDS) -> dict[str, Field]:
+    """The settings with a control of their own (a label) in `group`, in URL order."""
+    return {name: f for name, f in fields.items() if f.group == group and f.label}
+
+
 # A trained model's settings, in URL order: the same grammar as the scenarios' (parse_text,
 # format_text), read and written by app/state/model_state.py. What depends on the model (its
 # layers and heads, a text's positions) is checked there, once the model is known.

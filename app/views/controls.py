@@ -3,6 +3,9 @@
 Most widgets come from `Widget.from_param`, so Panel keeps widget and state in step both ways.
 Two need a mapping in between: temperature moves on a log scale, and d_k steps through powers of
 two (while still showing any whole number that arrived from a link or an import).
+
+Each widget's label and range come from its setting's declaration (`settings_schema.FIELDS`); a
+slider may offer a narrower teaching range, never a wider one (tests/app/test_settings_declared.py).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from app import js
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.patches.panel_links import forget_js_callbacks
 from app.state.lab_state import LabState
+from app.state.settings_schema import FIELDS
 from app.views.headings import group_heading
 from app.views.two_way import TwoWay
-from engine.snapshot import TEMPERATURE_RANGE
 
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
 _TICKS = js.sections("slider_ticks.js")
@@ -36,7 +39,7 @@ class ControlsPanel(pn.viewable.Viewer):
         p = state.param
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
-            name="Scenario",
+            name=FIELDS["scenario"].label,
             options={t: n for n, t in scenario_titles.items()},
             sizing_mode="stretch_width",
         )
@@ -46,15 +49,15 @@ class ControlsPanel(pn.viewable.Viewer):
         self.reset.on_click(lambda _event: state.load_scenario(state.scenario))
         self.angle = pn.widgets.FloatSlider.from_param(
             p.angle,
-            name="Query angle (degrees)",
-            start=-180,
-            end=180,
+            name=FIELDS["angle"].label,
+            start=FIELDS["angle"].low,
+            end=FIELDS["angle"].high,
             step=1,
             sizing_mode="stretch_width",
         )
-        low, high = (math.log10(x) for x in TEMPERATURE_RANGE)
+        low, high = (math.log10(x) for x in FIELDS["temperature"].bounds)
         self.temperature = pn.widgets.FloatSlider(
-            label="Temperature τ (log scale)",
+            label=FIELDS["temperature"].label,
             start=low,
             end=high,
             step=0.005,
@@ -84,9 +87,9 @@ class ControlsPanel(pn.viewable.Viewer):
         # d_k moves in powers of two (the slider holds log2 d_k); a whole number that is not a
         # power of two (from a link or an import) still shows exactly.
         self.d_k = pn.widgets.FloatSlider(
-            label="d_k (key dimension, log scale)",
-            start=1,
-            end=12,
+            label=FIELDS["d_k"].label,
+            start=math.log2(FIELDS["d_k"].low),
+            end=math.log2(FIELDS["d_k"].high),
             step=1,
             value=math.log2(state.d_k),
             sizing_mode="stretch_width",
@@ -104,10 +107,8 @@ class ControlsPanel(pn.viewable.Viewer):
                 to_state=lambda v: int(round(2**v)),
             )
         )
-        self.scale = pn.widgets.Checkbox.from_param(p.scale, name="Divide logits by √d_k")
-        self.normalise = pn.widgets.Checkbox.from_param(
-            p.normalise, name="Normalise q and keys to unit length"
-        )
+        self.scale = pn.widgets.Checkbox.from_param(p.scale, name=FIELDS["scale"].label)
+        self.normalise = pn.widgets.Checkbox.from_param(p.normalise, name=FIELDS["normalise"].label)
         respond_at_once(*widgets_of(self))
 
     def __panel__(self):
@@ -142,72 +143,42 @@ class CandidateControls(pn.viewable.Viewer):
     ):
         super().__init__(state=state, **params)
         p = state.param
-        self.causal = pn.widgets.Checkbox.from_param(p.causal, name="Causal (hide later keys)")
+        self.causal = pn.widgets.Checkbox.from_param(p.causal, name=FIELDS["causal"].label)
         self.query_position = pn.widgets.IntSlider.from_param(
             p.query_position,
-            name="Query position (causal hides keys after it)",
-            start=0,
-            end=max(1, len(state.keys) - 1),
+            name=FIELDS["query_position"].label,
+            start=FIELDS["query_position"].low,
+            end=max(1, len(state.keys) - 1),  # the pairs there are (_pairs_changed)
             sizing_mode="stretch_width",
         )
-        self.distractors = pn.widgets.EditableIntSlider.from_param(
-            p.distractors,
-            name="Distractor keys",
-            start=0,
-            end=4096,
-            step=1,
-            fixed_start=0,
-            fixed_end=4096,
-            throttled=False,  # live while dragging (see d_k above: changes merge, never queue)
-            sizing_mode="stretch_width",
+        # live while dragging (see d_k above: changes merge, never queue)
+        self.distractors = editable_slider(p, "distractors", step=1, throttled=False)
+        # From 0.05, not the declared 0.01, so that the slider's steps are round numbers (a
+        # smaller norm can still be typed).
+        self.distractor_norm = editable_slider(
+            p, "distractor_norm", start=0.05, end=5.0, step=0.05, throttled=False
         )
-        self.distractor_norm = pn.widgets.EditableFloatSlider.from_param(
-            p.distractor_norm,
-            name="Distractor norm",
-            start=0.0,
-            end=5.0,
-            step=0.05,
-            fixed_start=0.0,
-            fixed_end=100.0,
-            throttled=False,
-            sizing_mode="stretch_width",
-        )
-        self.distractor_similarity = pn.widgets.EditableFloatSlider.from_param(
-            p.distractor_similarity,
-            name="Distractor similarity to q",
-            start=-1.0,
-            end=1.0,
-            step=0.05,
-            fixed_start=-1.0,
-            fixed_end=1.0,
-            throttled=False,
-            sizing_mode="stretch_width",
+        self.distractor_similarity = editable_slider(
+            p, "distractor_similarity", step=0.05, throttled=False
         )
         self.null_route = pn.widgets.Checkbox.from_param(
-            p.null_route, name="Null route (refuse when nothing is good enough)"
+            p.null_route, name=FIELDS["null_route"].label
         )
-        self.null_threshold = pn.widgets.EditableFloatSlider.from_param(
-            p.null_threshold,
-            name="Null-route threshold (logit)",
-            start=-5.0,
-            end=5.0,
-            step=0.1,
-            fixed_start=-100.0,
-            fixed_end=100.0,
-            throttled=True,
-            sizing_mode="stretch_width",
+        self.null_threshold = editable_slider(
+            p, "null_threshold", start=-5.0, end=5.0, step=0.1, throttled=True
         )
         self.seed = pn.widgets.IntInput.from_param(
             p.seed,
-            name="Random seed (hidden dimensions, distractors)",
-            start=0,
+            name=FIELDS["seed"].label,
+            start=FIELDS["seed"].low,
+            end=FIELDS["seed"].high,
             sizing_mode="stretch_width",
         )
         # Unavailable backends stay selectable (a link or an import may name one): the state
         # then runs numpy and says so. Their option text carries the warning up front.
         self.backend = pn.widgets.Select.from_param(
             p.backend,
-            name="Backend",
+            name=FIELDS["backend"].label,
             options={
                 _backend_text(name, backend_notes, unchecked): name for name in p.backend.objects
             },
@@ -270,6 +241,23 @@ class CandidateControls(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             css_classes=["lab-controls"],
         )
+
+
+def editable_slider(p, name: str, *, start=None, end=None, **kw):
+    """Setting `name`'s slider with a box to type in: the box takes the declared range, the
+    slider that range or a narrower teaching one (`start`, `end`)."""
+    field = FIELDS[name]
+    kind = pn.widgets.EditableIntSlider if field.kind == "int" else pn.widgets.EditableFloatSlider
+    return kind.from_param(
+        p[name],
+        name=field.label,
+        start=field.low if start is None else start,
+        end=field.high if end is None else end,
+        fixed_start=field.low,
+        fixed_end=field.high,
+        sizing_mode="stretch_width",
+        **kw,
+    )
 
 
 def heading(text: str):
