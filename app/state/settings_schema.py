@@ -210,6 +210,11 @@ def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
     return {f.name: f for f in fields}
 
 
+# A trained model's settings as declared: what the state's parameters and the model panel's
+# controls are made from (the models' names are filled in where a link is read, model_state).
+MODEL_FIELDS = make_model_fields(())
+
+
 # ---------------------------------------------------------------- checks shared by text and JSON
 
 

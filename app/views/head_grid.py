@@ -48,6 +48,7 @@ from app.state import head_patterns as hp
 from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
+from app.state.settings_schema import MODEL_FIELDS
 from engine.head_names import head_name
 from engine.heads import shown_token, shown_tokens, token_marks
 
@@ -104,7 +105,7 @@ class QueryPicker(pn.viewable.Viewer):
         super().__init__(mstate=mstate, **params)
         self._busy = False
         self.slider = pn.widgets.IntSlider(
-            label="Query position",
+            label=MODEL_FIELDS["query"].label,
             start=0,
             end=1,
             value=0,

@@ -21,6 +21,7 @@ from app.state.model_state import (
     model_choices,
     short_title,
 )
+from app.state.settings_schema import MODEL_FIELDS
 from app.views.headings import group_heading
 from engine.head_names import head_name
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
@@ -81,7 +82,7 @@ class ModelPanel(pn.viewable.Viewer):
         mstate, model = self.mstate, self.mstate.loaded
         choices = model_choices()
         self.model = pn.widgets.Select(
-            label="Model",
+            label=MODEL_FIELDS["model"].label,
             options={title: name for name, title, ok, _ in choices if ok},
             value=mstate.model,
             sizing_mode="stretch_width",
@@ -99,7 +100,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.text = pn.widgets.TextInput(
-            label="Program (press Enter to run)",
+            label=MODEL_FIELDS["text"].label,
             value=mstate.text,
             max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
@@ -110,7 +111,7 @@ class ModelPanel(pn.viewable.Viewer):
         )
         self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self.backend = pn.widgets.Select(
-            label="Run the model with",
+            label=MODEL_FIELDS["backend"].label,
             options=MODEL_BACKENDS,
             value=mstate.backend,
             sizing_mode="stretch_width",
@@ -119,8 +120,10 @@ class ModelPanel(pn.viewable.Viewer):
 
     def _make_head_controls(self) -> None:
         """The head open: layer and head, the one found at load, and the finder of heads."""
-        self.layer = pn.widgets.Select(label="Layer", sizing_mode="stretch_width")
-        self.head = pn.widgets.Select(label="Head", sizing_mode="stretch_width")
+        self.layer = pn.widgets.Select(
+            label=MODEL_FIELDS["layer"].label, sizing_mode="stretch_width"
+        )
+        self.head = pn.widgets.Select(label=MODEL_FIELDS["head"].label, sizing_mode="stretch_width")
         # Named for what was measured to find it (model.retrieval_basis), not for a role: on
         # another text the same head may do something else.
         self.retrieval = pn.widgets.Button(
@@ -142,7 +145,7 @@ class ModelPanel(pn.viewable.Viewer):
         """What the student changes inside the open head, and which heads are ablated."""
         model = self.mstate.loaded
         self.temperature = pn.widgets.FloatSlider(
-            label="This head's temperature",
+            label=MODEL_FIELDS["head_temperature"].label,
             start=HEAD_TEMPERATURE_SLIDER[0],
             end=HEAD_TEMPERATURE_SLIDER[1],
             step=0.05,
@@ -150,7 +153,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.rotate = pn.widgets.FloatSlider(
-            label="Rotate this head's query (degrees)",
+            label=MODEL_FIELDS["rotate"].label,
             start=ROTATE_BOUNDS[0],
             end=ROTATE_BOUNDS[1],
             step=5.0,
@@ -158,10 +161,10 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.masked = pn.widgets.MultiChoice(
-            label="Hide positions from this head", options=[], sizing_mode="stretch_width"
+            label=MODEL_FIELDS["masked"].label, options=[], sizing_mode="stretch_width"
         )
         self.ablated = pn.widgets.MultiChoice(
-            label="Ablate heads (zero their output)",
+            label=MODEL_FIELDS["ablated"].label,
             options=head_choices(model),
             sizing_mode="stretch_width",
         )
