@@ -20,16 +20,15 @@ import segno
 from bokeh.models import AdaptiveTicker, ColumnDataSource, Range1d
 from bokeh.models.glyphs import HBar, Text
 
-import attention_lab_assets
 from app.classroom.session import DEVICE_ROUTE, ClassSession
 from app.state.chart_tables import votes_table
 from app.views.lesson_panel import ALL_LESSONS, LessonsView
 
+from .class_parts import CLASS_CSS, ClassParts, JoinForm, TeacherControls
 from .headings import card_header
 from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, assign, f32, make_figure
 
-CLASS_CSS = attention_lab_assets.read_text("components", "classroom.css")
 NEUTRAL = OKABE_ITO["blue"]
 RIGHT = OKABE_ITO["green"]
 WRONG_AFTER_REVEAL = "#b9c3cc"
@@ -213,16 +212,20 @@ class ClassView(pn.viewable.Viewer):
         self._template = self._link = None
         self._loaded = False
         pn.state.onload(self._page_loaded)
-        # Folded; its form's fields are built when first unfolded (`_join_box_opened`), into a
-        # box that is there from the start: filling the card itself would redraw its header
-        # and drop the keyboard focus that unfolded it. Wraps on a phone: a row of fixed
-        # widths would widen the whole page.
-        self.code_input = self.nickname = self.join_button = None
-        # A plain Column until then; the form's wrapping row (a FlexBox, a ReactiveHTML of its
-        # own: 2.6 ms of every page's build) goes into it when the form is built.
-        self._join_form = pn.Column(sizing_mode="stretch_width", margin=0)
+        # Each group of widgets is built whole the first time a page needs it (app/views/
+        # class_parts.py): most pages never join, and these were a tenth of a page.
+        self.join_form: JoinForm | None = None  # when "Join a class" is first unfolded
+        self.parts: ClassParts | None = None  # when the page first joins, or tries to
+        self.teacher: TeacherControls | None = None  # when the page first teaches
+        self.chart: VotesChart | None = None  # when the page first shows the class's votes
+        self._asking_devices = 0
+        # Folded; its form goes into a box that is there from the start: filling the card itself
+        # would redraw its header and drop the keyboard focus that unfolded it. A plain Column
+        # until then: the form's wrapping row (a FlexBox, a ReactiveHTML of its own) would cost
+        # every page's build.
+        self._join_holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.join_box = pn.Card(
-            self._join_form,
+            self._join_holder,
             title="Join a class",
             header=card_header("Join a class"),
             collapsed=True,
@@ -231,12 +234,6 @@ class ClassView(pn.viewable.Viewer):
             css_classes=["lab-class-join"],
         )
         self.join_box.param.watch(self._join_box_opened, "collapsed")
-        # What a page in a class shows (its status, the teacher's controls, the student's switch,
-        # the chart, the join panel) is built the first time the page joins or tries to
-        # (`_build_class_parts`): most pages never do, and these were a tenth of a page.
-        self.status = self.problem = self.follow = self.chart_pane = self.outcome = None
-        self.teacher_row = self.teacher_more = self.join_panel = self.close_join = None
-        self.chart = None
         self._style_figure = style_figure or (lambda fig: None)
         # Watchers, not dependencies: each must run after the watchers registered before it (a
         # dependency runs first), e.g. the page's own reaction to a lesson opened.
@@ -268,159 +265,38 @@ class ClassView(pn.viewable.Viewer):
         self._changed()
 
     def _join_box_opened(self, event) -> None:
-        if event.new or self.code_input is not None:
+        if event.new or self.join_form is not None:
             return
-        self.code_input = pn.widgets.TextInput(
-            label="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
-        )
-        self.nickname = pn.widgets.TextInput(
-            label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
-        )
-        self.join_button = pn.widgets.Button(label="Join", color="primary", width=90)
-        self.join_button.on_click(lambda e: self.join(self.code_input.value, self.nickname.value))
-        self._join_form.objects = [
-            pn.FlexBox(
-                self.code_input,
-                self.nickname,
-                self.join_button,
-                flex_wrap="wrap",
-                align_items="flex-end",
-                margin=0,
-            )
-        ]
+        form = self.join_form = JoinForm.build()
+        form.button.on_click(lambda e: self.join(form.code.value, form.nickname.value))
+        self._join_holder.objects = [form.row()]
 
-    def _build_class_parts(self) -> None:
-        self.status = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS]
-        )
-        self.problem = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
-        )
-        # The teacher's controls and the chart wait until a page needs them.
-        self.teacher_row = pn.FlexBox(
-            visible=False,
-            sizing_mode="stretch_width",
-            margin=(0, 5),
-            css_classes=["lab-class-tools"],
-            flex_wrap="wrap",
-        )
-        self.teacher_more = pn.Card(
-            title="More: the door, seats, devices, end the class",
-            header=card_header("More: the door, seats, devices, end the class"),
-            collapsed=True,
-            visible=False,
-            sizing_mode="stretch_width",
-            margin=(0, 10, 6, 10),
-        )
-        # A student's switch, and the way a teacher's second device asks to teach.
-        self.follow = pn.widgets.Checkbox(
-            label="Follow the teacher", value=True, visible=False, margin=(0, 10)
-        )
-        self.follow.param.watch(self._follow_changed, "value")
-        self.ask_button = pn.widgets.Button(
-            label="I teach this class: pace from this device",
-            button_type="light",
-            visible=False,
-            margin=(0, 10),
-            description="Asks the teacher's screen to approve this device; nothing secret is shown",
-        )
-        self.ask_button.on_click(lambda e: self.session.ask_to_teach())
-        # A device asking to teach, answered in the teacher's More card (the status line says
-        # one is waiting): a student pressing the button for fun does not fill the projector.
-        self.asks_box = pn.Column(visible=False, sizing_mode="stretch_width", margin=(0, 0))
-        self._asking_devices = 0
-        self.chart_pane = pn.Column(sizing_mode="stretch_width", visible=False, margin=0)
-        self.outcome = pn.pane.HTML(
-            "", sizing_mode="stretch_width", margin=(0, 10), stylesheets=[CLASS_CSS], visible=False
-        )
+    def _build_class_parts(self) -> ClassParts:
+        parts = self.parts = ClassParts.build()
+        parts.follow.param.watch(self._follow_changed, "value")
+        parts.ask_button.on_click(lambda e: self.session.ask_to_teach())
+        parts.close_join.on_click(lambda e: self._template and self._template.close_modal())
         # The votes sit in the step, under its question.
-        self.lessons.show_class_votes(self.chart_pane, self.outcome)
-        self.join_panel = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.close_join = pn.widgets.Button(
-            label="Start the lesson",
-            color="primary",
-            width=260,
-            height=52,
-            align="center",
-            css_classes=["lab-join-start"],
-            stylesheets=[CLASS_CSS],
-        )
-        self.close_join.on_click(lambda e: self._template and self._template.close_modal())
+        self.lessons.show_class_votes(parts.chart_pane, parts.outcome)
         if self._modal is not None:
-            self._modal.objects = [self.join_panel, self.close_join]
-        self._layout.extend(
-            [
-                self.status,
-                self.problem,
-                self.teacher_row,
-                self.follow,
-                self.ask_button,
-                self.teacher_more,
-            ]
-        )
+            self._modal.objects = [parts.join_panel, parts.close_join]
+        self._layout.extend(parts.in_layout())
+        return parts
 
-    def _build_teacher_controls(self) -> None:
-        self.show_code = pn.widgets.Button(label="Show the join code", width=170)
-        self.lock = pn.widgets.Toggle(
-            label="Lock to this step", width=160, value=self.session.locked
-        )
-        self.reveal_button = pn.widgets.Button(
-            label="Reveal to the class", color="warning", width=170
-        )
-        self.end_button = pn.widgets.Button(
-            label="End the class", color="danger", variant="outline", width=140
-        )
-        self.door = pn.widgets.Checkbox(
-            label="Let newcomers join (seated students always come back)",
-            value=self.session.open,
-        )
-        self.refused = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.seat_list = pn.widgets.Select(
-            name="Seats", options={}, sizing_mode="stretch_width", max_width=360, min_width=200
-        )
-        self.seat_remove = pn.widgets.Button(label="Remove this seat", width=160)
-        self.seat_reload = pn.widgets.Button(label="List the seats", width=140)
-        self.device_list = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS])
-        self.device_pick = pn.widgets.Select(
-            name="Your other devices",
-            options={},
-            sizing_mode="stretch_width",
-            max_width=360,
-            min_width=200,
-        )
-        self.device_revoke = pn.widgets.Button(label="Stop it teaching", width=160)
-        self.show_code.on_click(lambda e: self.open_join_panel())
-        self.lock.param.watch(lambda e: self.session.set_locked(e.new), "value")
-        self.reveal_button.on_click(lambda e: self.session.reveal())
-        self.end_button.on_click(lambda e: self.session.end())
-        self.door.param.watch(lambda e: self.session.set_open(e.new), "value")
-        self.seat_reload.on_click(lambda e: self._draw_seats())
-        self.seat_remove.on_click(self._remove_seat)
-        self.device_revoke.on_click(self._revoke_device)
-        self.teacher_more.param.watch(self._more_opened, "collapsed")
-        self.teacher_row.objects = [self.show_code, self.lock, self.reveal_button]
-        self.teacher_more.objects = [
-            self.asks_box,
-            self.door,
-            self.refused,
-            pn.FlexBox(
-                self.seat_list,
-                self.seat_remove,
-                self.seat_reload,
-                flex_wrap="wrap",
-                align_items="flex-end",
-                margin=0,
-            ),
-            self.device_list,
-            pn.FlexBox(
-                self.device_pick,
-                self.device_revoke,
-                flex_wrap="wrap",
-                align_items="flex-end",
-                margin=0,
-            ),
-            self.end_button,
-        ]
+    def _build_teacher_controls(self, parts: ClassParts) -> None:
+        s = self.session
+        t = self.teacher = TeacherControls.build(locked=s.locked, open_door=s.open)
+        t.show_code.on_click(lambda e: self.open_join_panel())
+        t.lock.param.watch(lambda e: s.set_locked(e.new), "value")
+        t.reveal_button.on_click(lambda e: s.reveal())
+        t.end_button.on_click(lambda e: s.end())
+        t.door.param.watch(lambda e: s.set_open(e.new), "value")
+        t.seat_reload.on_click(lambda e: self._draw_seats())
+        t.seat_remove.on_click(self._remove_seat)
+        t.device_revoke.on_click(self._revoke_device)
+        parts.teacher_more.param.watch(self._more_opened, "collapsed")
+        parts.teacher_row.objects = t.row()
+        parts.teacher_more.objects = t.more(parts.asks_box)
 
     def _more_opened(self, event) -> None:
         if not event.new:
@@ -428,38 +304,40 @@ class ClassView(pn.viewable.Viewer):
 
     def _draw_more(self) -> None:
         """The door, what was refused, the seats and the devices, read when the card opens."""
-        s = self.session
-        if self.door.value != s.open:
-            self.door.value = s.open
+        s, t = self.session, self.teacher
+        if t.door.value != s.open:
+            t.door.value = s.open
         refused = s.refusals()
-        self.refused.object = refusals_html(refused)
+        t.refused.object = refusals_html(refused)
         self._draw_seats()
         self._draw_devices()
 
     def _draw_seats(self) -> None:
         seats = self.session.seats()
         options = {seat_label(seat, n): seat.ref for n, seat in enumerate(seats, 1)}
-        self.seat_list.options = options
-        if self.seat_list.value not in options.values():
-            self.seat_list.value = next(iter(options.values()), None)
-        self.seat_list.name = f"Seats ({sum(seat.active for seat in seats)} active)"
-        self.seat_remove.disabled = not options
+        self.teacher.seat_list.options = options
+        if self.teacher.seat_list.value not in options.values():
+            self.teacher.seat_list.value = next(iter(options.values()), None)
+        self.teacher.seat_list.name = f"Seats ({sum(seat.active for seat in seats)} active)"
+        self.teacher.seat_remove.disabled = not options
 
     def _remove_seat(self, _event=None) -> None:
-        if self.seat_list.value and self.session.remove_seat(self.seat_list.value):
+        if self.teacher.seat_list.value and self.session.remove_seat(self.teacher.seat_list.value):
             self._draw_seats()
 
     def _draw_devices(self) -> None:
         devices = self.session.devices()
-        self.device_list.object = devices_html(devices)
+        self.teacher.device_list.object = devices_html(devices)
         others = {d.label: d.ref for d in devices if not d.mine}
-        self.device_pick.options = others
-        if self.device_pick.value not in others.values():
-            self.device_pick.value = next(iter(others.values()), None)
-        self.device_pick.visible = self.device_revoke.visible = bool(others)
+        self.teacher.device_pick.options = others
+        if self.teacher.device_pick.value not in others.values():
+            self.teacher.device_pick.value = next(iter(others.values()), None)
+        self.teacher.device_pick.visible = self.teacher.device_revoke.visible = bool(others)
 
     def _revoke_device(self, _event=None) -> None:
-        if self.device_pick.value and self.session.revoke_device(self.device_pick.value):
+        if self.teacher.device_pick.value and self.session.revoke_device(
+            self.teacher.device_pick.value
+        ):
             self._draw_devices()
 
     def _draw_asks(self) -> None:
@@ -478,20 +356,20 @@ class ClassView(pn.viewable.Viewer):
                 margin=(0, 5),
             )
             rows.append(pn.FlexBox(text, approve, refuse, flex_wrap="wrap", margin=0))
-        self.asks_box.objects = rows
-        self.asks_box.visible = bool(rows)
+        self.parts.asks_box.objects = rows
+        self.parts.asks_box.visible = bool(rows)
         self._asking_devices = len(rows)
 
     def _answer(self, ref: str, approve: bool) -> None:
         self.session.answer_ask(ref, approve)
         self._draw_asks()
-        if not self.teacher_more.collapsed:
+        if not self.parts.teacher_more.collapsed:
             self._draw_devices()
 
     def _build_chart(self) -> None:
         self.chart = VotesChart()
         self._style_figure(self.chart.figure)  # the page's type sizes, presenter mode included
-        self.chart_pane.objects = [
+        self.parts.chart_pane.objects = [
             pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width"),
             self.chart.text,  # the votes in words, out of sight
         ]
@@ -504,8 +382,8 @@ class ClassView(pn.viewable.Viewer):
         # The template draws its modal's contents once, with the page: a holder, filled when
         # the class parts are built.
         self._modal = pn.Column(sizing_mode="stretch_width")
-        if self.join_panel is not None:
-            self._modal.objects = [self.join_panel, self.close_join]
+        if self.parts is not None:
+            self._modal.objects = [self.parts.join_panel, self.parts.close_join]
         template.modal.append(self._modal)
 
     def join(self, code: str, nickname: str = "") -> bool:
@@ -529,11 +407,13 @@ class ClassView(pn.viewable.Viewer):
 
     def open_join_panel(self) -> None:
         s = self.session
-        if not s.code or self._template is None:
+        if not s.code or self._template is None or self.parts is None:
             return
         origin, path = self._address()
         link = f"{origin}{path}?class={s.code}"
-        self.join_panel.object = join_html(s.code, f"{origin}{path}".split("://", 1)[-1], link)
+        self.parts.join_panel.object = join_html(
+            s.code, f"{origin}{path}".split("://", 1)[-1], link
+        )
         if self._loaded:
             self._template.open_modal()
         else:  # a modal opened before the page has drawn never shows: open it once it has
@@ -594,41 +474,42 @@ class ClassView(pn.viewable.Viewer):
         names = {e.name for e in events}
         in_class = bool(s.code) and s.role != ""
         teacher, student = s.role == "teacher", s.role == "student"
-        if self.status is None:
+        parts = self.parts
+        if parts is None:
             if not (s.code or s.problem):
                 if self._link is not None:
                     self._link.in_class = False
                 return
-            self._build_class_parts()
+            parts = self._build_class_parts()
         with pn.io.hold():
-            if teacher and not self.teacher_row.objects:
-                self._build_teacher_controls()
+            if teacher and self.teacher is None:
+                self._build_teacher_controls(parts)
             self.join_box.visible = not s.code
-            self.teacher_row.visible = self.teacher_more.visible = teacher
-            self.follow.visible = student
-            self.ask_button.visible = student and not s.asking
-            self.follow.disabled = s.locked
-            if student and s.locked and not self.follow.value:
-                self.follow.value = True
+            parts.teacher_row.visible = parts.teacher_more.visible = teacher
+            parts.follow.visible = student
+            parts.ask_button.visible = student and not s.asking
+            parts.follow.disabled = s.locked
+            if student and s.locked and not parts.follow.value:
+                parts.follow.value = True
             self.lessons.pinned = student and s.locked
-            if teacher and self.lock.value != s.locked:
-                self.lock.value = s.locked
+            if teacher and self.teacher.lock.value != s.locked:
+                self.teacher.lock.value = s.locked
             if teacher and (not names or names & {"devices_changed", "role", "code"}):
                 self._draw_asks()
-                if not self.teacher_more.collapsed:
+                if not parts.teacher_more.collapsed:
                     self._draw_more()
-            elif not teacher and self.asks_box.visible:
-                self.asks_box.objects, self.asks_box.visible = [], False
+            elif not teacher and parts.asks_box.visible:
+                parts.asks_box.objects, parts.asks_box.visible = [], False
                 self._asking_devices = 0
-            self.status.object = self._status_html() if s.code else ""
-            self.status.visible = bool(s.code)
-            self.problem.object = (
+            parts.status.object = self._status_html() if s.code else ""
+            parts.status.visible = bool(s.code)
+            parts.problem.object = (
                 f'<p class="lab-class-problem" role="alert">{html.escape(s.problem)}</p>'
                 if s.problem
                 else ""
             )
-            self.problem.visible = bool(s.problem)
-            self._draw_chart()
+            parts.problem.visible = bool(s.problem)
+            self._draw_chart(parts)
             if self._link is not None:
                 self._link.in_class = in_class
             if student and (not names or names & {"step", "locked", "role"}):
@@ -688,14 +569,14 @@ class ClassView(pn.viewable.Viewer):
             f"{pace} · {counted}{asking} · {live}</p>"
         )
 
-    def _draw_chart(self) -> None:
+    def _draw_chart(self, parts: ClassParts) -> None:
         s = self.session
         tally = s.tally
         step = s.shown_step or s.step
         revealed = bool(tally and tally.revealed)
         show = bool(step) and (s.role == "teacher" or (s.role == "student" and revealed))
-        self.chart_pane.visible = show
-        self.outcome.visible = show and revealed
+        parts.chart_pane.visible = show
+        parts.outcome.visible = show and revealed
         if not show:
             return
         if self.chart is None:
@@ -709,12 +590,12 @@ class ClassView(pn.viewable.Viewer):
                 if tally.measured
                 else "Nobody has measured yet: press Measure after you act."
             )
-            self.outcome.object = (
+            parts.outcome.object = (
                 f'<p class="lab-class-outcome" data-borne-out="{tally.borne_out}" '
                 f'data-measured="{tally.measured}">The right answer is ticked. {measured}</p>'
             )
         elif s.role == "teacher":
-            self.outcome.object = ""
+            parts.outcome.object = ""
 
     def __panel__(self):
         return self._layout

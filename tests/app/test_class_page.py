@@ -86,35 +86,35 @@ def test_a_newer_next_supersedes_one_still_on_its_way(store):
 def test_the_teacher_sees_how_many_students_are_on_the_step(room):
     code, teacher, (a, b, c) = room
     teacher.lessons.open(4)
-    status = teacher.view.status.object
+    status = teacher.view.parts.status.object
     assert "data-class-arrived='3'" in status and "3 of 3</b> are on it" in status
-    a.view.follow.value = False
+    a.view.parts.follow.value = False
     a.lessons.open(9)  # on a step of its own
     teacher.lessons.open(5)
-    status = teacher.view.status.object
+    status = teacher.view.parts.status.object
     assert "data-class-arrived='2'" in status and "2 of 3</b> are on it" in status
-    assert "data-class-arrived" not in a.view.status.object  # the teacher's figure only
+    assert "data-class-arrived" not in a.view.parts.status.object  # the teacher's figure only
 
 
 def test_a_student_who_stops_following_stays_and_comes_back_when_asked(room):
     code, teacher, (a, b, _) = room
     teacher.lessons.open(2)
-    a.view.follow.value = False
+    a.view.parts.follow.value = False
     a.lessons.open(7)
     teacher.lessons.open(3)
     assert a.lessons.lesson == 7 and b.lessons.lesson == 3
-    a.view.follow.value = True
+    a.view.parts.follow.value = True
     assert a.lessons.lesson == 3
 
 
 def test_lock_keeps_students_on_the_step(room):
     code, teacher, (a, _, _) = room
     teacher.lessons.open(6)
-    a.view.follow.value = False
-    teacher.view.lock.value = True
+    a.view.parts.follow.value = False
+    teacher.view.teacher.lock.value = True
     assert a.lessons.pinned and a.lessons.next.disabled and a.lessons.previous.disabled
-    assert a.view.follow.value and a.view.follow.disabled and a.lessons.lesson == 6
-    teacher.view.lock.value = False
+    assert a.view.parts.follow.value and a.view.parts.follow.disabled and a.lessons.lesson == 6
+    teacher.view.teacher.lock.value = False
     assert not a.lessons.pinned and not a.lessons.next.disabled
 
 
@@ -147,7 +147,7 @@ def test_a_late_students_vote_counts_though_the_radio_came_back_as_its_labels(st
     late.lessons.choices.value = step.choices[step.answer]  # the browser sends the text now
     assert teacher.session.tally.counts == {step.answer: 1}
     assert late.session.my_vote == step.answer and late.lessons.prediction == step.answer
-    assert 'data-vote-counted="1"' in late.view.status.object
+    assert 'data-vote-counted="1"' in late.view.parts.status.object
     late.lessons.choices.value = step.choices[0]  # a changed mind
     assert teacher.session.tally.counts == {0: 1} and teacher.session.tally.answered == 1
 
@@ -193,10 +193,10 @@ def test_predictions_reach_the_teachers_chart_without_the_answer_until_revealed(
     assert teacher.votes()[step.choices[step.answer]] == 3
     assert teacher.session.tally.answered == 3
     assert not any(teacher.view.chart.source.data["correct"])  # no answer marked yet
-    assert teacher.view.chart_pane.visible and not a.view.chart_pane.visible
-    assert 'data-vote-counted="1"' in a.view.status.object
-    teacher.view.reveal_button.clicks += 1
-    assert a.view.chart_pane.visible and a.votes() == teacher.votes()
+    assert teacher.view.parts.chart_pane.visible and not a.view.parts.chart_pane.visible
+    assert 'data-vote-counted="1"' in a.view.parts.status.object
+    teacher.view.teacher.reveal_button.clicks += 1
+    assert a.view.parts.chart_pane.visible and a.votes() == teacher.votes()
     data = a.view.chart.source.data
     assert data["correct"] == [i == step.answer for i in range(len(step.choices))]
 
@@ -210,16 +210,16 @@ def test_measuring_reports_whether_the_prediction_was_borne_out(room):
     for s in (a, b):
         s.lessons.do_it.clicks += 1
         s.lessons.measure.clicks += 1
-    teacher.view.reveal_button.clicks += 1
+    teacher.view.teacher.reveal_button.clicks += 1
     tally = a.session.tally
     assert (tally.measured, tally.borne_out) == (2, 1)
-    assert 'data-borne-out="1"' in a.view.outcome.object
+    assert 'data-borne-out="1"' in a.view.parts.outcome.object
 
 
 def test_a_student_page_has_no_teachers_controls_and_the_store_refuses_its_forgeries(room):
     code, teacher, (a, _, _) = room
-    assert not a.view.teacher_row.visible and not a.view.teacher_more.visible
-    assert a.view.teacher_row.objects == [] and not hasattr(a.view, "reveal_button")
+    assert not a.view.parts.teacher_row.visible and not a.view.parts.teacher_more.visible
+    assert a.view.parts.teacher_row.objects == [] and not hasattr(a.view, "reveal_button")
     a.session.teach_step(12)  # what a forged message could at most make the page do
     a.session.reveal()
     a.session.set_locked(True)
@@ -239,8 +239,8 @@ def test_the_join_panel_shows_the_code_the_address_and_a_qr(room):
 
     teacher.view.attach(Template(), None)
     teacher.view._loaded = True
-    teacher.view.show_code.clicks += 1
-    text = teacher.view.join_panel.object
+    teacher.view.teacher.show_code.clicks += 1
+    text = teacher.view.parts.join_panel.object
     assert shown == {"open": True}
     assert f'data-class-code="{code}"' in text and "lab.school/app" in text
     assert f"http://lab.school/app?class={code}" in text and "<svg" in text
@@ -257,17 +257,17 @@ def test_a_second_device_asks_the_teachers_page_and_no_secret_is_ever_shown(stor
     phone.view.join(code)
     link = Link()
     phone.view._link = link
-    phone.view.ask_button.clicks += 1
+    phone.view.parts.ask_button.clicks += 1
     pairing = phone.session.asking
-    assert len(pairing) == 4 and f"data-pairing='{pairing}'" in phone.view.status.object
+    assert len(pairing) == 4 and f"data-pairing='{pairing}'" in phone.view.parts.status.object
     # The teacher's page (the projected one) shows the request with the pairing number only.
-    shown = "".join(row.objects[0].object for row in teacher.view.asks_box.objects)
-    assert teacher.view.asks_box.visible and pairing in shown
-    assert "data-class-asking='1'" in teacher.view.status.object  # the status line says so
+    shown = "".join(row.objects[0].object for row in teacher.view.parts.asks_box.objects)
+    assert teacher.view.parts.asks_box.visible and pairing in shown
+    assert "data-class-asking='1'" in teacher.view.parts.status.object  # the status line says so
     assert phone.session.student_id not in shown and "once=" not in shown
-    approve = teacher.view.asks_box.objects[0].objects[1]
+    approve = teacher.view.parts.asks_box.objects[0].objects[1]
     approve.clicks += 1
-    assert not teacher.view.asks_box.visible
+    assert not teacher.view.parts.asks_box.visible
     # The phone's page goes to the class route, which spends the approval for its own cookie.
     assert phone.session.approved and link.navigate == f"class/device?code={code}"
     key = store.take_approval(code, phone.session.student_id)
@@ -285,39 +285,40 @@ def test_the_teacher_revokes_a_device_and_removes_a_seat_and_both_pages_say_so(s
     store.answer_ask(code, teacher.session.key, ask.ref, True)
     second = Page(store, {code: store.take_approval(code, phone.session.student_id)})
     second.view.join(code)
-    teacher.view.teacher_more.collapsed = False  # the card reads devices and seats when opened
-    assert "(this one)" in teacher.view.device_list.object
-    assert len(teacher.view.device_pick.options) == 1
-    teacher.view.device_revoke.clicks += 1
+    # The card reads devices and seats when opened.
+    teacher.view.parts.teacher_more.collapsed = False
+    assert "(this one)" in teacher.view.teacher.device_list.object
+    assert len(teacher.view.teacher.device_pick.options) == 1
+    teacher.view.teacher.device_revoke.clicks += 1
     assert second.session.role == "" and "no longer teaches" in second.session.problem
     # A seat: the list names nicknames, never ids; removing one takes that page out.
-    teacher.view.seat_reload.clicks += 1
-    seats = teacher.view.seat_list.options
+    teacher.view.teacher.seat_reload.clicks += 1
+    seats = teacher.view.teacher.seat_list.options
     assert len(seats) == 4 and all(s.session.student_id not in str(seats) for s in students)
     target = students[0]
-    teacher.view.seat_list.value = store_ref(target)
-    teacher.view.seat_remove.clicks += 1
+    teacher.view.teacher.seat_list.value = store_ref(target)
+    teacher.view.teacher.seat_remove.clicks += 1
     assert target.session.role == "" and "took this seat" in target.session.problem
-    assert len(teacher.view.seat_list.options) == 3
+    assert len(teacher.view.teacher.seat_list.options) == 3
     assert [s.session.role for s in students[1:]] == ["student", "student"]
 
 
 def test_the_teacher_shuts_the_door_and_sees_the_refusals(store, room):
     code, teacher, students = room
-    teacher.view.teacher_more.collapsed = False
-    teacher.view.door.value = False
+    teacher.view.parts.teacher_more.collapsed = False
+    teacher.view.teacher.door.value = False
     assert not store.info(code).open and not students[0].session.open
     late = Page(store)
     assert not late.view.join(code) and "closed to newcomers" in late.session.problem
     assert students[0].view.join(code)  # seated: back at once
     teacher.view._draw_more()
-    assert 'data-refused-closed="1"' in teacher.view.refused.object
+    assert 'data-refused-closed="1"' in teacher.view.teacher.refused.object
 
 
 def test_a_locked_students_page_refuses_a_next_its_browser_should_not_have_sent(room):
     code, teacher, students = room
     teacher.lessons.open(3)
-    teacher.view.lock.value = True
+    teacher.view.teacher.lock.value = True
     student = students[0]
     assert student.lessons.pinned and student.lessons.next.disabled
     student.lessons.next.clicks += 1  # a crafted click on the disabled button
@@ -344,8 +345,8 @@ def test_a_link_with_a_wrong_code_says_so_and_the_page_stays_a_lab(store):
     page = Page(store)
     location = FakeLocation(search="?class=AAAAAA&temperature=0.5")
     UrlSync(page.state, location, ["temperature"], lessons=page.lessons, classroom=page.view)
-    assert page.session.code == "" and "no class AAAAAA" in page.view.problem.object
-    assert page.view.problem.visible and page.state.temperature == 0.5
+    assert page.session.code == "" and "no class AAAAAA" in page.view.parts.problem.object
+    assert page.view.parts.problem.visible and page.state.temperature == 0.5
 
 
 def test_a_closed_page_releases_its_seat_without_touching_its_models(store, room):

@@ -264,7 +264,7 @@ def test_a_students_page_holds_the_step_back_until_the_teachers_reveal(number):
         assert lab.lessons.result.object == WAITING_FOR_REVEAL
         assert _shown(doc, lab, checks) == [], "shown before the teacher's reveal"
         assert teacher.session.tally.measured == 1
-        teacher.view.reveal_button.clicks += 1
+        teacher.view.teacher.reveal_button.clicks += 1
         wait_until(lambda: not lab.lessons.class_waiting, "the reveal to reach the student")
         assert set(_shown(doc, lab, checks)) == set(checks)
         assert "Your prediction was right." in lab.lessons.result.object
