@@ -2,9 +2,10 @@
 
 No Panel or Bokeh import. It follows one `ModelState`: the maps are measured on its model and
 sentence (with no intervention, so every head is judged on the same clean run) on a worker
-thread, with a progress fraction and a Stop, and kept per sentence by the engine's cache. The
-page sets `deliver` to hand results to its session's thread (as `LabState` does for torch);
-`settle()` waits for them in a notebook or a test.
+thread, with a progress fraction and a Stop, and kept per sentence by the engine's cache. Two
+`jobs.LatestJob`s, the suggested change and the map, hand results to the session's thread
+through the session's `handover` (shared with the `ModelState`); `settle()` waits for them in
+a notebook or a test, `close()` drops them when the page closes.
 
 The maps' worker is shared by the process and served in turn (`MapTurns`): each session has its
 own lane, the lanes are taken in rotation, and a map gives the worker up between two layers
@@ -27,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import param
 
-from app.state import attribution_runs, model_runs
+from app.state import attribution_runs, jobs, model_runs
 from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
 from engine.heads import shown_token
@@ -148,13 +149,13 @@ class CausalState(param.Parameterized):
     def __init__(self, mstate, **params):
         super().__init__(**params)
         self._m = mstate
-        self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
-        self._stop = threading.Event()
-        self._idle = threading.Condition()
-        self._maps = 0  # maps started and not yet finished (a stopped one finishes quickly)
-        self._suggesting = 0
-        self._generation = 0  # bumped by each new sentence
-        self._map = 0  # bumped by each map started: only the newest one's results are shown
+        # Results reach the session's thread as its model's runs do (the session's hand-over).
+        self.handover = mstate.handover
+        on_turns = functools.partial(TURNS.submit, self)  # this session's lane of the worker
+        # A new sentence makes its suggestion stale; a new map, or sentence, the map.
+        self._suggestion = jobs.LatestJob(on_turns, self._hand_over, failed=self._not_suggested)
+        self._map = jobs.LatestJob(on_turns, self._hand_over, failed=self._failed)
+        self._stop = threading.Event()  # the Stop button: the map at work ends, and says so
         self._started = 0.0
         self.suggested = ""  # the changed sentence the lab suggested (`change` describes it)
         mstate.param.watch(lambda *_e: self.forget(), ["model", "text", "query"])
@@ -165,8 +166,7 @@ class CausalState(param.Parameterized):
     def forget(self) -> None:
         """A new sentence or model: drop both maps, stop one at work, and look for a changed
         sentence to suggest on the worker (a language model may try several forwards)."""
-        self._generation += 1
-        self._stop.set()
+        self._map.drop()
         self.corrupted = self.suggested = ""
         self.positions = []  # positions of the old sentence mean nothing in the new one
         with param.edit_constant(self):
@@ -175,29 +175,20 @@ class CausalState(param.Parameterized):
             )
             self.change = LOOKING
         self.token = None
-        model, text, generation = self._m.model, self._m.text, self._generation
-        with self._idle:
-            self._suggesting += 1
-        TURNS.submit(self, self._suggest, model, text, generation)
+        self._suggestion.submit(self._suggest, self._m.model, self._m.text)
 
-    def _suggest(self, model, text, generation) -> None:
+    def _suggest(self, ticket: jobs.Ticket, model, text) -> None:
         try:
-            if generation != self._generation:
-                return  # a newer sentence came while this waited: nothing to suggest for
-            try:
-                # Shared with every session on this sentence (and the patch step's lesson).
-                corrupted, change = attribution_runs.counterfactual(model, text)
-            except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
-                corrupted, change = "", f"no change suggested ({exc})"
-            self.deliver(functools.partial(self._suggested, generation, corrupted, change))
-        finally:  # even if a delivery run here (no page) fails, settle() must not wait forever
-            with self._idle:
-                self._suggesting -= 1
-                self._idle.notify_all()
+            # Shared with every session on this sentence (and the patch step's lesson).
+            corrupted, change = attribution_runs.counterfactual(model, text)
+        except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
+            corrupted, change = "", f"no change suggested ({exc})"
+        ticket.deliver(self._suggested, corrupted, change)
 
-    def _suggested(self, generation, corrupted, change) -> None:
-        if generation != self._generation:
-            return
+    def _not_suggested(self, failure: str) -> None:
+        self._suggested("", f"no change suggested ({failure})")
+
+    def _suggested(self, corrupted, change) -> None:
         self.suggested = corrupted
         self.corrupted = corrupted
         with param.edit_constant(self):
@@ -296,57 +287,62 @@ class CausalState(param.Parameterized):
 
         self._start(PATCHING, job)
 
+    @property
+    def deliver(self) -> jobs.Deliver:
+        """The hand-over to the session's thread (the page may set this state's own)."""
+        return self.handover
+
+    @deliver.setter
+    def deliver(self, to: jobs.Deliver) -> None:
+        self.handover = jobs.HandOver(to)
+
+    def _hand_over(self, work) -> None:
+        self.handover(work)  # read when work arrives: the page may set `deliver` after us
+
     def stop(self) -> None:
+        """The Stop button: the map at work ends at its next layer and says "stopped"."""
         self._stop.set()
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no map or suggestion is at work; True if idle."""
-        with self._idle:
-            return self._idle.wait_for(lambda: not self._maps and not self._suggesting, timeout)
+        return jobs.settle_all((self._suggestion, self._map), timeout)
+
+    def close(self) -> None:
+        """The page closed: drop the map and the suggestion under way; nothing more arrives."""
+        self._suggestion.stop()
+        self._map.stop()
 
     def _start(self, kind: str, job) -> None:
-        # One map at work per session: a new one stops the older (its results are dropped).
-        self._stop.set()
+        # One map at work per session: a new one makes the older stale (it stops at its next
+        # layer, and its results are dropped).
         self._stop = threading.Event()
-        self._map += 1
-        stop, generation, number = self._stop, self._generation, self._map
         self._started = time.monotonic()
         self._set(running=kind, progress=0.0, message="starting", error="")
-        with self._idle:
-            self._maps += 1
-        TURNS.submit(self, self._work, kind, job, stop, (generation, number))
+        self._map.submit(self._work, kind, job, self._stop)
 
-    def _work(self, kind, job, stop, generation) -> None:
+    def _work(self, ticket: jobs.Ticket, kind, job, stop: threading.Event) -> None:
         def progress(fraction, message):
-            self.deliver(functools.partial(self._progress, generation, fraction, message))
+            ticket.deliver(self._progress, fraction, message)
             TURNS.pause(self)  # between two layers: another session's map may go first
 
         try:
-            result, failure = job(progress, stop.is_set), ""
+            result, failure = job(progress, lambda: stop.is_set() or ticket.stale()), ""
         except causal.Cancelled:
             result, failure = None, "stopped"
         except ValueError as exc:  # a sentence the map refuses (lengths differ, same answers)
             result, failure = None, str(exc)
         except Exception as exc:  # noqa: BLE001 - the page stays up and says what failed
             result, failure = None, f"{type(exc).__name__}: {exc}"
-        try:
-            self.deliver(functools.partial(self._finish, generation, kind, result, failure))
-        finally:
-            with self._idle:
-                self._maps -= 1
-                self._idle.notify_all()
+        ticket.deliver(self._finish, kind, result, failure)
 
-    def _current(self, generation) -> bool:
-        """Is (sentence, map) still the newest sentence's newest map?"""
-        return generation == (self._generation, self._map)
-
-    def _progress(self, generation, fraction, message) -> None:
-        if self._current(generation) and self.running:
+    def _progress(self, fraction, message) -> None:
+        if self.running:
             self._set(progress=min(1.0, max(0.0, fraction)), message=message)
 
-    def _finish(self, generation, kind, result, failure) -> None:
-        if not self._current(generation):
-            return  # the sentence changed, or a newer map replaced this one, meanwhile
+    def _failed(self, failure: str) -> None:
+        self._set(running="", progress=0.0, message="", error=failure)
+
+    def _finish(self, kind, result, failure) -> None:
         done = {"running": "", "progress": 1.0 if result is not None else 0.0, "message": ""}
         if result is None:
             self._set(**done, error="" if failure == "stopped" else failure)

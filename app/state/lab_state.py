@@ -12,24 +12,23 @@ process (a bounded LRU), so a class of thirty on one lesson step costs one compu
 
 A torch backend never holds the caller: the change is answered at once with the NumPy engine's
 result (`running` names the backend still at work), the torch call runs on a worker thread
-(`pipeline.BackgroundRunner`), and its snapshot replaces the NumPy one through `deliver` if no
-newer change came first; a torch result some session already computed is shown at once. The
-page sets `deliver` to hand results to its session's thread; `settle()` waits for them in a
-notebook.
+(a `jobs.LatestJob` on `pipeline.TORCH_POOL`), and its snapshot replaces the NumPy one through
+`handover` if no newer change came first; a torch result some session already computed is shown
+at once. The page points `handover` at its session's thread (the model states share it);
+`settle()` waits for the torch call in a notebook.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
 import param
 
 from app.patches.param_values import CheckedParameter, check_value
-from app.state import pipeline, settings_schema
+from app.state import jobs, pipeline, settings_schema
 from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public names
     EVERY_KEY_MASKED,
     SWEEP_D_KS,
@@ -173,12 +172,16 @@ class LabState(param.Parameterized):
         settings = _scenario_settings(params.get("scenario", DEFAULT_SCENARIO))
         settings.update(params)
         super().__init__(**settings)
-        # How a torch result reaches the state: inline on the worker by default; the page hands
-        # it to its session's thread (Bokeh's next-tick callback).
-        self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
-        self._generation = 0  # bumped at every published snapshot; a torch result must match it
+        # How this session's results reach its thread: at once on the worker by default; the
+        # page hands them to its session's thread. Its model states share it (`handover`).
+        self.handover = jobs.HandOver()
         self._shown: Settings | None = None  # the settings of the snapshot shown
-        self._runner = pipeline.BackgroundRunner(lambda: self._generation, self._deliver)
+        # Torch calls: one at a time, and a published snapshot makes any under way stale.
+        self._torch = jobs.LatestJob(
+            pipeline.TORCH_POOL.submit,
+            lambda work: self.handover(work),
+            failed=lambda failure: self._finish(None, failure),
+        )
         self._applying = False
         self.param.watch(self._on_change, list(INPUTS))
         if not self._recompute():
@@ -228,21 +231,30 @@ class LabState(param.Parameterized):
             done = pipeline.finished_background(settings)  # another session's torch result
             if done is not None:
                 snap, backend = done, ""
-        self._generation += 1
         self._shown = settings
+        self._torch.drop()  # a torch result still on its way was for older settings
         with param.edit_constant(self):
             self.param.update(snapshot=snap, error="", running=backend)
         if backend:
-            self._runner.start(self._generation, settings)
+            self._torch.submit(self._compute_in_background, settings)
 
     # -------------------------------------------------------------------- torch, off the thread
 
-    def _deliver(self, generation: int, snap: LabSnapshot | None, failure: str) -> None:
-        self.deliver(functools.partial(self._finish, generation, snap, failure))
+    @property
+    def deliver(self) -> jobs.Deliver:
+        """The hand-over to the session's thread (the page may set its own)."""
+        return self.handover
 
-    def _finish(self, generation: int, snap: LabSnapshot | None, failure: str) -> None:
-        if generation != self._generation:
-            return  # a newer change is on screen (and has its own call, if any)
+    @deliver.setter
+    def deliver(self, to: jobs.Deliver) -> None:
+        self.handover.to = to
+
+    def _compute_in_background(self, ticket: jobs.Ticket, settings: Settings) -> None:
+        """On the torch pool: the background backend's snapshot, shown unless stale by then."""
+        snap, failure = pipeline.background_call(settings)
+        ticket.deliver(self._finish, snap, failure)
+
+    def _finish(self, snap: LabSnapshot | None, failure: str) -> None:
         with param.edit_constant(self):
             shown = snap if snap is not None else replace(self.snapshot, notice=failure)
             self.param.update(snapshot=shown, running="")
@@ -250,7 +262,11 @@ class LabState(param.Parameterized):
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no torch call is running or waiting (a notebook's or a test's way to see
         the torch result); True if the lab is idle."""
-        return self._runner.settle(timeout)
+        return self._torch.settle(timeout)
+
+    def close(self) -> None:
+        """The page closed: drop the torch call under way; nothing more arrives."""
+        self._torch.stop()
 
     def _set_error(self, message: str) -> None:
         with param.edit_constant(self):

@@ -15,18 +15,17 @@ A page's forwards never run on the server's event loop. `try_update` computes at
 notebook, a test, a lesson step that measures right after). `request` is the page's way: the
 same checks at once (a refusal is named at once), and when the change needs a forward that is
 not cached (SmolLM2 on a 441-token text: two seconds), it runs on `model_runs.POOL` through a
-`pipeline.BackgroundRunner`, as a lab's torch backend does. Meanwhile the settings wait as the
+`jobs.LatestJob`, as a lab's torch backend does. Meanwhile the settings wait as the
 newest request (`wanted()`; the address already names them), `running` says what is computed,
-and the head shown stays whole; the runs then come back through `deliver` to the session's own
+and the head shown stays whole; the runs then come back through `handover` to the session's own
 thread and are shown, unless a newer request came first (the newest wins). `settle()` waits
 for the worker. An experiment on a page runs the same way (`request_experiment`).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -34,8 +33,8 @@ import numpy as np
 import param
 
 from app.patches.param_values import check_value
-from app.state import head_patterns, model_runs, settings_schema
-from app.state.pipeline import BackgroundRunner, dimension_sweep_of
+from app.state import head_patterns, jobs, model_runs, settings_schema
+from app.state.pipeline import dimension_sweep_of
 from engine import trained
 from engine.heads import head_snapshot, token_probability
 from engine.snapshot import TEMPERATURE_RANGE
@@ -206,7 +205,7 @@ class ModelState(param.Parameterized):
         "backend",
     )
 
-    def __init__(self, **params):
+    def __init__(self, *, handover: jobs.HandOver | None = None, **params):
         name = params.get("model", "binding")
         model = trained.load(name)
         base = {
@@ -216,10 +215,10 @@ class ModelState(param.Parameterized):
             "head": model.retrieval_head[1],
         }
         super().__init__(**(base | params))
-        # How a request's runs reach the state: None computes them at once, on the caller's
-        # thread (a notebook, a test); the page sets its session's hand-over
-        # (app/page/session_thread.py), and `request` then runs forwards on the worker.
-        self.deliver: Callable[[Callable[[], None]], None] | None = None
+        # How a request's runs reach the state, shared with the session's lab: until a page
+        # points it at its session's thread, runs are computed at once on the caller's thread
+        # (a notebook, a test); once it does, `request` runs forwards on the worker.
+        self.handover = handover or jobs.HandOver()
         self._busy = False
         self._pending: dict[str, object] = {}
         self._pending_link = False
@@ -227,12 +226,14 @@ class ModelState(param.Parameterized):
         self._grid_cache: dict[str, tuple] = {}
         # The newest request while its runs are computed (settings, as `try_update` takes them).
         self._asked: dict[str, object] | None = None
-        self._generation = 0  # bumped at each request sent off and each run shown
         # (model, text, query, backend) and the plain run of the head shown: a long text's run
         # is too large for the process's cache, and another head of it needs no new forward.
         self._held = None
-        self._runner = BackgroundRunner(
-            lambda: self._generation, self._ran, call=_call, pool=model_runs.POOL
+        # The request's runs: one at a time, and a run shown meanwhile makes them stale.
+        self._runs = jobs.LatestJob(
+            model_runs.POOL.submit,
+            lambda work: self.handover(work),
+            failed=lambda failure: self._arrived(None, failure),
         )
         self.param.watch(self._on_change, list(self.INPUTS))
         if not self._recompute():
@@ -264,9 +265,9 @@ class ModelState(param.Parameterized):
 
     def request(self, **settings) -> bool:
         """`try_update` for a page: refused values are named at once, and a change that needs a
-        forward not yet computed runs it off the session's thread (when `deliver` is set). True
-        when the change is shown or on its way."""
-        return self._update(settings, off_loop=self.deliver is not None)
+        forward not yet computed runs it off the session's thread (once a page serves
+        `handover`). True when the change is shown or on its way."""
+        return self._update(settings, off_loop=self.handover.served)
 
     def _update(self, settings: Mapping[str, object], *, off_loop: bool) -> bool:
         current = self.wanted()
@@ -313,8 +314,7 @@ class ModelState(param.Parameterized):
         if runs is None:
             # The settings wait with the earlier request's (one request: the newest wins).
             self._asked = (self._asked or {}) | settings
-            self._generation += 1
-            self._runner.start(self._generation, asked)
+            self._runs.submit(self._compute_runs, asked)
             words = self._running_words(asked)
             if self.running != words:
                 with param.edit_constant(self):
@@ -330,15 +330,23 @@ class ModelState(param.Parameterized):
 
     # ---------------------------------------------------------------- runs off the thread
 
-    def _ran(self, generation: int, result, failure: str) -> None:
-        """On the worker: hand the request's runs to the session's thread."""
-        deliver = self.deliver or (lambda work: work())
-        deliver(functools.partial(self._arrived, generation, result, failure))
+    @property
+    def deliver(self) -> jobs.Deliver | None:
+        """The hand-over to the session's thread; None until a page sets one."""
+        return self.handover if self.handover.served else None
 
-    def _arrived(self, generation: int, result, failure: str) -> None:
-        """On the session's thread: show the newest request's runs (an older one is dropped)."""
-        if generation != self._generation:
-            return  # a newer request came (it has its own call) or a change was shown since
+    @deliver.setter
+    def deliver(self, to: jobs.Deliver | None) -> None:
+        # This state's own hand-over from now on (the session's lab keeps its own).
+        self.handover = jobs.HandOver(to)
+
+    def _compute_runs(self, ticket: jobs.Ticket, asked: _Asked) -> None:
+        """On the worker: the request's runs, handed to the session's thread."""
+        ticket.deliver(self._arrived, *_call(asked))
+
+    def _arrived(self, result, failure: str) -> None:
+        """On the session's thread: show the newest request's runs (a stale one never comes:
+        a newer request, or a change shown since, dropped it)."""
         settings, self._asked = self._asked or {}, None
         with param.edit_constant(self):
             self.running = ""
@@ -363,7 +371,11 @@ class ModelState(param.Parameterized):
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no request's runs are being computed (a test's or a notebook's way to
         see them); True if idle. Their hand-over to the session's thread may still be queued."""
-        return self._runner.settle(timeout)
+        return self._runs.settle(timeout)
+
+    def close(self) -> None:
+        """The page closed: drop the runs under way; nothing more arrives."""
+        self._runs.stop()
 
     @staticmethod
     def _running_words(asked: _Asked) -> str:
@@ -395,7 +407,7 @@ class ModelState(param.Parameterized):
         """Forget the request whose runs are being computed (its result will be dropped)."""
         if self._asked is not None:
             self._asked = None
-            self._generation += 1
+            self._runs.drop()
             with param.edit_constant(self):
                 self.running = ""
 
@@ -580,7 +592,7 @@ class ModelState(param.Parameterized):
             answer_after=edited.answer,
         )
         # Shown now: a request still computed for older settings is dropped when it arrives.
-        self._generation += 1
+        self._runs.drop()
         self._asked = None
         with param.edit_constant(self):
             self.param.update(
@@ -663,10 +675,10 @@ class ModelState(param.Parameterized):
         return result
 
     def request_experiment(self, name: str) -> bool:
-        """`run_experiment` for a page: with `deliver` set, the experiment and the run of its
+        """`run_experiment` for a page: with `handover` served, the experiment and the run of its
         edit are computed off the session's thread, and its row and its edit are shown together
         when they arrive (a newer request replaces it, as any request). False when refused."""
-        if self.deliver is None:
+        if not self.handover.served:
             return self.run_experiment(name) is not None
         values = self.wanted()
         return self._ask({}, values, off_loop=True, experiment=name)
@@ -758,7 +770,7 @@ class ModelState(param.Parameterized):
             "head": model.retrieval_head[1],
             "query": None,
         } | self.fresh()
-        # On a page (`deliver` set) the runs of the link's head are computed off the session's
+        # On a page (`handover` served) the runs of the link's head are computed off the session's
         # thread: each setting below is still checked, and refused, at once.
         self.request(**start)
         # The program first (positions and heads refer to it), then each setting on its own, so

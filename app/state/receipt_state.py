@@ -7,24 +7,21 @@ map again after each batch with the exact values found so far, until `VERIFY` he
 The work runs on its own worker, not the maps' (`causal_state`'s): behind another session's
 exact map (10 s for 16 tokens, minutes for 441) no student would see an estimate. It is one
 short task per step, so every session's receipt advances in turn; results reach the page
-through `deliver`, as the maps' do. A newer sentence supersedes the older one: its tasks stop
-at their next step, and anything they still hand over is dropped (each carries its
-generation). `settle()` waits for the worker in a notebook or a test.
+through the session's `handover`, as the maps' do (a `jobs.LatestJob`, each batch a step of the
+same work). A newer sentence supersedes the older one: its tasks stop at their next step, and
+anything they still hand over is dropped. `settle()` waits for the worker in a notebook or a
+test, `close()` drops the work when the page closes.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import param
 
-from app.state import attribution_runs, model_runs
+from app.state import attribution_runs, jobs, model_runs
 from app.state.map_cost import time_left
-from engine.trained import causal
 
 # One worker per process, beside the maps' one: its tasks are short (a backward, two ablations),
 # and a student who edits a sentence is waiting for them.
@@ -48,10 +45,10 @@ class ReceiptState(param.Parameterized):
     def __init__(self, mstate, **params):
         super().__init__(**params)
         self._m = mstate
-        self.deliver: Callable[[Callable[[], None]], None] = lambda finish: finish()
-        self._generation = 0
-        self._idle = threading.Condition()
-        self._tasks = 0
+        # Results reach the session's thread as its model's runs do (the session's hand-over).
+        self.handover = mstate.handover
+        # A new sentence makes the older one's estimate and checks stale.
+        self._job = jobs.LatestJob(POOL.submit, self._hand_over, failed=self._failed)
         self._where = None
         self._since: float | None = None  # when the estimate was shown and the checks began
         # The run, not the text: it is published after the settings, with its query position;
@@ -87,62 +84,61 @@ class ReceiptState(param.Parameterized):
         if where == self._where and not force:
             return
         self._where = where
-        self._generation += 1
+        self._job.drop()
         self._set(amap=None, planned=0, error="")
         if self.following and where is not None:
-            self._submit(self._estimate, self._generation, where)
+            self._job.submit(self._estimate, where)
+
+    @property
+    def deliver(self) -> jobs.Deliver:
+        """The hand-over to the session's thread (the page may set this state's own)."""
+        return self.handover
+
+    @deliver.setter
+    def deliver(self, to: jobs.Deliver) -> None:
+        self.handover = jobs.HandOver(to)
+
+    def _hand_over(self, work) -> None:
+        self.handover(work)  # read when work arrives: the page may set `deliver` after us
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until none of this state's tasks is queued or at work; True if idle."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._tasks == 0, timeout)
+        return self._job.settle(timeout)
+
+    def close(self) -> None:
+        """The page closed: drop the estimate and checks under way; nothing more arrives."""
+        self._job.stop()
 
     # ---------------------------------------------------------------- on the worker
+    # A task for a superseded sentence does no work at all; one under way stops at its next
+    # layer (`causal.Cancelled`, which the job drops with everything else of a stale ticket).
 
-    def _submit(self, task, *args) -> None:
-        with self._idle:
-            self._tasks += 1
-        POOL.submit(self._guarded, task, *args)
-
-    def _guarded(self, task, generation, *args) -> None:
-        try:
-            if generation == self._generation:  # a superseded task does no work at all
-                task(generation, *args)
-        except causal.Cancelled:
-            pass  # a newer sentence arrived mid-batch
-        except Exception as exc:  # noqa: BLE001 - the page stays up and says what failed
-            message = f"{type(exc).__name__}: {exc}"
-            self.deliver(functools.partial(self._show, generation, error=message))
-        finally:
-            with self._idle:
-                self._tasks -= 1
-                self._idle.notify_all()
-
-    def _estimate(self, generation, where) -> None:
+    def _estimate(self, ticket: jobs.Ticket, where) -> None:
         # One forward for the whole receipt: a long text's run is too large for the run cache,
         # so the batches carry it (each made its own, seconds each on 400 tokens).
         plain = attribution_runs.plain_run(*where)
         attribution_runs.query_rows(*where, run=plain)  # what the page draws the estimate with
         amap = attribution_runs.estimate(*where, run=plain)
         heads = [(r.layer, r.head) for r in amap.ranked()[:VERIFY]]
-        self.deliver(functools.partial(self._show, generation, amap=amap, planned=len(heads)))
-        self._submit(self._check, generation, where, amap, heads, {}, plain)
+        ticket.deliver(self._show, amap=amap, planned=len(heads))
+        ticket.then(self._check, where, amap, heads, {}, plain)
 
-    def _check(self, generation, where, amap, heads, found, plain) -> None:
+    def _check(self, ticket: jobs.Ticket, where, amap, heads, found, plain) -> None:
         batch = heads[len(found) : len(found) + BATCH]
-        stale = lambda: generation != self._generation  # noqa: E731 - read at each layer
-        found = found | attribution_runs.exact(*where, batch, cancel=stale, run=plain)
-        self.deliver(functools.partial(self._show, generation, amap=amap.with_exact(found)))
-        if len(found) < len(heads):
-            self._submit(self._check, generation, where, amap, heads, found, plain)
+        found = found | attribution_runs.exact(*where, batch, cancel=ticket.stale, run=plain)
+        ticket.deliver(self._show, amap=amap.with_exact(found))
+        if len(found) < len(heads):  # the next batch waits behind other sessions' tasks
+            ticket.then(self._check, where, amap, heads, found, plain)
 
     # ---------------------------------------------------------------- on the session
 
-    def _show(self, generation, **values) -> None:
-        if generation == self._generation:
-            if "planned" in values:  # the estimate: the checks start now
-                self._since = time.monotonic()
-            self._set(**values)
+    def _show(self, **values) -> None:
+        if "planned" in values:  # the estimate: the checks start now
+            self._since = time.monotonic()
+        self._set(**values)
+
+    def _failed(self, failure: str) -> None:
+        self._set(error=failure)
 
     def _set(self, **values) -> None:
         with param.edit_constant(self):

@@ -48,8 +48,9 @@ class SourceSwitch(param.Parameterized):
         if self._model is None:
             from app.state.model_state import ModelState
 
-            self._model = ModelState()
-            self._model.deliver = self.deliver
+            self._model = ModelState(handover=self.lab.handover)  # the session's one hand-over
+            if self.deliver is not None:  # a hand-over of the model's own (the page's, until it
+                self._model.deliver = self.deliver  # points the lab's `handover` at its thread)
             self._model.param.watch(self._follow, ["snapshot", "error"])
             self._model.param.watch(self._follow_loading, ["loading", "load_fraction", "running"])
         return self._model

@@ -296,3 +296,56 @@ def test_a_new_map_replaces_the_sessions_older_one():
     for finish in held:
         finish()
     assert c.causal is None and c.patching is not None and c.running == "" and c.error == ""
+
+
+# ------------------------------------------------------------------------------ one hand-over
+
+
+def test_one_hand_over_serves_the_sessions_model_its_maps_and_its_receipt():
+    from app.state.causal_state import LOOKING
+    from app.state.lab_state import LabState
+    from app.state.receipt_state import ReceiptState
+    from app.state.sources import SourceSwitch
+
+    lab = LabState()
+    sources = SourceSwitch(lab)
+    held: list = []
+    lab.handover.to = held.append  # the page's one wiring
+    m = sources.model
+    c, r = CausalState(m), ReceiptState(m, following=True)
+    assert m.handover is c.handover is r.handover is lab.handover
+    first = m.text
+    assert m.request(text=OTHER)  # served: its forward runs on the worker
+    assert m.settle(60) and c.settle(60) and r.settle(60)
+    assert m.text == first and c.change == LOOKING and r.amap is None and held
+    while held:
+        held.pop(0)()
+        for state in (m, c, r):
+            assert state.settle(60)
+    assert m.text == OTHER and c.change != LOOKING and r.complete
+
+
+def test_a_closed_page_is_handed_nothing_more(page, gated):
+    m, held = page
+    _, gate, _ = gated
+    assert m.request(text=OTHER)
+    m.close()
+    gate.set()
+    assert m.settle(60)
+    assert held == [] and m.text == PROGRAM
+
+
+def test_a_closed_pages_maps_and_suggestion_hand_nothing_over():
+    from app.state.causal_state import LOOKING, TURNS
+
+    m = ModelState(text=PROGRAM)
+    gate = threading.Event()
+    TURNS.submit(object(), gate.wait, 60)  # the worker is busy with another session's map
+    c = CausalState(m)
+    held: list = []
+    c.deliver = held.append
+    c.measure()
+    c.close()
+    gate.set()
+    assert c.settle(60)
+    assert held == [] and c.change == LOOKING and c.causal is None

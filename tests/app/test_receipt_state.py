@@ -140,7 +140,7 @@ def test_the_causal_tab_estimates_when_opened_and_checks_against_the_whole_map()
     assert "rank correlation" in text and "Every head's estimate is suspect here" in text
     assert "Against" not in text  # the exact map is not measured yet
     c.measure()
-    assert c.settle(60), (c._busy, c._suggesting, c.error)
+    assert c.settle(60), (c.running, c.message, c.error)
     assert (
         "Against <b>Measure every head</b> (all 4 removed one at a time)"
         in view.receipt_text.object
