@@ -59,8 +59,8 @@ RUNS = BoundedCache(
     one_flight=True,
 )
 # The pages' forwards run here, off the event loop. A session has at most one call here at a time
-# (`pipeline.BackgroundRunner`: a newer request waits as its single queued call and replaces an
-# older one), so this first-come queue serves sessions in turn. Two workers: a forward keeps
+# (its `jobs.LatestJob`: a newer request waits in the job and replaces an older one), so this
+# first-come queue serves sessions in turn. Two workers: a forward keeps
 # about one core busy, and the other pages need the rest.
 POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="lab-model")
 log = logging.getLogger(__name__)
