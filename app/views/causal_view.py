@@ -45,6 +45,7 @@ from .headings import TITLE_CSS
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
 from .style import OKABE_ITO, add_glyph, add_hover, add_placed_labels, assign, f32, make_figure
+from .two_way import Echo
 
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
 NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
@@ -148,7 +149,7 @@ class CausalView(pn.viewable.Viewer):
 
     def __init__(self, cstate, mstate, rstate=None, **params):
         super().__init__(cstate=cstate, mstate=mstate, rstate=rstate, **params)
-        self._syncing = False
+        self._echo = Echo()  # while the pickers follow the state, what they report is its echo
         self.token = pn.widgets.Select(label="Weight on the token", sizing_mode="stretch_width")
         self.measure = pn.widgets.Button(label="Measure every head", color="primary")
         self.stop = pn.widgets.Button(label="Stop", color="light", disabled=True)
@@ -294,8 +295,7 @@ class CausalView(pn.viewable.Viewer):
             chosen = cmap.token if cmap else self.cstate.open_token()
         # Choices.js draws a label as HTML: escaped, a token such as "<bos>" shows as itself.
         upto = {html.escape(k): i for k, i in options.items() if i <= run.query_position}
-        self._syncing = True
-        try:
+        with self._echo.writing():
             if self.positions.options != upto:
                 self.positions.options = upto
             self.positions.value = [p for p in self.cstate.positions if p in upto.values()]
@@ -303,18 +303,16 @@ class CausalView(pn.viewable.Viewer):
                 self.token.options = options
             if chosen is not None:  # None: a switch of model under way (run and head in turn)
                 self.token.value = chosen
-        finally:
-            self._syncing = False
 
     def _token_picked(self, event) -> None:
-        if self._syncing or event.new is None or event.new == self.cstate.token:
+        if self._echo.active or event.new is None or event.new == self.cstate.token:
             return
         self.cstate.token = int(event.new)
         if self.cstate.causal is not None:
             self.cstate.measure()  # the ablations are cached: only the weights are read again
 
     def _positions_picked(self, event) -> None:
-        if not self._syncing:
+        if not self._echo.active:
             self.cstate.positions = sorted(int(p) for p in event.new)
 
     def _typed_changed(self) -> None:

@@ -57,6 +57,7 @@ from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText
 from .style import add_hover, f32, make_figure
+from .two_way import Echo
 
 GRID_CSS = attention_lab_assets.read_text("components", "head-grid.css")
 # Light (weight 0) to dark blue (weight 1); the query row's future in grey, gutters white.
@@ -103,7 +104,7 @@ class QueryPicker(pn.viewable.Viewer):
 
     def __init__(self, mstate, **params):
         super().__init__(mstate=mstate, **params)
-        self._busy = False
+        self._echo = Echo()  # while update writes the slider, what it reports is its echo
         self.slider = pn.widgets.IntSlider(
             label=MODEL_FIELDS["query"].label,
             start=0,
@@ -133,7 +134,7 @@ class QueryPicker(pn.viewable.Viewer):
             self.update()
 
     def _picked(self, event) -> None:
-        if not self._busy and event.new is not None:
+        if not self._echo.active and event.new is not None:
             self.send(int(event.new))
 
     def update(self) -> None:
@@ -141,11 +142,8 @@ class QueryPicker(pn.viewable.Viewer):
         if run is None:
             return
         n, q = len(run.tokens), run.query_position
-        self._busy = True
-        try:
+        with self._echo.writing():
             self.slider.param.update(end=max(1, n - 1), value=q, disabled=n < 2)
-        finally:
-            self._busy = False
         self.last.visible = q != n - 1
         where = "the last token" if q == n - 1 else f"token {q + 1} of {n}"
         self.note.object = html.escape(

@@ -18,6 +18,7 @@ from app.patches.panel_events import respond_at_once
 from app.state.lab_state import LabState
 
 from .pairs import pair_labels
+from .two_way import Echo
 
 INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
 
@@ -53,7 +54,7 @@ class PairRows(pn.viewable.Viewer):
 
     def __init__(self, state, **params):
         super().__init__(state=state, **params)
-        self._busy = False
+        self._echo = Echo()  # while refresh writes the rows, their reports are its echo
         self._made: list[PairRow] = []  # every row made so far; the first len(keys) are shown
         self._rows: list[PairRow] = []
         self._column = pn.Column(sizing_mode="stretch_width", margin=0, css_classes=["lab-pairs"])
@@ -73,8 +74,7 @@ class PairRows(pn.viewable.Viewer):
             for i, row in enumerate(self._made):
                 row.layout.visible = i < n
         labels = pair_labels(state)
-        self._busy = True
-        try:
+        with self._echo.writing():
             for i, row in enumerate(self._rows):
                 legal = bool(mask[i]) if i < len(mask) else True
                 text = f"{labels[i]}: takes part" if legal else f"{labels[i]}: masked"
@@ -83,20 +83,18 @@ class PairRows(pn.viewable.Viewer):
                 row.kx.value, row.ky.value = float(keys[i][0]), float(keys[i][1])
                 row.vx.value, row.vy.value = float(values[i][0]), float(values[i][1])
                 row.legal.value = legal
-        finally:
-            self._busy = False
 
     # -- widgets -> state ---------------------------------------------------------------------
     def edit_key(self, i, row):
-        if not self._busy and None not in (row.kx.value, row.ky.value):
+        if not self._echo.active and None not in (row.kx.value, row.ky.value):
             self.state.set_key(i, float(row.kx.value), float(row.ky.value))
 
     def edit_value(self, i, row):
-        if not self._busy and None not in (row.vx.value, row.vy.value):
+        if not self._echo.active and None not in (row.vx.value, row.vy.value):
             self.state.set_value(i, float(row.vx.value), float(row.vy.value))
 
     def edit_mask(self, i, legal):
-        if self._busy:
+        if self._echo.active:
             return
         mask = list(self.state.mask)
         if i < len(mask) and bool(mask[i]) != bool(legal):

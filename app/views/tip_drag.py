@@ -9,9 +9,10 @@ wrapped into the angle's bounds). The browser's preview (app/js/pipeline.js) mir
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 
 import numpy as np
+
+from .two_way import Echo
 
 DRAG_FLUSH_MS = 50
 # A dragged tip reaches the state rounded to 4 decimals: a tip within this of the drawn point
@@ -26,7 +27,7 @@ class TipDrag:
         self._state = state
         self._figures = figures
         self.draggable = True  # False: a trained head, whose planes are not settings
-        self._writing = False
+        self._drawing = Echo()  # the server writes the sources: their changes are not drags
         self._pending: dict[str, dict] = {}
         # The page numbers the tips it sends (app/js/preview.js). `synced`: the last one the
         # state has taken (or dropped for a later change), drawn into the preview's settings;
@@ -34,7 +35,7 @@ class TipDrag:
         self._received = 0
         self.synced = 0
         self._scheduled = False
-        self._flushing = False
+        self._flushing = Echo()  # a flush sets the state: that change is the drag's own
         state.param.watch(self._set_elsewhere, ["keys", "values", "angle"])
         # Tip positions as last drawn: a drag changes only the rows that moved away from these
         # (with "normalise" on, drawn keys differ from the stored ones, and must not be written).
@@ -47,14 +48,9 @@ class TipDrag:
         """Take the moves of the handles in `source` ("key", "value" or "query")."""
         source.on_change("data", self._changed(kind))
 
-    @contextmanager
     def writing(self):
         """The server writes the sources: their changes are not drags."""
-        self._writing = True
-        try:
-            yield
-        finally:
-            self._writing = False
+        return self._drawing.writing()
 
     def set_tips(self, kind: str, source, points: np.ndarray) -> None:
         """Draw the handles of `kind` at `points`, unless they are there already."""
@@ -71,7 +67,7 @@ class TipDrag:
 
     def _changed(self, kind):
         def callback(attr, old, new):
-            if self._writing:
+            if self._drawing.active:
                 return
             self._received = max([self._received, *(int(n) for n in new.get("sync", ()))])
             self._pending[kind] = {k: list(v) for k, v in new.items()}
@@ -89,7 +85,7 @@ class TipDrag:
     def _set_elsewhere(self, *events) -> None:
         """A reset, a scenario, a swap or a typed value set what a waiting drag would set: the
         drag came first, and applied after it on its flush it would undo that change."""
-        if not self._flushing:
+        if not self._flushing.active:
             self._pending.clear()
             self.synced = self._received  # answered by this change's drawing
 
@@ -100,11 +96,8 @@ class TipDrag:
         self.synced = self._received  # taken now: the drawing this flush causes says so
         if not self.draggable:
             return  # a trained head's planes are not settings
-        self._flushing = True
-        try:
+        with self._flushing.writing():
             self._apply(pending)
-        finally:
-            self._flushing = False
 
     def _apply(self, pending: dict[str, dict]) -> None:
         state = self._state
