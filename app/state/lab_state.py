@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 import param
 
-from app.patches.param_values import CheckedParameter, check_value
+from app.patches.param_values import check_value
 from app.state import jobs, pipeline, settings_schema
 from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public names
     EVERY_KEY_MASKED,
@@ -38,80 +38,48 @@ from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public n
     available_backends,
     listed_backends,
 )
+from app.state.setting_params import parameter_for, plain
 from engine.scenarios import SCENARIOS, get_scenario
 from engine.snapshot import SWEEP_TEMPERATURES, TEMPERATURE_RANGE, LabSnapshot  # noqa: F401
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
-FIELDS = settings_schema.make_fields(tuple(SCENARIOS))
-
-
-# ------------------------------------------------------------------------------ custom params
-
-
-class _Setting(CheckedParameter):
-    """A list-valued setting checked with the same rules as a URL or JSON import."""
-
-    __slots__ = ["field"]
-
-    def __init__(self, default, *, field: settings_schema.Field, **kw):
-        self.field = field
-        super().__init__(default=default, instantiate=True, **kw)
-
-    def check(self, val) -> None:
-        try:
-            settings_schema.check_json(self.field, _plain(val))
-        except ValueError as exc:
-            raise ValueError(f"Parameter {self.name!r}: {exc}") from None
-
-
-def _plain(val):
-    """Tuples, NumPy arrays and NumPy scalars -> the JSON-shaped Python values the checks expect."""
-    if isinstance(val, np.ndarray):
-        return val.tolist()
-    if isinstance(val, list | tuple):
-        return [_plain(v) for v in val]
-    if isinstance(val, np.bool_):
-        return bool(val)
-    if isinstance(val, np.integer):
-        return int(val)
-    if isinstance(val, np.floating):
-        return float(val)
-    return val
+FIELDS = settings_schema.FIELDS  # every setting's declaration, in URL order
+INPUTS = tuple(FIELDS)
+# What no scenario sets: loading one puts these settings back here.
+UNSET_BY_SCENARIOS = {"angle": 0.0, "seed": 0, "normalise": False}
 
 
 def _scenario_settings(name: str) -> dict[str, object]:
-    """Every setting a scenario defines, as validated plain values (the reset target)."""
+    """Every setting a scenario defines, as validated plain values (the reset target): those it
+    stores under their own names (engine/scenarios.py) and those that follow from it."""
     sc = get_scenario(name)
-    n = len(sc.keys)
-    settings = {
+    n = sc.n_keys
+    follow = {
         "scenario": name,
-        "temperature": float(sc.temperature),
-        "d_k": int(sc.d_k),
-        "scale": bool(sc.scale),
-        "angle": 0.0,
-        "causal": bool(sc.causal),
-        "query_position": int(n - 1 if sc.query_position is None else sc.query_position),
-        "seed": 0,
-        "normalise": False,
-        "distractors": int(sc.distractors),
-        "distractor_norm": float(sc.distractor_norm),
-        "distractor_similarity": float(sc.distractor_similarity),
+        "query_position": n - 1 if sc.query_position is None else sc.query_position,
         "null_route": sc.null_threshold is not None,
-        "null_threshold": float(sc.null_threshold or 0.0),
-        "keys": np.asarray(sc.keys, dtype=float).tolist(),
-        "values": np.asarray(sc.values, dtype=float).tolist(),
-        "mask": [True] * n if sc.legal is None else [bool(b) for b in sc.legal],
-        "labels": [settings_schema.clean_label(str(lab)) for lab in sc.labels],
+        "null_threshold": sc.null_threshold or 0.0,
+        "mask": [True] * n if sc.legal is None else sc.legal,
     }
-    return {name: settings_schema.check_json(FIELDS[name], v) for name, v in settings.items()}
+    stored = {key: getattr(sc, key) for key in FIELDS if hasattr(sc, key)}
+    settings = UNSET_BY_SCENARIOS | stored | follow
+    return {
+        key: settings_schema.check_json(FIELDS[key], plain(settings[key]))
+        for key in FIELDS
+        if key in settings
+    }
 
 
 def default_labels(n: int) -> list[str]:
     return [f"key {i + 1}" for i in range(n)]
 
 
-_D0 = _scenario_settings(DEFAULT_SCENARIO)
-INPUTS = tuple(FIELDS)  # every setting, in URL order
+_DEFAULTS = _scenario_settings(DEFAULT_SCENARIO) | {"backend": "numpy"}
+
+
+def _declared(name: str, **kw) -> param.Parameter:
+    """Setting `name`'s parameter: its field's kind and bounds, the default scenario's value."""
+    return parameter_for(FIELDS[name], _DEFAULTS[name], **kw)
 
 
 class LabState(param.Parameterized):
@@ -122,44 +90,28 @@ class LabState(param.Parameterized):
     `apply_query_params`. Edits through the methods never raise: a bad argument sets `error`.
     """
 
-    scenario = param.Selector(default=DEFAULT_SCENARIO, objects=list(SCENARIOS))
-    temperature = param.Number(default=_D0["temperature"], bounds=TEMPERATURE_RANGE)
-    d_k = param.Integer(
-        default=_D0["d_k"], bounds=(settings_schema.D_K_MIN, settings_schema.D_K_MAX)
+    # The settings, declared in app/state/settings_schema.py (make_fields), in URL order.
+    scenario = _declared("scenario")
+    temperature = _declared("temperature")
+    d_k = _declared("d_k")
+    scale = _declared("scale")
+    angle = _declared("angle", doc="degrees")
+    causal = _declared("causal")
+    query_position = _declared(
+        "query_position", doc="sequence position of the query: causal hides keys after it"
     )
-    scale = param.Boolean(default=_D0["scale"])
-    angle = param.Number(
-        default=0.0, bounds=(settings_schema.ANGLE_MIN, settings_schema.ANGLE_MAX), doc="degrees"
-    )
-    causal = param.Boolean(default=_D0["causal"])
-    query_position = param.Integer(
-        default=_D0["query_position"],
-        bounds=(0, settings_schema.MAX_PAIRS - 1),
-        doc="sequence position of the query: causal hides keys after it",
-    )
-    seed = param.Integer(default=0, bounds=(0, settings_schema.SEED_MAX))
-    normalise = param.Boolean(default=False, doc="unit-length query and keys")
-    distractors = param.Integer(
-        default=_D0["distractors"], bounds=(0, settings_schema.MAX_DISTRACTORS)
-    )
-    distractor_norm = param.Number(
-        default=_D0["distractor_norm"],
-        bounds=(settings_schema.DISTRACTOR_NORM_MIN, settings_schema.DISTRACTOR_NORM_MAX),
-    )
-    distractor_similarity = param.Number(
-        default=_D0["distractor_similarity"],
-        bounds=(settings_schema.SIMILARITY_MIN, settings_schema.SIMILARITY_MAX),
-    )
-    null_route = param.Boolean(default=_D0["null_route"])
-    null_threshold = param.Number(
-        default=_D0["null_threshold"],
-        bounds=(settings_schema.NULL_THRESHOLD_MIN, settings_schema.NULL_THRESHOLD_MAX),
-    )
-    backend = param.Selector(default="numpy", objects=list(settings_schema.BACKENDS))
-    keys = _Setting(_D0["keys"], field=FIELDS["keys"])
-    values = _Setting(_D0["values"], field=FIELDS["values"])
-    mask = _Setting(_D0["mask"], field=FIELDS["mask"], doc="True = the key takes part")
-    labels = _Setting(_D0["labels"], field=FIELDS["labels"])
+    seed = _declared("seed")
+    normalise = _declared("normalise", doc="unit-length query and keys")
+    distractors = _declared("distractors")
+    distractor_norm = _declared("distractor_norm")
+    distractor_similarity = _declared("distractor_similarity")
+    null_route = _declared("null_route")
+    null_threshold = _declared("null_threshold")
+    backend = _declared("backend")
+    keys = _declared("keys")
+    values = _declared("values")
+    mask = _declared("mask", doc="True = the key takes part")
+    labels = _declared("labels")
 
     # Derived, read-only for the UI (watch them to redraw or to notify).
     snapshot = param.Parameter(default=None, constant=True, doc="last valid LabSnapshot")
@@ -200,7 +152,7 @@ class LabState(param.Parameterized):
 
     def settings(self) -> dict[str, object]:
         """The current value of every setting (plain Python values)."""
-        return {name: _plain(getattr(self, name)) for name in INPUTS}
+        return {name: plain(getattr(self, name)) for name in INPUTS}
 
     def frozen_settings(self) -> Settings:
         """The current settings as the pipeline's hashable key."""
@@ -325,7 +277,7 @@ class LabState(param.Parameterized):
     def _point(self, what: str, x, y) -> list[float] | None:
         try:
             pair = settings_schema.check_json(
-                settings_schema.Field(what, "pairs"), [[_plain(x), _plain(y)]]
+                settings_schema.Field(what, "pairs"), [[plain(x), plain(y)]]
             )
         except ValueError as exc:
             self._refuse(str(exc))
@@ -432,7 +384,7 @@ class LabState(param.Parameterized):
         """Reorder the pairs: new pair i is old pair order[i] (keys, values, mask, labels)."""
         n = len(self.keys)
         try:
-            order = [int(i) for i in _plain(list(order))]
+            order = [int(i) for i in plain(list(order))]
         except (TypeError, ValueError):
             order = None
         if order is None or sorted(order) != list(range(n)):

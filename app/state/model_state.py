@@ -35,14 +35,15 @@ import param
 from app.patches.param_values import check_value
 from app.state import head_patterns, jobs, model_runs, settings_schema
 from app.state.pipeline import dimension_sweep_of
+from app.state.setting_params import parameter_for
+from app.state.settings_schema import MODEL_FIELDS
 from engine import trained
 from engine.heads import head_snapshot, token_probability
-from engine.snapshot import TEMPERATURE_RANGE
 
 MAX_TEXT_CHARS = settings_schema.MODEL_TEXT_CHARS
 ROTATE_BOUNDS = settings_schema.MODEL_ROTATE_RANGE
 # The address's keys, in order; their grammar is the scenarios' (app/state/settings_schema.py).
-URL_KEYS = tuple(settings_schema.make_model_fields(()))
+URL_KEYS = tuple(MODEL_FIELDS)
 # The lab's backend names (the scenarios' and a model's, one vocabulary: settings_schema's
 # BACKENDS) and the engine's for a model's run.
 ENGINE_BACKENDS = dict(
@@ -158,21 +159,25 @@ def short_title(name: str) -> str:
 class ModelState(param.Parameterized):
     """One session's trained-model source. Set parameters; read `snapshot`, `prediction`."""
 
-    model = param.String(default="binding")
-    text = param.String(default="")
-    layer = param.Integer(default=0, bounds=(0, None))
-    head = param.Integer(default=0, bounds=(0, None))
-    query = param.Integer(
-        default=None,
+    # The settings, declared in app/state/settings_schema.py (make_model_fields), in URL order.
+    # A layer, a head and a query position are checked against the model once it is known.
+    model = parameter_for(MODEL_FIELDS["model"], "binding")
+    text = parameter_for(MODEL_FIELDS["text"], "")
+    layer = parameter_for(MODEL_FIELDS["layer"], 0)
+    head = parameter_for(MODEL_FIELDS["head"], 0)
+    query = parameter_for(
+        MODEL_FIELDS["query"],
+        None,
         allow_None=True,
         doc="the query position the planes and the answer are for (None or -1: the last token)",
     )
-    head_temperature = param.Number(default=1.0, bounds=TEMPERATURE_RANGE)
-    rotate = param.Number(default=0.0, bounds=ROTATE_BOUNDS, doc="degrees, in the drawn plane")
-    masked = param.List(default=[], item_type=int, doc="positions hidden from this head")
-    ablated = param.List(default=[], item_type=str, doc='heads whose output is zeroed, "L.H"')
+    head_temperature = parameter_for(MODEL_FIELDS["head_temperature"], 1.0)
+    rotate = parameter_for(MODEL_FIELDS["rotate"], 0.0, doc="degrees, in the drawn plane")
+    masked = parameter_for(MODEL_FIELDS["masked"], [], doc="positions hidden from this head")
+    ablated = parameter_for(MODEL_FIELDS["ablated"], [], doc='heads whose output is zeroed, "L.H"')
+    backend = parameter_for(MODEL_FIELDS["backend"], "numpy", doc="where it runs")
+    # Not in the address: the edits a lesson step or an experiment adds.
     extra = param.List(default=[], doc="edits set by a lesson or an experiment, applied last")
-    backend = param.Selector(default="numpy", objects=list(ENGINE_BACKENDS), doc="where it runs")
 
     snapshot = param.Parameter(default=None, constant=True)
     prediction = param.Parameter(default=None, constant=True)
@@ -191,19 +196,7 @@ class ModelState(param.Parameterized):
         default=0.0, bounds=(0.0, 1.0), constant=True, doc="how far `loading` is, as last polled"
     )
 
-    INPUTS = (
-        "model",
-        "text",
-        "layer",
-        "head",
-        "query",
-        "head_temperature",
-        "rotate",
-        "masked",
-        "ablated",
-        "extra",
-        "backend",
-    )
+    INPUTS = (*MODEL_FIELDS, "extra")
 
     def __init__(self, *, handover: jobs.HandOver | None = None, **params):
         name = params.get("model", "binding")
