@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from itertools import product
@@ -186,8 +187,9 @@ def tiled(
 ) -> dict[str, Any]:
     """Online-softmax attention in (block_q x block_k) tiles; returns output and lse only.
 
-    Independent (batch entry, query block) tasks run in a thread pool when ``workers`` > 1:
-    NumPy's matmul and ufuncs release the GIL, so heads proceed in parallel. ``task_context``
+    Independent (batch entry, query block) tasks run on up to ``workers`` threads when it is
+    more than 1 (the caller's and the process's shared pool's, `run_in_lanes`): NumPy's matmul
+    and ufuncs release the GIL, so heads proceed in parallel. ``task_context``
     wraps every task (the NumPy backend uses it to keep BLAS to one thread per worker).
     """
     xp = rule.xp
@@ -217,12 +219,53 @@ def tiled(
     workers = default_workers() if workers is None else workers
     big = min(block_q, n_q) * n_k >= _THREAD_MIN_ENTRIES
     if workers > 1 and len(tasks) > 1 and big:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(run, tasks))
+        run_in_lanes(run, tasks, min(workers, len(tasks)))
     else:
         for task in tasks:
             run(task)
     return {"output": output, "lse": lse}
+
+
+# One pool for the process, made on first use and bounded by the cores: a pool per call started
+# and joined its threads on every call, and each session's concurrent calls added their own.
+_pool_guard = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_pid: int | None = None
+
+
+def shared_pool() -> ThreadPoolExecutor:
+    """The process's pool of `default_workers` threads for the tiled kernel's tasks. A forked
+    child gets a pool of its own: the parent's threads do not exist there."""
+    global _pool, _pool_pid
+    with _pool_guard:
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = ThreadPoolExecutor(default_workers(), thread_name_prefix="tiled-attention")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def run_in_lanes(run: Callable[[Any], None], tasks: list, lanes: int) -> None:
+    """``run`` on every task, in ``lanes`` lanes at once: the calling thread and lanes - 1
+    threads of the shared pool, each taking the next task until none is left (so a call never
+    uses more than ``lanes`` threads, and never waits on a pool busy with other calls alone)."""
+    pending = iter(tasks)
+    taking = threading.Lock()
+
+    def lane() -> None:
+        while True:
+            with taking:
+                task = next(pending, None)
+            if task is None:
+                return
+            run(task)
+
+    helpers = [shared_pool().submit(lane) for _ in range(lanes - 1)]
+    try:
+        lane()
+    finally:
+        wait(helpers)
+    for helper in helpers:
+        helper.result()  # a task's error, raised here
 
 
 def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:

@@ -183,3 +183,43 @@ def test_numpy_tiled_pins_blas_to_one_thread_per_worker():
         with threading["task_context"]():
             assert setter(1) == 1  # each task runs with a one-thread BLAS...
         assert setter(before) == 3  # ...and leaves the thread's count as it found it
+
+
+def test_tiled_runs_on_the_callers_thread_and_one_shared_pool():
+    # A pool per call started and joined threads on every call; the tasks now run on the
+    # calling thread and the process's one pool, never on more threads than asked for.
+    import threading
+
+    seen: list[set[str]] = []
+
+    class Where:
+        def __enter__(self):
+            seen[-1].add(threading.current_thread().name)
+
+        def __exit__(self, *exc):
+            return False
+
+    q, k, v = rand(4, 256, 8), rand(4, 512, 8, seed=1), rand(4, 512, 8, seed=2)
+    rule = kernels.LogitRule(sys.modules["array_api_compat.numpy"], 0.5)
+    for _ in range(3):
+        seen.append(set())
+        out = kernels.tiled(q, k, v, rule, workers=2, task_context=Where)
+        np.testing.assert_allclose(out["output"], kernels.reference(q, k, v, rule)["output"])
+        assert len(seen[-1]) <= 2
+    helpers = set().union(*seen) - {threading.current_thread().name}
+    assert all(name.startswith("tiled-attention") for name in helpers), helpers
+    assert len(helpers) <= kernels.default_workers()
+    assert kernels.shared_pool() is kernels.shared_pool()
+
+
+def test_a_failing_task_raises_in_the_caller_after_every_lane_stops():
+    finished = []
+
+    def run(task):
+        if task == 3:
+            raise ValueError("task 3")
+        finished.append(task)
+
+    with pytest.raises(ValueError, match="task 3"):
+        kernels.run_in_lanes(run, list(range(8)), 2)
+    assert sorted(finished) == [0, 1, 2, 4, 5, 6, 7]
