@@ -147,10 +147,12 @@ class Lab:
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         if served:
-            state.deliver = on_session_thread(self.doc)  # torch results come back here
-            # A model's runs (ModelState.request) too; a link's may arrive before the browser
-            # is connected, when Panel drops a change: they wait for the page to have loaded.
-            self.sources.deliver = lambda work: state.deliver(lambda: pn.state.onload(work))
+            # Every result made off this thread (torch runs, a model's runs, its maps and
+            # receipt: app/state/jobs.py) comes back through the session's one hand-over. A
+            # link's may arrive before the browser is connected, when Panel drops a change:
+            # it waits for the page to have loaded.
+            to_session = on_session_thread(self.doc)
+            state.handover.to = lambda work: to_session(lambda: pn.state.onload(work))
         state.param.watch(lambda event: self.status.set_running(event.new), "running")
         self.url: UrlSync | None = None  # set by create_app once the page has a location
         self.drawn_at = 0.0
@@ -267,8 +269,12 @@ class Lab:
     # ------------------------------------------------------------------ the end of a session
 
     def release(self) -> None:
-        """Undo what this page registered outside itself, so all of it can be freed."""
+        """Undo what this page registered outside itself, so all of it can be freed, and stop
+        its work in the background (nothing is delivered to a closed page)."""
         self.parts.release()
+        self.state.close()
+        if self.sources.model_ready:
+            self.sources.model.close()
 
     def session_ended(self, session_context) -> None:
         """Bokeh's hook for a discarded session (the signature it requires)."""

@@ -118,7 +118,10 @@ def register_model_views(lab) -> None:
         draw=shown,
         conceal=held.model_answer(model_shown, shown),
     )
-    for name in ("causal_state", "causal_view", "receipt_state", "receipt_view", "every_head"):
+    # A closed page's maps and receipt stop: nothing is delivered to it.
+    add("causal_state", partial(later.causal_state, lab), release=lambda state: state.close())
+    add("receipt_state", partial(later.receipt_state, lab), release=lambda state: state.close())
+    for name in ("causal_view", "receipt_view", "every_head"):
         add(name, partial(getattr(later, name), lab))
     add(
         "head_grid",

@@ -12,7 +12,6 @@ import panel as pn
 
 from app.page.deferred import Deferred
 from app.page.layout import FLOW_CSS
-from app.page.session_thread import on_session_thread
 from app.state.lab_state import listed_backends
 from app.views.controls import CandidateControls
 from app.views.headings import group_heading
@@ -80,19 +79,13 @@ def model_main(lab):
 def causal_state(lab):
     from app.state.causal_state import CausalState
 
-    cstate = CausalState(lab.sources.model)
-    if lab.doc is not None and lab.doc.session_context is not None:
-        cstate.deliver = on_session_thread(lab.doc)  # its results come back on this thread
-    return cstate
+    return CausalState(lab.sources.model)  # its results come back through the model's hand-over
 
 
 def receipt_state(lab):
     from app.state.receipt_state import ReceiptState
 
-    rstate = ReceiptState(lab.sources.model)
-    if lab.doc is not None and lab.doc.session_context is not None:
-        rstate.deliver = on_session_thread(lab.doc)
-    return rstate
+    return ReceiptState(lab.sources.model)
 
 
 def receipt_view(lab):
