@@ -8,7 +8,7 @@ corrupted sentence with one head's output taken from a clean sentence of the sam
 (`PatchHead`, TransformerLens's activation patching) and records how much of the clean answer
 comes back.
 
-A model may offer ``_batched_replacements(run, requests, progress, cancel)``: the next-token
+A model may offer ``batched_replacements(run, requests, progress, cancel)``: the next-token
 logits of one sequence per (layer, head, value) request (value None for an ablation, or an
 (n, d_head) output), each re-run from its layer with the activations below it reused. SmolLM2
 carries them up the layers in batches; a model without it (the 2 x 2 binding model) is measured
@@ -209,7 +209,7 @@ def replaced_logits(run, requests, progress=None, cancel=None) -> np.ndarray:
     run with that head's output replaced by ``value`` (None: zeroed), batched where the model
     can (the maps measure every head; attribution verifies a few)."""
     model = run.model
-    batched = getattr(model, "_batched_replacements", None)
+    batched = getattr(model, "batched_replacements", None)
     if batched is not None:
         return batched(run, requests, progress=progress, cancel=cancel)
     out = []

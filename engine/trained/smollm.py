@@ -183,7 +183,7 @@ class SmolLM(TrainedModel):
     def forward_placed(self, placed, ids, edits, start, resid, heads, query) -> Pass:
         return llama.forward(self, placed, ids, edits, start, resid, heads, query)
 
-    def _batched_replacements(self, run, requests, progress=None, cancel=None) -> np.ndarray:
+    def batched_replacements(self, run, requests, progress=None, cancel=None) -> np.ndarray:
         """`llama.replacement_logits` of the run, which the causal and patching maps ask for."""
         with self.running_on(run.backend) as placed:
             return llama.replacement_logits(self, placed, run, requests, progress, cancel)
