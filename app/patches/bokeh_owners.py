@@ -3,27 +3,23 @@
 Every list, dict or column-data value a Bokeh model holds is wrapped in a
 `PropertyValueContainer` that remembers which (model, property) pairs own it, so that mutating
 it in place can notify them. Bokeh keeps those pairs in a `set`, made in the container's
-constructor. A lab page holds about 2,100 such containers and almost every one has exactly one
-owner: the sets were about 0.37 MB of the 2.5 MB of Python memory one open page holds (traced
-with `tracemalloc`, docs/patches.md), a set of one pair being four times a tuple of one.
+constructor. A lab page holds a couple of thousand such containers and almost every one has
+exactly one owner, and a set of one pair is four times a tuple of one: a large share of the
+Python memory one open page holds (measured in docs/patches.md).
 
 Here the owners are a tuple: empty and shared until the first owner registers, then rebuilt on
 each register or unregister (rare: when a value is assigned to or taken from a property).
 Registering a pair twice keeps it once, unregistering a pair that is not there does nothing,
 and the notifications iterate the pairs as before; only their order is the order they came in
 rather than a set's. Applied only to the source it was read against (Bokeh 3.9.2's three
-methods); otherwise Bokeh is left alone and the log says so.
+methods, app/patches/replace.py); otherwise Bokeh is left alone and the log says so.
 """
 
 from __future__ import annotations
 
-import logging
-
 from bokeh.core.property.wrappers import PropertyValueContainer
 
-from app.patches.pins import source_hash as _source_hash
-
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
 
 # sha256 (first 16 hex digits) of the three methods' source as read in Bokeh 3.9.2.
 CHECKED_SOURCE = {
@@ -53,14 +49,15 @@ def _unregister_owner(self, owner, descriptor) -> None:
 def owners_in_tuples() -> bool:
     """Install the tuple, once per process; False (nothing changed) on an unread Bokeh."""
     container = PropertyValueContainer
-    if container.__dict__.get("_register_owner") is _register_owner:
-        return True
-    found = {name: _source_hash(container.__dict__[name]) for name in CHECKED_SOURCE}
-    if found != CHECKED_SOURCE:
-        _log.info("Bokeh's container owners are not the code read; left as sets")
-        return False
-    container._owners = ()  # shared and immutable: a container nobody owns makes nothing
-    container.__init__ = _init
-    container._register_owner = _register_owner
-    container._unregister_owner = _unregister_owner
-    return True
+    return guarded_replace(
+        "owners_in_tuples",
+        # Shared and immutable: a container nobody owns makes nothing.
+        Replacement(container, "_owners", (), added=True),
+        Replacement(container, "__init__", _init, CHECKED_SOURCE["__init__"]),
+        Replacement(
+            container, "_register_owner", _register_owner, CHECKED_SOURCE["_register_owner"]
+        ),
+        Replacement(
+            container, "_unregister_owner", _unregister_owner, CHECKED_SOURCE["_unregister_owner"]
+        ),
+    )

@@ -1,8 +1,8 @@
 """Seven exact shortcuts in Bokeh's property system, for the page build (`apply()`).
 
-Profiling a page open (tools/bench_page.py) showed a fifth of its CPU inside Bokeh functions that
-recompute what they already know, and half of what an open page holds in empty lists and dicts
-that nobody asked for:
+Profiling a page open (tools/bench_page.py) showed much of its CPU inside Bokeh functions that
+recompute what they already know, and much of what an open page holds in empty lists and dicts
+that nobody asked for (docs/patches.md has the figures):
 
 - `HasProps.query_properties_with_values` (every serialisation of every model, and Panel's
   property syncing) computes and validates the default of *every* property, then throws away
@@ -57,7 +57,7 @@ from bokeh.model import Model
 from bokeh.util.dataclasses import entries, is_dataclass
 
 from app.patches.pins import CHECKED_AGAINST, installed_version
-from app.patches.pins import source_hash as _source_hash
+from app.patches.replace import Replacement, guarded_replace, undo
 
 # sha256 (first 16 hex digits) of the seven functions' source in the Bokeh release checked
 # (CHECKED_AGAINST["bokeh"]; any other source is left alone).
@@ -287,37 +287,42 @@ def themed_values(self) -> dict | None:
     return self.__dict__.get("__themed_values__")
 
 
+NAME = "bokeh_speedups"  # its name in app.patches.PROCESS_WIDE and ATTENTION_LAB_PATCHES
+
+
 def apply() -> bool:
     """Install the shortcuts if this Bokeh has the checked source; True when installed."""
-    if HasProps.query_properties_with_values is query_properties_with_values:
-        return True
-    found = {name: _source_hash(fn) for name, fn in _ORIGINALS.items()}
-    if found != CHECKED_SOURCE:
+    installed = guarded_replace(
+        NAME,
+        _replacement(HasProps, "query_properties_with_values", query_properties_with_values),
+        _replacement(HasProps, "_overridden_defaults", classmethod(_overridden_defaults)),
+        _replacement(PropertyDescriptor, "_get_default", _get_default),
+        _replacement(HasProps, "__init__", __init__),
+        _replacement(
+            model_util, "visit_immediate_value_references", visit_immediate_value_references
+        ),
+        _replacement(HasProps, "themed_values", themed_values),
+        _replacement(
+            model_util,
+            "visit_value_and_its_immediate_references",
+            visit_value_and_its_immediate_references,
+        ),
+    )
+    if not installed:
         _log.info(
             "Bokeh %s's property functions differ from those of Bokeh %s, the one checked; "
             "not shortened",
             installed_version("bokeh"),
             CHECKED_AGAINST["bokeh"],
         )
-        return False
-    HasProps.query_properties_with_values = query_properties_with_values
-    HasProps._overridden_defaults = classmethod(_overridden_defaults)
-    PropertyDescriptor._get_default = _get_default
-    HasProps.__init__ = __init__
-    model_util.visit_immediate_value_references = visit_immediate_value_references
-    HasProps.themed_values = themed_values
-    model_util.visit_value_and_its_immediate_references = visit_value_and_its_immediate_references
-    return True
+    return installed
+
+
+def _replacement(owner, attribute: str, new) -> Replacement:
+    # CHECKED_SOURCE is read at each call: a test changes it to see an unread Bokeh left alone.
+    return Replacement(owner, attribute, new, CHECKED_SOURCE[attribute])
 
 
 def remove() -> None:
-    """Put Bokeh's own functions back (for the equivalence tests)."""
-    HasProps.query_properties_with_values = _ORIGINALS["query_properties_with_values"]
-    HasProps._overridden_defaults = classmethod(_ORIGINALS["_overridden_defaults"])
-    PropertyDescriptor._get_default = _ORIGINALS["_get_default"]
-    HasProps.__init__ = _ORIGINALS["__init__"]
-    model_util.visit_immediate_value_references = _ORIGINALS["visit_immediate_value_references"]
-    HasProps.themed_values = _ORIGINALS["themed_values"]
-    model_util.visit_value_and_its_immediate_references = _ORIGINALS[
-        "visit_value_and_its_immediate_references"
-    ]
+    """Put Bokeh's own functions back (for the equivalence tests and tools/bench_page.py)."""
+    undo(NAME)

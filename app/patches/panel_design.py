@@ -4,9 +4,9 @@ Panel 1.9 asks the page's design for a component's modifiers (`Design._get_modif
 property change it sends to the browser, for every widget and pane of the page (they all carry
 the lab's design, `LabDesign`). Panel caches the walk over the classes, but not the theme's two
 stylesheets: `Theme.base_css` and `Theme.css` are `param.Filename`s, and every read resolves
-the path on disk again (a `ParamOverrides` object, `os.getcwd`, `stat`). That was about a
-millisecond per change on the development machine, a third of what a class follower's page
-paid to follow a lesson step (docs/performance.md, "A class").
+the path on disk again (a `ParamOverrides` object, `os.getcwd`, `stat`): file-system work at
+every change, a large share of what a class follower's page paid to follow a lesson step
+(docs/patches.md and docs/performance.md, "A class", have the figures).
 
 What the function returns follows from the design class, the component's class, the theme's
 class, the two paths as set (before Param resolves them), `isolated`, and whether the document
@@ -20,12 +20,15 @@ Panel's function every time, since its stylesheets may depend on the request or 
 
 from __future__ import annotations
 
-import logging
 import pathlib
 
 import param
 
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, function_in, guarded_replace
+
+# sha256 (first 16 hex digits) of the two Design classmethods in Panel 1.9.4, as read: each
+# wrapper calls Panel's own with the arguments it takes there (app/patches/replace.py).
+CHECKED_SOURCE = {"_get_modifiers": "c0320644de96a982", "_apply_modifiers": "27c5d26b5f687310"}
 _STYLESHEETS = ("base_css", "css")
 
 
@@ -45,14 +48,11 @@ def _panels_own(path, theme_css: pathlib.Path) -> bool:
 
 def cache_design_modifiers() -> bool:
     """Put the table in front of Panel's `Design._get_modifiers`, once per process; False if
-    this Panel has no such function (then nothing is changed)."""
+    this Panel's function is not the source read (then nothing is changed)."""
     from panel.io.state import state
     from panel.theme.base import THEME_CSS, Design, Theme
 
-    original = getattr(Design.__dict__.get("_get_modifiers"), "__func__", None)
-    if original is None or getattr(original, "lab_cached", False):
-        _log.info("Panel's Design has no _get_modifiers to cache; left alone")
-        return original is not None
+    original = function_in(Design.__dict__.get("_get_modifiers"))
     table: dict = {}
     own: dict = {}  # path as set -> whether it is one of Panel's theme files
 
@@ -79,8 +79,12 @@ def cache_design_modifiers() -> bool:
 
     _get_modifiers.lab_cached = True
     _get_modifiers.original = original
-    Design._get_modifiers = classmethod(_get_modifiers)
-    return True
+    return guarded_replace(
+        "design_modifiers_once",
+        Replacement(
+            Design, "_get_modifiers", classmethod(_get_modifiers), CHECKED_SOURCE["_get_modifiers"]
+        ),
+    )
 
 
 def style_text_panes_as_their_updates_do() -> bool:
@@ -89,21 +93,15 @@ def style_text_panes_as_their_updates_do() -> bool:
     A template renders its components with `isolated=False` (no theme stylesheets in their
     shadow roots), but a text pane's update recomputes its properties through
     `Design.params`, which is `isolated=True`: its first new text sent three more stylesheets
-    with it, and each such swap made Bokeh walk the whole page's model graph (the second step of
-    a lesson cost a class follower 20 ms instead of 7, measured with tools/bench_follow.py).
+    with it, and each such swap made Bokeh walk the whole page's model graph (what that cost a
+    class follower's second step is in docs/patches.md).
     Drawn isolated from the start, the first update finds the same stylesheets and sends
     none: the pane looks from its first paint as it looked after its first change. False if
-    this Panel has no `Design._apply_modifiers` (then nothing is changed)."""
+    this Panel's `Design._apply_modifiers` is not the source read (then nothing is changed)."""
     from panel.pane.markup import HTMLBasePane
     from panel.theme.base import Design
 
-    found = Design.__dict__.get("_apply_modifiers")
-    original = getattr(found, "__func__", None)
-    if original is None:
-        _log.info("Panel's Design has no _apply_modifiers; text panes left as Panel draws them")
-        return False
-    if getattr(original, "lab_text_panes", False):
-        return True
+    original = function_in(Design.__dict__.get("_apply_modifiers"))
 
     def _apply_modifiers(cls, viewable, mref, theme, isolated, cache=None, document=None):
         if not isolated and isinstance(viewable, HTMLBasePane):
@@ -112,5 +110,12 @@ def style_text_panes_as_their_updates_do() -> bool:
 
     _apply_modifiers.lab_text_panes = True
     _apply_modifiers.original = original
-    Design._apply_modifiers = classmethod(_apply_modifiers)
-    return True
+    return guarded_replace(
+        "text_panes_styled_once",
+        Replacement(
+            Design,
+            "_apply_modifiers",
+            classmethod(_apply_modifiers),
+            CHECKED_SOURCE["_apply_modifiers"],
+        ),
+    )

@@ -12,11 +12,13 @@ indicator, and keeping it cost every change two rounds of watcher bookkeeping.
 
 from __future__ import annotations
 
-import logging
-
 import panel as pn
 
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
+
+# sha256 (first 16 hex digits) of Panel 1.9.4's `Syncable._server_event`, as read: the
+# replacement is that method with one branch changed (app/patches/replace.py).
+CHECKED_SERVER_EVENT = "c9fc478dda3cc1ad"
 
 # Panel's per-class knobs (Syncable._debounce, Reactive._busy__ignore) set per instance.
 _NO_WAIT_MS = 0
@@ -39,7 +41,7 @@ def widgets_of(obj) -> list[pn.widgets.Widget]:
 def clicks_under_the_document_lock() -> bool:
     """Handle a browser event (a button's click) that arrives while a change from the same page
     is still pending under the session's document lock, as every other callback is; False if
-    this Panel has no such method (then nothing is changed).
+    this Panel's method is not the source read (then nothing is changed).
 
     Panel 1.9.4's `Syncable._server_event` hands such an event to `state.execute(...,
     schedule=True)`, which runs a coroutine through param's `async_executor`: on the loop, but
@@ -54,13 +56,6 @@ def clicks_under_the_document_lock() -> bool:
     from panel.io.state import state
     from panel.reactive import Syncable
 
-    original = getattr(Syncable, "_server_event", None)
-    if original is None or not hasattr(Syncable, "_event_coroutine"):
-        _log.info("Panel's Syncable has no _server_event/_event_coroutine; left alone")
-        return False
-    if getattr(original, "_lab_locked", False):
-        return True
-
     def _server_event(self, doc, event) -> None:
         if doc.session_context and (not state._unblocked(doc) or doc in state._change_callbacks):
             doc.add_next_tick_callback(partial(self._event_coroutine, doc, event))
@@ -68,5 +63,7 @@ def clicks_under_the_document_lock() -> bool:
             self._comm_event(doc, event)
 
     _server_event._lab_locked = True
-    Syncable._server_event = _server_event
-    return True
+    return guarded_replace(
+        "clicks_under_the_lock",
+        Replacement(Syncable, "_server_event", _server_event, CHECKED_SERVER_EVENT),
+    )

@@ -16,10 +16,13 @@ keeps its brackets with the port after them.
 
 from __future__ import annotations
 
-import logging
 from urllib.parse import urlsplit
 
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
+
+# sha256 (first 16 hex digits) of Panel 1.9.4's `_get_location_params`, as read: what
+# `location_params` must answer alike (app/patches/replace.py).
+CHECKED_SOURCE = "f8c8259bce008054"
 
 
 def split_host(host: str) -> tuple[str, str | None]:
@@ -72,14 +75,13 @@ def location_params(protocol: str | None, host: str | None, uri: str | None) -> 
 
 def read_addresses_as_browsers_do() -> bool:
     """Put `location_params` in place of Panel's function, once per process; False if this
-    Panel has no such function (then nothing is changed)."""
+    Panel's function is not the source read (then nothing is changed)."""
     from panel.io import location
 
-    original = getattr(location, "_get_location_params", None)
-    if original is None:
-        _log.info("Panel's location module has no _get_location_params; left alone")
-        return False
-    if original is not location_params:
-        location._get_location_params = location_params
-        location_params.original = original
-    return True
+    found = getattr(location, "_get_location_params", None)
+    if found is not location_params:
+        location_params.original = found
+    return guarded_replace(
+        "any_address_opens",
+        Replacement(location, "_get_location_params", location_params, CHECKED_SOURCE),
+    )

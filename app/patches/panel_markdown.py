@@ -2,9 +2,8 @@
 
 Panel's Markdown pane parses its text with markdown-it on every change of `object`
 (`Markdown._transform_object`). The lab's lesson texts are the same for every student: when a
-teacher presses Next, each following page rendered the same four texts again (about 1 ms each
-on the development machine, a fifth of what a follower's page still paid per step;
-docs/performance.md, "A class").
+teacher presses Next, each following page rendered the same four texts again, a large share
+of what a follower's page still paid per step (docs/patches.md has the figures).
 
 What the function returns follows from the text and the pane's rendering parameters alone
 (`dedent`, `renderer`, `extensions`, `plugins`, `hard_line_break`, `disable_anchors`,
@@ -16,11 +15,14 @@ function every time.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
+
+# sha256 (first 16 hex digits) of the two methods in Panel 1.9.4, as read: `_transform_object`
+# is wrapped, and `_update` handed what it was handed (app/patches/replace.py).
+CHECKED_SOURCE = {"_transform_object": "b63f55d6af161a93", "_update": "613bc39eb9e70c3b"}
 MAX_ENTRIES = 2048  # lesson texts, status lines, captions: a few hundred in the whole lab
 MAX_TEXT = 16_384  # characters; a longer text is rendered each time
 
@@ -48,15 +50,10 @@ def _key(pane, obj):
 
 def cache_markdown_html() -> bool:
     """Put the table in front of Panel's `Markdown._transform_object`, once per process; False
-    if this Panel has no such function (then nothing is changed)."""
+    if this Panel's function is not the source read (then nothing is changed)."""
     from panel.pane.markup import Markdown
 
     original = Markdown.__dict__.get("_transform_object")
-    if original is None:
-        _log.info("Panel's Markdown has no _transform_object to cache; left alone")
-        return False
-    if getattr(original, "lab_cached", False):
-        return True
     table: OrderedDict = OrderedDict()
     lock = threading.Lock()  # a server may build pages on several threads (--num-threads)
 
@@ -79,8 +76,15 @@ def cache_markdown_html() -> bool:
     _transform_object.lab_cached = True
     _transform_object.original = original
     _transform_object.table = table
-    Markdown._transform_object = _transform_object
-    return True
+    return guarded_replace(
+        "markdown_html_once",
+        Replacement(
+            Markdown,
+            "_transform_object",
+            _transform_object,
+            CHECKED_SOURCE["_transform_object"],
+        ),
+    )
 
 
 def update_text_panes_with_their_text() -> bool:
@@ -96,17 +100,13 @@ def update_text_panes_with_their_text() -> bool:
     the pane's last full update, `_update` sends what `object` makes, the text, through the
     pane's own `_process_param_change` (so a subclass's processing still applies); the first
     update, any other change and a pane that streams its text go to Panel's own `_update`. A
-    class follower's page re-renders four text panes per lesson step: about a sixth of what it
-    paid per Next. False if this Panel's `HTMLBasePane` has no `_update` (nothing changed).
+    class follower's page re-renders four text panes per lesson step (what that saves is in
+    docs/patches.md). False if this Panel's `HTMLBasePane._update` is not the source read (then
+    nothing is changed).
     """
     from panel.pane.markup import HTMLBasePane
 
     original = HTMLBasePane.__dict__.get("_update")
-    if original is None:
-        _log.info("Panel's HTMLBasePane has no _update; text panes re-render in full")
-        return False
-    if getattr(original, "lab_text_only", False):
-        return True
 
     def _options(pane) -> tuple:
         return tuple(getattr(pane, p) for p in pane._rerender_params if p != "object")
@@ -121,5 +121,7 @@ def update_text_panes_with_their_text() -> bool:
 
     _update.lab_text_only = True
     _update.original = original
-    HTMLBasePane._update = _update
-    return True
+    return guarded_replace(
+        "text_panes_send_their_text",
+        Replacement(HTMLBasePane, "_update", _update, CHECKED_SOURCE["_update"]),
+    )

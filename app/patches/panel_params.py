@@ -21,13 +21,10 @@ compares them for every component of a page); they apply only to the Panel sourc
 
 from __future__ import annotations
 
-import logging
 import textwrap
 from html import escape
 
-from app.patches.pins import source_hash as _source_hash
-
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
 
 # sha256 (first 16 hex digits) of the two methods' source in Panel 1.9.4, as read.
 CHECKED_SOURCE = {
@@ -112,33 +109,30 @@ def reactive_html_init_params(self) -> dict:
     return params
 
 
+NAME = "parameters_read_once"  # its name in app.patches.PROCESS_WIDE
+
+
 def read_parameters_once() -> bool:
     """Install both, once per process; False (nothing changed) when this Panel's methods are
     not the source read."""
     from panel.reactive import ReactiveHTML, Syncable
 
-    if Syncable.__dict__["_init_params"] is synced_init_params:
-        return True
     originals = _originals()
-    try:
-        found = {name: _source_hash(fn) for name, fn in originals.items()}
-    except (OSError, TypeError):
-        found = None
-    if found != CHECKED_SOURCE:
-        _log.info("Panel's _init_params are not the ones read; components set up as Panel does")
-        return False
-    synced_init_params.original = originals["Syncable._init_params"]
-    reactive_html_init_params.original = originals["ReactiveHTML._init_params"]
-    Syncable._init_params = synced_init_params
-    ReactiveHTML._init_params = reactive_html_init_params
-    return True
-
-
-def restore() -> None:
-    """Panel's own methods back (for the tests that compare them)."""
-    from panel.reactive import ReactiveHTML, Syncable
-
-    original = getattr(synced_init_params, "original", None)
-    if original is not None:
-        Syncable._init_params = original
-        ReactiveHTML._init_params = reactive_html_init_params.original
+    if originals["Syncable._init_params"] is not synced_init_params:
+        synced_init_params.original = originals["Syncable._init_params"]
+        reactive_html_init_params.original = originals["ReactiveHTML._init_params"]
+    return guarded_replace(
+        NAME,
+        Replacement(
+            Syncable,
+            "_init_params",
+            synced_init_params,
+            CHECKED_SOURCE["Syncable._init_params"],
+        ),
+        Replacement(
+            ReactiveHTML,
+            "_init_params",
+            reactive_html_init_params,
+            CHECKED_SOURCE["ReactiveHTML._init_params"],
+        ),
+    )

@@ -1,9 +1,9 @@
 """What a browser downloads to open a lab page: MathJax only for a page that shows TeX, and
 every component stylesheet from this server, never Panel's CDN.
 
-Panel 1.9 sends Bokeh's MathJax bundle (1.8 MB of JavaScript, a third of a page's scripts,
-parsed before anything is drawn) to every page that has a Markdown or HTML pane, in case one
-holds TeX. The lab writes its formulas in plain text and Unicode, so no page of it needs
+Panel 1.9 sends Bokeh's MathJax bundle (a large share of a page's scripts, parsed before
+anything is drawn: docs/patches.md has its size) to every page that has a Markdown or HTML
+pane, in case one holds TeX. The lab writes its formulas in plain text and Unicode, so no page of it needs
 MathJax; a Panel HTML model asks for it here only when its text holds TeX delimiters (Bokeh's
 own `$$...$$`, `\\[...\\]`, `\\(...\\)`, and the single `$` of inline Markdown math). Bokeh's own
 check for its models (axis labels, sliders, Divs) is untouched.
@@ -21,13 +21,16 @@ there becomes this server's path, for any component a page brings in later.
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
 
 from bokeh.embed.util import contains_tex_string
 
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
+
+# sha256 (first 16 hex digits) of the two Panel 1.9.4 functions replaced, as read
+# (app/patches/replace.py): the check is narrowed, the stylesheet function wrapped.
+CHECKED_SOURCE = {"_panel_use_mathjax": "f7884844bb282077", "patch_stylesheet": "bca584770193213f"}
 _INLINE_DOLLAR = re.compile(r"\$[^$\s][^$]*\$")
 
 
@@ -55,33 +58,43 @@ def local_dist_url(dist_url: str) -> str:
 
 
 def serve_stylesheets_from_this_server() -> bool:
-    """Have every Panel module that places a stylesheet use `local_dist_url`; False if Panel
-    has no `patch_stylesheet` (then it places them as it does)."""
+    """Have every Panel module that places a stylesheet use `local_dist_url`; False if Panel's
+    `patch_stylesheet` is not the source read (then it places them as it does)."""
     from panel.io import resources
 
     original = getattr(resources, "patch_stylesheet", None)
-    if not callable(original):
-        _log.info("Panel has no patch_stylesheet; its stylesheet URLs are left alone")
-        return False
-    original = getattr(original, "lab_original", original)
 
     def patch_stylesheet(stylesheet, dist_url):
         return original(stylesheet, local_dist_url(dist_url))
 
     patch_stylesheet.lab_original = original
     # The modules that imported it by name (panel.reactive does) hold their own reference.
-    for name, module in list(sys.modules.items()):
-        if name.startswith("panel") and getattr(module, "patch_stylesheet", None) is original:
-            module.patch_stylesheet = patch_stylesheet
-    return True
+    holders = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith("panel")
+        and module is not resources
+        and getattr(module, "patch_stylesheet", None) is original
+    ]
+    source = CHECKED_SOURCE["patch_stylesheet"]
+    return guarded_replace(
+        "stylesheets_from_this_server",
+        Replacement(resources, "patch_stylesheet", patch_stylesheet, source),
+        *(Replacement(m, "patch_stylesheet", patch_stylesheet, source) for m in holders),
+    )
 
 
 def load_mathjax_only_for_tex() -> bool:
-    """Install the narrower check in this process's Panel; False if Panel has no such check."""
+    """Install the narrower check in this process's Panel; False if Panel's check is not the
+    source read (then its bundle choice is left alone)."""
     from panel.io import resources
 
-    if not callable(getattr(resources, "_panel_use_mathjax", None)):
-        _log.info("Panel has no HTML check for MathJax; its bundle choice is left alone")
-        return False
-    resources._panel_use_mathjax = html_needs_mathjax
-    return True
+    return guarded_replace(
+        "mathjax_only_for_tex",
+        Replacement(
+            resources,
+            "_panel_use_mathjax",
+            html_needs_mathjax,
+            CHECKED_SOURCE["_panel_use_mathjax"],
+        ),
+    )

@@ -4,8 +4,8 @@
 Param keeps, per Parameterized instance, `watchers[parameter name]` = `{"value": [watchers]}`,
 made in `Parameters._register_watcher` the first time anything watches that parameter. Panel
 watches every synced parameter of every component (twenty to thirty each), so a lab page
-carried about 2,500 such one-key dicts and their lists: about a fifth of the Python memory one
-open page holds (traced with `tracemalloc`; docs/patches.md has the figures).
+carried thousands of such one-key dicts and their lists: a large share of the Python memory one
+open page holds (docs/patches.md has the figures).
 
 Here the inner dict is a `ValueWatchers`: a mapping with the "value" list in a slot (an
 instance's watchers are only ever kept under "value": Param files any other kind on the
@@ -19,12 +19,9 @@ log says so.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import MutableMapping
 
-from app.patches.pins import source_hash as _source_hash
-
-_log = logging.getLogger(__name__)
+from app.patches.replace import Replacement, guarded_replace
 
 # sha256 (first 16 hex digits) of Param 2.4.2's Parameters._register_watcher, as read.
 CHECKED_SOURCE = "e19074d6fccfc867"
@@ -131,12 +128,10 @@ def compact_instance_watchers() -> bool:
     Param's `_register_watcher` is not the source read."""
     from param.parameterized import Parameters
 
-    current = Parameters.__dict__["_register_watcher"]
-    if current is _register_watcher:
-        return True
-    if _source_hash(current) != CHECKED_SOURCE:
-        _log.info("Param's _register_watcher is not the code read; watchers left as dicts")
-        return False
-    _register_watcher.original = current
-    Parameters._register_watcher = _register_watcher
-    return True
+    found = Parameters.__dict__["_register_watcher"]
+    if found is not _register_watcher:
+        _register_watcher.original = found
+    return guarded_replace(
+        "compact_instance_watchers",
+        Replacement(Parameters, "_register_watcher", _register_watcher, CHECKED_SOURCE),
+    )

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from app.patches.replace import Replacement, guarded_replace
+
 
 def serve_command(
     renames: Mapping[str, str],
@@ -27,10 +29,12 @@ def serve_command(
     *,
     edit_patterns: Callable[[list], None] | None = None,
     transforms: Sequence[type] = (),
+    started: Callable[[], None] | None = None,
 ) -> type:
     """Panel's serve command with routes renamed (old -> new) and `extra_patterns` added;
-    `edit_patterns` may then change Panel's own extra routes in place, and `transforms` (Tornado
-    output transforms) apply to every HTTP answer."""
+    `edit_patterns` may then change Panel's own extra routes in place, `transforms` (Tornado
+    output transforms) apply to every HTTP answer, and `started` is called once the server is
+    built (its log configured)."""
     from panel.command.serve import Serve
     from panel.io.liveness import LivenessHandler
 
@@ -57,37 +61,51 @@ def serve_command(
             for transform in transforms:
                 if transform not in server._tornado.transforms:
                     server._tornado.transforms.append(transform)
+            if started is not None:
+                started()
             return server
 
     return LabServe
 
 
-def send_updates_without_delay() -> type:
-    """Serve the lab's websocket with TCP_NODELAY set; returns the handler class in use.
+def send_updates_without_delay() -> bool:
+    """Serve the lab's websocket with TCP_NODELAY set; False (nothing changed) when Bokeh's
+    route table has no Panel websocket route to subclass.
 
     Bokeh writes one update as several websocket frames (header, metadata, content, one per
     array). Neither Bokeh nor Tornado turns Nagle's algorithm off, so a frame written while an
-    earlier one is unacknowledged can wait for the browser's delayed ACK (40 ms on Linux, up to
-    200 ms on Windows). Panel swaps its own handler into Bokeh's route table the same way.
+    earlier one is unacknowledged can wait for the browser's delayed ACK (up to a fifth of a
+    second, on some systems). Panel swaps its own handler into Bokeh's route table the same way.
     """
     from bokeh.server.urls import per_app_patterns
     from panel.io.server import WSHandler
 
-    for index, (pattern, handler, *rest) in enumerate(per_app_patterns):
-        if getattr(handler, "sets_nodelay", False):
-            return handler  # already installed in this process
-        if isinstance(handler, type) and issubclass(handler, WSHandler):
+    index, handler = next(
+        (
+            (i, handler)
+            for i, (_pattern, handler, *_rest) in enumerate(per_app_patterns)
+            if isinstance(handler, type) and issubclass(handler, WSHandler)
+        ),
+        (len(per_app_patterns), None),  # none: the guard finds the entry missing
+    )
+    if getattr(handler, "sets_nodelay", False):
+        return True  # installed in this process (by an earlier call, or the served guard's)
 
-            class NoDelayWSHandler(handler):
-                sets_nodelay = True
+    class NoDelayWSHandler(handler or WSHandler):
+        sets_nodelay = True
 
-                def open(self, *args, **kwargs):
-                    self.set_nodelay(True)
-                    return super().open(*args, **kwargs)
+        def open(self, *args, **kwargs):
+            self.set_nodelay(True)
+            return super().open(*args, **kwargs)
 
-            per_app_patterns[index] = (pattern, NoDelayWSHandler, *rest)
-            return NoDelayWSHandler
-    raise RuntimeError("Panel's websocket route was not found; cannot set TCP_NODELAY")
+    entry = None
+    if handler is not None:
+        pattern, _handler, *rest = per_app_patterns[index]
+        entry = (pattern, NoDelayWSHandler, *rest)
+    return guarded_replace(
+        "websocket_nodelay",
+        Replacement(per_app_patterns, index, entry, what="Panel's websocket route"),
+    )
 
 
 def edit_app_routes(edit: Callable[[str, type], type | None]) -> None:

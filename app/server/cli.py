@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 
-from app.patches import apply_all
+from app.patches import apply_all, summary
 from app.patches.server_routes import serve_command
 from app.server.options import (
     BOKEH_ORIGIN_ENV,
@@ -166,8 +166,8 @@ def _lab_serve_command():
     """Panel's serve command with the route renamed from the script's stem to /app, and
     /replica added (it names the process, so a page can tell it reconnected to another one),
     the class routes (/class/new, /class/device: app/server/class_routes.py), Panel's liveness
-    and component routes narrowed and the security headers on every answer
-    (app/server/guard.py)."""
+    and component routes narrowed, the security headers on every answer
+    (app/server/guard.py), and the patches in force logged once the server is up."""
     from app.server import guard
     from app.server.class_routes import ROUTES as CLASS_ROUTES
     from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
@@ -178,7 +178,15 @@ def _lab_serve_command():
         [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES],
         edit_patterns=guard.guard_extra_patterns,
         transforms=[guard.SecurityHeaders],
+        started=log_patches,
     )
+
+
+def log_patches() -> None:
+    """The start-up log's line naming the patches in force (`patches: none` when off), at
+    Bokeh's log level (`--log-level`), which Panel's serve command sets after this module's."""
+    log.setLevel(logging.getLogger("bokeh").getEffectiveLevel())
+    log.info("%s", summary())
 
 
 def settle_secret(env: MutableMapping[str, str]) -> bool:
@@ -227,9 +235,11 @@ def serve(
     args: Sequence[str],
     run: Callable[[argparse.Namespace], None] | None = None,
     trusted: Sequence = (),
+    patches: Sequence[str] | None = None,
 ) -> None:
     """Run Panel's serve command in this process with the given `panel serve` arguments;
-    forwarded headers are believed from the `trusted` networks only."""
+    forwarded headers are believed from the `trusted` networks only, and the process-wide
+    patches named in `patches` apply (None: as ATTENTION_LAB_PATCHES says, else all)."""
     # Bokeh reads this variable on every websocket handshake and lets it override the flag,
     # so the allowlist resolved above must be the only one in force.
     os.environ.pop(BOKEH_ORIGIN_ENV, None)
@@ -250,8 +260,8 @@ def serve(
     quiet_echoed_models()  # a model a page sent back: app/server/echoed_models.py
     gc.set_threshold(*GC_THRESHOLDS)
     # Every process-wide patch, before Bokeh builds its route table and before the first page
-    # (app/patches/__init__.py lists them; docs/patches.md says why each).
-    apply_all()
+    # (app/patches/__init__.py lists them; docs/patches.md says why each, and how to choose).
+    apply_all(patches)
     guard_server(trusted)
     # The page's code, imported now rather than by the first page opened (which paid ~0.8 s
     # of imports for it, measured), and then frozen with the rest.
@@ -292,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from app.classroom import shared
 
     shared.configure(options.store)  # Redis: connects (and retries) in the background
-    serve(args, trusted=options.trusted_networks)
+    serve(args, trusted=options.trusted_networks, patches=options.patches)
 
 
 def preload(names: Sequence[str]) -> None:

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.patches import ENV as PATCHES_ENV
+from app.patches import PROCESS_WIDE, choose
+
 DEFAULT_PORT = 5006
 DEFAULT_ADDRESS = "localhost"
 # Long enough for a laptop that sleeps through an hour-long class to reconnect (bokeh#14416).
@@ -288,6 +291,23 @@ OPTIONS: tuple[Option, ...] = (
         "[teaching.md](teaching.md).",
         "`memory`",
         metavar="URL",
+    ),
+    Option(
+        "patches",
+        PATCHES_ENV,
+        choose,
+        PROCESS_WIDE,
+        "which of the lab's patches of Panel, Bokeh and Param apply: all, none (Panel as its "
+        "documentation describes it), fixes (the three bug fixes alone) or names separated by "
+        "commas",
+        "Which process-wide patches of Panel, Bokeh and Param apply: `all`, `none` (the lab "
+        "then runs on Panel, Bokeh and Param as they ship: slower, and without the three fixes "
+        "of what a user sees), `fixes` (those three alone), or some of their names, separated "
+        "by commas. The start-up log names those applied (`patches: none` when off); each "
+        "name and what it buys is in [patches.md](patches.md#choosing-the-patches).",
+        "`all`",
+        metavar="NAMES",
+        help_default="all",
     ),
 )
 

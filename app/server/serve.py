@@ -3,15 +3,19 @@
 import panel as pn
 
 from app.page.lab_page import create_app
-from app.patches import apply_all
+from app.patches import apply_all, chosen
+from app.server.cli import log_patches
 from app.server.closed_pages import quiet_closed_page_writes
 from app.server.reconnect import reload_after_long_disconnection
 from app.server.replica import mark_page
 
 # The process-wide patches: `attention-lab` applied them at start, so this does nothing there;
-# under a bare `panel serve app/server/serve.py` the first page applies them (its websocket
-# handler then stays Bokeh's own: the route table was built before any page).
-apply_all()
+# under a bare `panel serve app/server/serve.py` the first page applies those that
+# ATTENTION_LAB_PATCHES names (its websocket handler then stays Bokeh's own: the route table
+# was built before any page), and the log names them.
+if not chosen():
+    apply_all()
+    log_patches()
 # A tab closed mid-update leaves writes nobody awaits: one debug line, not two tracebacks
 # (app/server/closed_pages.py). Once per loop; later pages find it installed.
 quiet_closed_page_writes()

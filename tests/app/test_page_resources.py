@@ -85,11 +85,19 @@ def test_no_lesson_text_is_tex():
 def test_the_check_is_installed_in_panel(monkeypatch):
     from panel.io import resources
 
-    monkeypatch.setattr(resources, "_panel_use_mathjax", resources._panel_use_mathjax)
+    from app.patches import replace
+
     assert load_mathjax_only_for_tex()
     assert resources._panel_use_mathjax is html_needs_mathjax
-    monkeypatch.delattr(resources, "_panel_use_mathjax")
-    assert not load_mathjax_only_for_tex()  # a Panel without the check is left alone
+    assert replace.undo("mathjax_only_for_tex")
+    try:
+        assert resources._panel_use_mathjax is not html_needs_mathjax  # Panel's own, back
+        with monkeypatch.context() as patch:
+            patch.delattr(resources, "_panel_use_mathjax")
+            assert not load_mathjax_only_for_tex()  # a Panel without the check is left alone
+            assert not hasattr(resources, "_panel_use_mathjax")
+    finally:
+        assert load_mathjax_only_for_tex()
 
 
 def _stylesheet_urls(model) -> list[str]:

@@ -6,10 +6,12 @@ Each behaves as the code it replaces wherever Param, Panel and Bokeh read it."""
 from __future__ import annotations
 
 import copy
+import logging
 import pickle
 
 import panel as pn
 import param
+import pytest
 from bokeh.document import Document
 from bokeh.models import ColumnDataSource, Div
 from hypothesis import given
@@ -17,13 +19,31 @@ from hypothesis import strategies as st
 from panel.io.state import set_curdoc
 
 from app.page.lab_page import create_app
-from app.patches import apply_all, bokeh_owners, panel_panes, param_watchers
+from app.patches import apply_all, bokeh_owners, panel_panes, param_watchers, replace
 from app.patches.param_watchers import ValueWatchers
 from app.state.lab_state import LabState
 
 
 def setup_module():
     assert all(apply_all().values())
+
+
+def _refused_on_another_source(caplog, name, install, module, key=None) -> None:
+    """The patch, undone, then installed again with another source recorded as read: it must
+    refuse, change nothing and log why; afterwards it is installed as before."""
+    assert replace.undo(name)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            if key is None:
+                patch.setattr(module, "CHECKED_SOURCE", "another source")
+            else:
+                patch.setitem(module.CHECKED_SOURCE, key, "another source")
+            with caplog.at_level(logging.WARNING, logger="attention_lab.patches"):
+                assert install() is False
+            assert not replace.is_in(name)
+            assert f"patch {name} skipped" in caplog.text
+    finally:
+        assert install()
 
 
 # -- panes ------------------------------------------------------------------------------------
@@ -59,14 +79,19 @@ def test_a_lab_page_builds_no_pane_layout():
     assert panes and not [p for p in panes if "_lab_pane_layout" in vars(p)]
 
 
-def test_an_unread_panel_keeps_its_eager_layouts(monkeypatch):
-    monkeypatch.setattr(panel_panes, "CHECKED_INIT", "def __init__(self): other code\n")
+def test_an_unread_panel_keeps_its_eager_layouts(caplog):
     from panel.pane.base import PaneBase
 
-    patched = PaneBase.__init__
-    monkeypatch.setattr(PaneBase, "__init__", patched.original)
-    assert panel_panes.pane_layouts_on_demand() is False
-    assert PaneBase.__init__ is patched.original  # left alone
+    panels_own = PaneBase.__init__.original
+    install = panel_panes.pane_layouts_on_demand
+    _refused_on_another_source(caplog, "pane_layouts_on_demand", install, panel_panes)
+    assert PaneBase.__init__ is not panels_own  # installed again afterwards
+    replace.undo("pane_layouts_on_demand")
+    try:
+        assert PaneBase.__init__ is panels_own and "layout" not in vars(PaneBase)  # undone
+        assert isinstance(pn.pane.HTML("x").layout, pn.Row)  # Panel's own, eager
+    finally:
+        assert install()
 
 
 # -- Bokeh container owners -------------------------------------------------------------------
@@ -113,13 +138,13 @@ def test_column_data_streams_and_patches_reach_the_source():
     assert list(source.data["x"]) == [5]
 
 
-def test_an_unread_bokeh_keeps_its_sets(monkeypatch):
+def test_an_unread_bokeh_keeps_its_sets(caplog):
     from bokeh.core.property.wrappers import PropertyValueContainer
 
-    for name in ("__init__", "_register_owner", "_unregister_owner"):
-        monkeypatch.setattr(PropertyValueContainer, name, lambda self, *a, **k: None)
-    assert bokeh_owners.owners_in_tuples() is False  # another source: not installed
-    assert PropertyValueContainer._register_owner is not bokeh_owners._register_owner
+    install = bokeh_owners.owners_in_tuples
+    for key in bokeh_owners.CHECKED_SOURCE:
+        _refused_on_another_source(caplog, "owners_in_tuples", install, bokeh_owners, key)
+    assert PropertyValueContainer._register_owner is bokeh_owners._register_owner  # in again
 
 
 # -- Param instance watchers ------------------------------------------------------------------
@@ -191,11 +216,9 @@ def test_value_watchers_answer_as_a_dict_would(operations):
         assert sorted(compact) == sorted(plain)
 
 
-def test_an_unread_param_keeps_its_dicts(monkeypatch):
+def test_an_unread_param_keeps_its_dicts(caplog):
     from param.parameterized import Parameters
 
-    monkeypatch.setattr(param_watchers, "CHECKED_SOURCE", "another source")
-    patched = Parameters.__dict__["_register_watcher"]
-    monkeypatch.setattr(Parameters, "_register_watcher", patched.original)
-    assert param_watchers.compact_instance_watchers() is False
-    assert Parameters.__dict__["_register_watcher"] is patched.original
+    install = param_watchers.compact_instance_watchers
+    _refused_on_another_source(caplog, "compact_instance_watchers", install, param_watchers)
+    assert Parameters.__dict__["_register_watcher"] is param_watchers._register_watcher

@@ -9,22 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import app.patches
-from app.patches import (
-    PROCESS_WIDE,
-    apply_all,
-    bokeh_owners,
-    bokeh_speedups,
-    panel_design,
-    panel_events,
-    panel_location,
-    panel_markdown,
-    panel_panes,
-    panel_params,
-    panel_resources,
-    param_watchers,
-    server_routes,
-)
+from app.patches import FIXES, PROCESS_WIDE, apply_all, choose, installers, summary, undo_all
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,52 +79,66 @@ def test_apply_all_applies_every_process_wide_patch():
     assert found == dict.fromkeys(PROCESS_WIDE, True)
 
 
+def test_the_table_of_installers_names_every_process_wide_patch_in_order():
+    assert tuple(installers()) == PROCESS_WIDE
+
+
 def test_apply_all_applies_each_patch_once(monkeypatch):
-    monkeypatch.setattr(app.patches, "_applied", None)  # as in a process that has applied none
     calls = []
+    table = installers()
 
-    def counted(module, name):
-        original = getattr(module, name)
-
+    def counted(name):
         def count():
             calls.append(name)
-            return original()
+            return table[name]()
 
-        monkeypatch.setattr(module, name, count)
+        return count
 
-    counted(bokeh_speedups, "apply")
-    counted(panel_resources, "load_mathjax_only_for_tex")
-    counted(panel_design, "cache_design_modifiers")
-    counted(panel_markdown, "cache_markdown_html")
-    counted(panel_location, "read_addresses_as_browsers_do")
-    counted(server_routes, "send_updates_without_delay")
-    counted(panel_events, "clicks_under_the_document_lock")
-    counted(panel_panes, "pane_layouts_on_demand")
-    counted(bokeh_owners, "owners_in_tuples")
-    counted(param_watchers, "compact_instance_watchers")
-    counted(panel_design, "style_text_panes_as_their_updates_do")
-    counted(panel_markdown, "update_text_panes_with_their_text")
-    counted(panel_params, "read_parameters_once")
-    counted(panel_resources, "serve_stylesheets_from_this_server")
-    first = apply_all()
-    assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
-    assert sorted(calls) == sorted(
-        [
-            "apply",
-            "load_mathjax_only_for_tex",
-            "cache_design_modifiers",
-            "cache_markdown_html",
-            "read_addresses_as_browsers_do",
-            "send_updates_without_delay",
-            "clicks_under_the_document_lock",
-            "pane_layouts_on_demand",
-            "owners_in_tuples",
-            "compact_instance_watchers",
-            "style_text_panes_as_their_updates_do",
-            "update_text_panes_with_their_text",
-            "read_parameters_once",
-            "serve_stylesheets_from_this_server",
-        ]
+    monkeypatch.setattr(app.patches, "installers", lambda: {n: counted(n) for n in table})
+    undo_all()  # as in a process that has applied none
+    try:
+        first = apply_all()
+        assert apply_all() == first == dict.fromkeys(PROCESS_WIDE, True)
+        assert calls == list(PROCESS_WIDE)
+    finally:
+        apply_all()
+
+
+def test_the_environment_chooses_which_patches_apply():
+    found = _fresh_process(
+        "import os\nos.environ['ATTENTION_LAB_PATCHES'] = 'none'\n"
+        "from app.patches import apply_all, summary\n"
+        "assert not any(apply_all().values())\nassert summary() == 'patches: none'\n"
+    )
+    assert found == dict.fromkeys(PROCESS_WIDE, False)
+    found = _fresh_process(
+        "import os\nos.environ['ATTENTION_LAB_PATCHES'] = 'any_address_opens, bokeh_speedups'\n"
+        "from app.patches import apply_all, summary\napply_all()\n"
+        "assert summary() == 'patches: bokeh_speedups, any_address_opens', summary()\n"
+    )
+    assert found == {name: name in ("any_address_opens", "bokeh_speedups") for name in found}
+
+
+def test_undo_all_leaves_panel_bokeh_and_param_as_they_ship():
+    found = _fresh_process("from app.patches import apply_all, undo_all\napply_all()\nundo_all()\n")
+    assert found == dict.fromkeys(PROCESS_WIDE, False)
+
+
+def test_a_choice_is_all_none_or_names():
+    assert choose("") == choose("all") == choose(" ALL ") == PROCESS_WIDE
+    assert choose("none") == ()
+    assert choose("fixes") == FIXES and set(FIXES) < set(PROCESS_WIDE)
+    assert choose("owners_in_tuples,bokeh_speedups") == ("bokeh_speedups", "owners_in_tuples")
+    for bad in ("nothing", "none,bokeh_speedups", "all,none", "fixes,none", "bokeh-speedups"):
+        with pytest.raises(ValueError, match="names no patch"):
+            choose(bad)
+
+
+def test_the_summary_names_a_patch_skipped_on_another_source(monkeypatch):
+    monkeypatch.setattr(app.patches, "_chosen", ("bokeh_speedups", "any_address_opens"))
+    monkeypatch.setattr(app.patches.replace, "is_in", lambda name: name == "bokeh_speedups")
+    assert summary() == (
+        "patches: bokeh_speedups (skipped, not the source read: any_address_opens)"
     )
 
 

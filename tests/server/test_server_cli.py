@@ -117,6 +117,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
         "ATTENTION_LAB_PRELOAD": "smollm2-135m",
         "ATTENTION_LAB_STORE": "redis://redis.internal:6379/2",
         "ATTENTION_LAB_TRUSTED_PROXIES": "10.0.0.0/8, 172.16.0.5",
+        "ATTENTION_LAB_PATCHES": "owners_in_tuples, bokeh_speedups",
     }
     assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
     args, options = cli.panel_serve_args([], env=env)
@@ -137,6 +138,7 @@ def test_environment_variables_configure_every_flag(tmp_path):
     assert _option(args, "--websocket-max-message-size") == [str(cli.MAX_MESSAGE_BYTES)]
     assert options.preload == ["smollm2-135m"]
     assert options.store == "redis://redis.internal:6379/2"
+    assert options.patches == ("bokeh_speedups", "owners_in_tuples")
 
 
 def test_flags_win_over_environment():
@@ -241,10 +243,11 @@ def test_lab_websockets_turn_off_nagles_delay(monkeypatch):
 
     from app.patches.server_routes import send_updates_without_delay
 
-    handler = send_updates_without_delay()
-    assert send_updates_without_delay() is handler  # installed once per process
+    assert send_updates_without_delay()
+    handler = {p: h for p, h, *_ in per_app_patterns}["/ws"]
+    assert send_updates_without_delay()  # installed once per process
     assert {p: h for p, h, *_ in per_app_patterns}["/ws"] is handler
-    assert issubclass(handler, WSHandler)
+    assert issubclass(handler, WSHandler) and handler is not WSHandler
 
     calls = []
     monkeypatch.setattr(WSHandler, "open", lambda self, *a, **k: calls.append("panel opens"))
@@ -266,7 +269,7 @@ def test_serve_installs_the_no_delay_websocket(monkeypatch, bokeh_settings):
     monkeypatch.setattr(bokeh.server.urls, "per_app_patterns", per_app_patterns)
     # As in a fresh process: apply_all applies its patches once per process, and an earlier
     # test here may already have (the route table above is Panel's own again).
-    monkeypatch.setattr(app.patches, "_applied", None)
+    app.patches.undo_all()
     # serve() tunes the process (collector, environment); undo that after the test.
     monkeypatch.setattr(cli.gc, "freeze", lambda: None)
     monkeypatch.setattr(cli.gc, "set_threshold", lambda *thresholds: None)
