@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 
-from app.patches import apply_all, summary
+from app.patches import PROCESS_WIDE, apply_all, summary
 from app.patches.server_routes import serve_command
 from app.server.options import (
     BOKEH_ORIGIN_ENV,
@@ -294,7 +294,7 @@ def settle_bokeh_settings(env: Mapping[str, str]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     args, options = panel_serve_args(argv)
     if options.print_command:
-        print(shlex.join(["panel", "serve", *args]))
+        print(shlex.join([*patches_setting(options.patches), "panel", "serve", *args]))
         return
     if not SERVE_SCRIPT.is_file():
         raise SystemExit(f"attention-lab: error: the served script {SERVE_SCRIPT} is missing")
@@ -303,6 +303,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     shared.configure(options.store)  # Redis: connects (and retries) in the background
     serve(args, trusted=options.trusted_networks, patches=options.patches)
+
+
+def patches_setting(patches: Sequence[str]) -> list[str]:
+    """`ATTENTION_LAB_PATCHES=...` before a printed `panel serve` (the served script reads it),
+    or nothing when all apply, as they do by default."""
+    if tuple(patches) == PROCESS_WIDE:
+        return []
+    return [f"{ENV['patches']}={','.join(patches) or 'none'}"]
 
 
 def preload(names: Sequence[str]) -> None:

@@ -54,6 +54,14 @@ def test_python_dash_m_app_is_the_same_command():
     assert "--port 7001" in result.stdout and str(cli.SERVE_SCRIPT) in result.stdout
 
 
+def test_the_printed_command_carries_a_choice_of_patches(capsys):
+    cli.main(["--print-command", "--patches", "none"])
+    assert capsys.readouterr().out.startswith("ATTENTION_LAB_PATCHES=none panel serve ")
+    cli.main(["--print-command", "--patches", "owners_in_tuples,bokeh_speedups"])
+    printed = capsys.readouterr().out
+    assert printed.startswith("ATTENTION_LAB_PATCHES=bokeh_speedups,owners_in_tuples panel serve ")
+
+
 def test_production_defaults():
     args, options = cli.panel_serve_args([], env={})
     assert args[0] == str(cli.SERVE_SCRIPT)
