@@ -358,6 +358,14 @@ def forward(
     return Pass(resid, heads, read_only(host(placed.w["embed"] @ hf)), query=qpos)
 
 
+def logits_everywhere(model, final) -> np.ndarray:
+    """The next-token logits (n, vocab) at every position, from the residual stream after the
+    last layer (n, d_model) on the host: the final norm, then the tied embedding, in float32
+    as the forward's own prediction is made."""
+    x = np.asarray(final, dtype=np.float32)
+    return rms_norm(x, model.w["norm"], model.shape.eps) @ model.w["embed"].T
+
+
 def head_records(model, layer: int, d: LayerDetail, qpos: int) -> dict:
     """{(layer, head): HeadRecord} from one layer's detail, read-only on the host."""
     n_heads, dh = model.shape.n_heads, model.shape.d_head

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..backends import Backend, blas_threads, resolve, torch_threads
+from .copying import HeadScores, head_scores
 from .edits import Edit, checked_edits
 from .maps import Maps
 from .placed import PlacedWeights
@@ -78,6 +79,18 @@ class TrainedModel(Maps):
     ) -> Pass:
         """`forward_one` on weights already placed, in the thread `running_on` pinned."""
         raise NotImplementedError
+
+    def logits_everywhere(self, final: np.ndarray) -> np.ndarray:
+        """The next-token logits (n, vocab) at every position, from the residual stream after
+        the last layer; a model that predicts only at its question position has none."""
+        raise ValueError(
+            f"{self.title} predicts only the answer to its question, not every next token: "
+            "it has no loss per token"
+        )
+
+    def head_scores(self, text: str, backend: str = "numpy") -> list[HeadScores]:
+        """Every head's copying scores on ``text`` (engine/trained/copying.py), from one run."""
+        return head_scores(self.run(text, backend=backend))
 
     def check_edits(self, edits, n: int) -> tuple[Edit, ...]:
         """The edits as a tuple, or ValueError naming one that does not fit n tokens."""

@@ -6,6 +6,11 @@ every word has been seen, followed by the word that comes next, so a model that 
 context predicts it (the in-context copying that induction heads do). The words are common
 concrete nouns, readable on a projector; which of them are single tokens depends on the model's
 vocabulary, so the draw is from those of `WORDS` the model reads as one token.
+
+The text opens with a short heading, `PREFIX`. A model run without a start-of-text token uses
+its first token as the place a head looks when it has nowhere else to look; a word there would
+be repeated at the start of the second copy, and SmolLM2's induction heads all but vanish
+(docs/models.md has the figures).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 DEFAULT_COUNT = 16  # words per copy: enough positions to average over, short on a projector
 MIN_COUNT, MAX_COUNT = 4, 40
 SEED_MAX = 2**31 - 1
+PREFIX = "Random words:"
 
 WORDS = (
     "acorn",
@@ -278,23 +284,26 @@ WORDS = (
 
 @dataclass(frozen=True)
 class RepeatedWords:
-    """One draw: its seed, its words (one copy), and the text with both copies."""
+    """One draw: its seed, its words (one copy), and the text: `PREFIX`, then both copies.
+    `prefix_tokens` is how many tokens the heading is for the model that drew it."""
 
     seed: int
     words: tuple[str, ...]
+    prefix_tokens: int
 
     @property
     def text(self) -> str:
-        return "".join(f" {w}" for w in self.words) * 2
+        return PREFIX + "".join(f" {w}" for w in self.words) * 2
 
     @property
     def first_copy(self) -> range:
         """The token positions of the first copy (one token a word)."""
-        return range(len(self.words))
+        return range(self.prefix_tokens, self.prefix_tokens + len(self.words))
 
     @property
     def second_copy(self) -> range:
-        return range(len(self.words), 2 * len(self.words))
+        n = len(self.words)
+        return range(self.prefix_tokens + n, self.prefix_tokens + 2 * n)
 
 
 def single_token_words(encode) -> tuple[str, ...]:
@@ -320,4 +329,4 @@ def draw(encode, seed: int, count: int = DEFAULT_COUNT) -> RepeatedWords:
             f"only {len(pool)} of the lab's words are one token for this model; {count} asked for"
         )
     picked = np.random.default_rng(int(seed)).choice(len(pool), size=count, replace=False)
-    return RepeatedWords(int(seed), tuple(pool[i] for i in picked))
+    return RepeatedWords(int(seed), tuple(pool[i] for i in picked), len(encode(PREFIX)))

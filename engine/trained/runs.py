@@ -139,6 +139,19 @@ class Run:
         """The residual stream (n, d_model) entering ``layer`` (n_layers: after the last)."""
         return self._pass.resid[layer]
 
+    def token_log_probs(self) -> np.ndarray:
+        """log P(the token that actually comes next) at every position but the last, (n - 1,)
+        in float64: entry i is how well the run predicted token i + 1 from tokens 0..i (its
+        loss is minus that). ValueError for a model that predicts only its answer."""
+        logits = np.asarray(
+            self.model.logits_everywhere(self.residual(self.model.n_layers)[:-1]),
+            dtype=np.float64,
+        )
+        top = logits.max(axis=-1, keepdims=True)
+        log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
+        nxt = np.asarray(self.ids[1:])
+        return logits[np.arange(len(nxt)), nxt] - log_z
+
     def arrays(self) -> list:
         """Every array the run holds (its residual stream, its head records' arrays, its logits
         and next-token distribution), shared ones once each: what a cache of runs counts."""
@@ -238,6 +251,11 @@ class HeadModel(Protocol):
 
     def next_tokens(self, p: np.ndarray) -> tuple[dict[str, float], str]:
         """The listed next tokens with their probabilities, and the likeliest."""
+        ...
+
+    def logits_everywhere(self, final: np.ndarray) -> np.ndarray:
+        """The next-token logits (n, vocab) at every position from the residual stream after
+        the last layer (`Run.token_log_probs`); ValueError where the model has none."""
         ...
 
     def head_gradients(self, run: Run, seed: np.ndarray) -> np.ndarray:

@@ -188,6 +188,9 @@ class SmolLM(TrainedModel):
         with self.running_on(run.backend) as placed:
             return llama.replacement_logits(self, placed, run, requests, progress, cancel)
 
+    def logits_everywhere(self, final: np.ndarray) -> np.ndarray:
+        return llama.logits_everywhere(self, final)
+
     def logits(self, text: str) -> np.ndarray:
         """Next-token logits (vocab,) after the last token, float32."""
         return self.forward_one(self._ids(text)).logits

@@ -141,7 +141,7 @@ def _short_words_only(text: str) -> list[str]:
 
 
 def test_repeated_words_are_a_seeded_draw_of_single_tokens_laid_out_twice():
-    from engine.trained.repeated_words import WORDS, draw, single_token_words
+    from engine.trained.repeated_words import PREFIX, WORDS, draw, single_token_words
 
     pool = single_token_words(_short_words_only)
     assert pool and all(len(w) <= 6 for w in pool) and set(pool) < set(WORDS)
@@ -149,9 +149,10 @@ def test_repeated_words_are_a_seeded_draw_of_single_tokens_laid_out_twice():
     assert first == draw(_short_words_only, seed=7, count=12)  # the seed is the whole draw
     assert first.words != draw(_short_words_only, seed=8, count=12).words
     assert len(set(first.words)) == 12 and set(first.words) <= set(pool)
-    assert first.text == " " + " ".join(first.words) + " " + " ".join(first.words)
-    assert list(first.first_copy) == list(range(12))
-    assert list(first.second_copy) == list(range(12, 24))
+    assert first.text == f"{PREFIX} {' '.join(first.words)} {' '.join(first.words)}"
+    assert first.prefix_tokens == len(_short_words_only(PREFIX)) == 2
+    assert list(first.first_copy) == list(range(2, 14))
+    assert list(first.second_copy) == list(range(14, 26))
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,8 @@ from engine import trained  # noqa: E402
 from engine.tolerance import ABS_FLOOR, FACTOR, check_close, max_abs_error  # noqa: E402
 from engine.trained import attribution, causal, loading, smollm  # noqa: E402
 from engine.trained import llama as llama_block  # noqa: E402
+from engine.trained.copying import ranked  # noqa: E402
+from engine.trained.repeated_words import draw  # noqa: E402
 
 BANK = smollm.BANK
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -969,3 +971,85 @@ def test_the_attribution_estimate_ranks_the_causal_map_and_its_notes_mark_the_mi
     assert {r.layer for r, big in zip(amap.records, large, strict=True) if big} == {0, 1}
     assert np.median(error[large]) > 5 * np.median(error[~large])
     assert not any("saturated" in (r.note or "") for r in amap.records)  # P(Friday) = 0.44
+
+
+# ------------------------------------------------------------------- heads that copy (issue 42)
+# On repeated random words the second copy is easy to predict, the heads the induction score
+# ranks first are the ones that make it so, and the loss of every token agrees with the
+# forward's own prediction at each position.
+
+TOP = 5  # the heads the score ranks first, ablated together
+
+
+@pytest.fixture(scope="module")
+def words(model):
+    return draw(model.encode, seed=0, count=16)
+
+
+@pytest.fixture(scope="module")
+def copied(model, words):
+    return model.run(words.text)
+
+
+def _copy_losses(run, words) -> tuple[float, float]:
+    """Mean loss (nats) of each copy's words (entry i of the losses predicts token i + 1)."""
+    loss = -run.token_log_probs()
+    first = [loss[i - 1] for i in words.first_copy]
+    second = [loss[i - 1] for i in words.second_copy]
+    return float(np.mean(first)), float(np.mean(second))
+
+
+def test_the_loss_of_every_token_is_the_forwards_own_prediction_at_that_position(model, copied):
+    log_p = copied.token_log_probs()
+    assert log_p.shape == (len(copied.ids) - 1,) and np.all(log_p <= 0)
+    for i in (0, 7, 16, len(copied.ids) - 2):
+        at = model.run(copied.text, query=i).logits.astype(np.float64)
+        expected = at[copied.ids[i + 1]] - np.log(np.exp(at - at.max()).sum()) - at.max()
+        assert log_p[i] == pytest.approx(expected, abs=1e-4), i
+
+
+def test_the_binding_model_has_no_loss_per_token_and_says_why():
+    binding = trained.load("binding")
+    with pytest.raises(ValueError, match="predicts only the answer"):
+        binding.run("a=5; b=7; ?a").token_log_probs()
+
+
+def test_the_repeated_text_is_its_heading_then_one_token_a_word_twice(copied, words):
+    assert len(copied.ids) == words.prefix_tokens + 2 * len(words.words)
+    assert [copied.tokens[i] for i in words.second_copy] == [f" {w}" for w in words.words]
+
+
+def test_the_second_copy_is_easy_to_predict(copied, words):
+    first, second = _copy_losses(copied, words)
+    # Random words: the first copy costs many nats a word; the second a fraction of that.
+    assert first > 6.0 and second < first / 3, (first, second)
+
+
+def test_induction_heads_sit_late_and_their_ablation_brings_the_loss_back(model, copied, words):
+    scores = model.head_scores(words.text)
+    top = ranked(scores, "induction", TOP)
+    assert top[0].induction > 0.6  # one head looks almost only at the token after the copy
+    assert min(s.layer for s in top) > model.n_layers // 2  # late, not early
+    # The control: as many other heads of the same layers, the ones that score lowest.
+    layers = {s.layer for s in top}
+    chosen = {(s.layer, s.head) for s in top}
+    others = [
+        (s.layer, s.head)
+        for s in ranked(scores, "induction")
+        if s.layer in layers and (s.layer, s.head) not in chosen
+    ][-TOP:]
+    assert len(others) == TOP
+    _, plain = _copy_losses(copied, words)
+    _, broken = _copy_losses(copied.intervene(*(trained.AblateHead(*h) for h in chosen)), words)
+    _, control = _copy_losses(copied.intervene(*(trained.AblateHead(*h) for h in others)), words)
+    assert broken - plain > 1.0 and broken - plain > 5 * (control - plain), (
+        plain,
+        broken,
+        control,
+    )
+
+
+def test_a_text_without_repeats_scores_no_induction(model):
+    scores = model.head_scores("The quick brown fox jumps over a lazy dog")
+    assert all(s.induction is None and s.duplicate_token is None for s in scores)
+    assert all(s.previous_token is not None for s in scores)
