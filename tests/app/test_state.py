@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from app.state.lab_state import EVERY_KEY_MASKED, LabState
-from engine import attention
-from engine import interventions as iv
+from engine import attention, interventions
 from engine.snapshot import LabSnapshot, entropy_of
 
 
@@ -361,7 +360,7 @@ def test_normalise_also_applies_to_distractors():
     lab = LabState(distractors=20, distractor_norm=5.0, distractor_similarity=0.5)
     before = lab.snapshot.keys[3:]
     lengths = np.linalg.norm(before, axis=1)
-    assert np.all(np.abs(lengths - 5.0) <= 5.0 * iv.DISTRACTOR_NORM_SPREAD + 1e-9)
+    assert np.all(np.abs(lengths - 5.0) <= 5.0 * interventions.DISTRACTOR_NORM_SPREAD + 1e-9)
     cos = before @ lab.snapshot.query / (lengths * np.linalg.norm(lab.snapshot.query))
     lab.normalise = True
     keys = lab.snapshot.keys

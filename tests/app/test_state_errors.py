@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import app.state.pipeline as state_mod
-from app.state import settings_schema as us
+from app.state import settings_schema
 from app.state.lab_state import LabState, available_backends
 from engine.snapshot import JACOBIAN_MAX
 
@@ -117,7 +117,7 @@ def test_jacobian_is_capped_for_many_keys(lab):
 
 def test_available_backends_lists_each_with_a_reason():
     choices = {c.name: c for c in available_backends()}
-    assert list(choices) == list(us.BACKENDS)
+    assert list(choices) == list(settings_schema.BACKENDS)
     assert choices["numpy"].available
     for c in choices.values():
         assert c.available or c.reason  # every unavailable backend says why

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.state import settings_schema as us
+from app.state import settings_schema
 from app.state.lab_state import FIELDS, LabState
 
 
@@ -23,7 +23,7 @@ def test_json_round_trip_is_exact():
     lab = _edited()
     text = lab.to_json()
     data = json.loads(text)
-    assert data["format"] == us.FORMAT_TAG and data["scenario"] == "bank"
+    assert data["format"] == settings_schema.FORMAT_TAG and data["scenario"] == "bank"
     assert set(data) == {"format", *FIELDS}
     other = LabState()
     other.from_json(text)

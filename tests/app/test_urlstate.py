@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.state import settings_schema as us
+from app.state import settings_schema
 from app.state.lab_state import FIELDS, LabState
 
 # ------------------------------------------------------------------ pure functions
@@ -31,7 +31,7 @@ from app.state.lab_state import FIELDS, LabState
     ],
 )
 def test_parse_text_reads_each_kind(name, text, value):
-    assert us.parse_text(FIELDS[name], text) == value
+    assert settings_schema.parse_text(FIELDS[name], text) == value
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_parse_text_reads_each_kind(name, text, value):
 )
 def test_parse_text_names_the_field_and_problem(name, text, fragment):
     with pytest.raises(ValueError) as err:
-        us.parse_text(FIELDS[name], text)
+        settings_schema.parse_text(FIELDS[name], text)
     assert str(err.value).startswith(name)
     assert fragment in str(err.value)
 
@@ -93,12 +93,12 @@ def test_format_then_parse_is_exact(temperature, angle, d_k, keys, labels):
         "labels": labels,
     }
     for name, value in values.items():
-        text = us.format_text(FIELDS[name], value)
-        assert us.parse_text(FIELDS[name], text) == value
+        text = settings_schema.format_text(FIELDS[name], value)
+        assert settings_schema.parse_text(FIELDS[name], text) == value
 
 
 def test_format_query_lists_only_differences():
-    out = us.format_query(
+    out = settings_schema.format_query(
         {"temperature": 0.5, "d_k": 2, "scale": False},
         {"temperature": 1.0, "d_k": 2, "scale": True},
         FIELDS,
@@ -108,14 +108,14 @@ def test_format_query_lists_only_differences():
 
 def test_query_string_round_trip():
     params = {"temperature": "0.5", "keys": "1.0,0.0;0.0,1.0", "labels": '["a&b","c=d"]'}
-    text = us.query_string(params)
+    text = settings_schema.query_string(params)
     assert text.startswith("?") and "&b" not in text.split("labels=")[1]
-    assert us.split_query_string(text) == params
-    assert us.query_string({}) == ""
+    assert settings_schema.split_query_string(text) == params
+    assert settings_schema.query_string({}) == ""
 
 
 def test_parse_query_collects_one_warning_per_bad_value():
-    values, warnings = us.parse_query(
+    values, warnings = settings_schema.parse_query(
         {"temperature": "0.5", "d_k": "big", "colour": "red", "scale": "nah"}, FIELDS
     )
     assert values == {"temperature": 0.5}
@@ -125,7 +125,7 @@ def test_parse_query_collects_one_warning_per_bad_value():
 
 
 def test_check_json_is_strictly_typed():
-    assert us.check_json(FIELDS["d_k"], 64.0) == 64
+    assert settings_schema.check_json(FIELDS["d_k"], 64.0) == 64
     for name, bad in [
         ("d_k", True),
         ("d_k", "64"),
@@ -140,13 +140,13 @@ def test_check_json_is_strictly_typed():
         ("labels", [["nested"]]),
     ]:
         with pytest.raises(ValueError, match=f"^{name}"):
-            us.check_json(FIELDS[name], bad)
+            settings_schema.check_json(FIELDS[name], bad)
 
 
 def test_load_json_refuses_what_is_not_a_small_finite_object():
-    assert us.load_json('{"d_k": 4}') == {"d_k": 4}
+    assert settings_schema.load_json('{"d_k": 4}') == {"d_k": 4}
     for text, fragment in [
-        ("x" * (us.MAX_IMPORT_BYTES + 1), "limit is 65536 bytes"),
+        ("x" * (settings_schema.MAX_IMPORT_BYTES + 1), "limit is 65536 bytes"),
         ('{"temperature": NaN}', "NaN is not a finite number"),
         ('{"temperature": Infinity}', "Infinity is not a finite number"),
         ("[1, 2]", "must be a JSON object"),
@@ -157,14 +157,14 @@ def test_load_json_refuses_what_is_not_a_small_finite_object():
         ("\ud800", "not valid JSON"),
     ]:
         with pytest.raises(ValueError, match=fragment):
-            us.load_json(text)
+            settings_schema.load_json(text)
 
 
 def test_check_config_names_unknown_keys_and_format():
     with pytest.raises(ValueError, match="^evil: unknown setting"):
-        us.check_config({"evil": 1}, FIELDS)
+        settings_schema.check_config({"evil": 1}, FIELDS)
     with pytest.raises(ValueError, match="^format"):
-        us.check_config({"format": "other/9"}, FIELDS)
+        settings_schema.check_config({"format": "other/9"}, FIELDS)
 
 
 def test_field_limits_agree_with_the_state_parameters():
@@ -211,7 +211,7 @@ def test_edited_lab_restores_exactly_from_its_url():
     params = lab.query_params()
     assert params["causal"] == "true" and "backend" in params
     other = LabState()
-    assert other.apply_query_params(us.split_query_string(us.query_string(params))) == []
+    assert other.apply_query_params(settings_schema.split_query_string(settings_schema.query_string(params))) == []
     assert other.settings() == lab.settings()
     assert lab.settle(120) and other.settle(120)  # both answered by the backend they name
     assert other.snapshot.backend_used == lab.snapshot.backend_used

@@ -5,8 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from engine import attention
-from engine import interventions as iv
+from engine import attention, interventions
 from engine.diagnosis import CAUSES, MEANINGFUL_DROP, Finding, SharpnessReport, diagnose
 from engine.dimension import lift
 from engine.scenarios import SCENARIOS
@@ -41,8 +40,8 @@ def test_sharp_scenario_blames_norm_and_temperature():
     assert "dimension_scale" not in r.implicated
     norm = r.finding("key_norm")
     unit = attention(
-        iv.normalise(SHARP.query),
-        iv.normalise(SHARP.keys),
+        interventions.normalise(SHARP.query),
+        interventions.normalise(SHARP.keys),
         SHARP.values,
         scale=False,
         temperature=0.5,

@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import attention
-from engine import interventions as iv
+from engine import attention, interventions
 
 KEYS = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
 VALUES = np.array([[10.0, 0.0], [0.0, 10.0], [-5.0, 5.0]])
@@ -22,26 +21,28 @@ vec2 = st.tuples(st.floats(-5, 5), st.floats(-5, 5)).map(np.array)
 
 
 def test_rotate_quarter_turn_in_default_plane():
-    np.testing.assert_allclose(iv.rotate([1.0, 0.0], math.pi / 2), [0.0, 1.0], atol=1e-15)
+    np.testing.assert_allclose(
+        interventions.rotate([1.0, 0.0], math.pi / 2), [0.0, 1.0], atol=1e-15
+    )
 
 
 def test_rotate_other_plane_leaves_remaining_coordinates():
     v = np.array([1.0, 2.0, 3.0])
-    out = iv.rotate(v, math.pi, plane=(0, 2))
+    out = interventions.rotate(v, math.pi, plane=(0, 2))
     np.testing.assert_allclose(out, [-1.0, 2.0, -3.0], atol=1e-12)
     assert v.tolist() == [1.0, 2.0, 3.0]  # input untouched
 
 
 def test_rotate_works_row_wise_on_a_batch():
-    out = iv.rotate(KEYS, math.pi / 2)
+    out = interventions.rotate(KEYS, math.pi / 2)
     np.testing.assert_allclose(out, [[0, 1], [-0.6, 0.8], [-1, 0]], atol=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
 @given(v=vec2, a=angles, b=angles)
 def test_rotate_keeps_length_and_composes(v, a, b):
-    once = iv.rotate(iv.rotate(v, a), b)
-    np.testing.assert_allclose(once, iv.rotate(v, a + b), atol=1e-9)
+    once = interventions.rotate(interventions.rotate(v, a), b)
+    np.testing.assert_allclose(once, interventions.rotate(v, a + b), atol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(once), np.linalg.norm(v), atol=1e-9)
 
 
@@ -59,14 +60,14 @@ def test_rotate_keeps_length_and_composes(v, a, b):
 )
 def test_rotate_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        iv.rotate(**kwargs)
+        interventions.rotate(**kwargs)
 
 
 # ---------------------------------------------------------------- values and keys
 
 
 def test_swap_values_moves_output_not_route():
-    swapped = iv.swap_values(VALUES, 0, 1)
+    swapped = interventions.swap_values(VALUES, 0, 1)
     assert swapped[0].tolist() == [0.0, 10.0] and swapped[1].tolist() == [10.0, 0.0]
     assert VALUES[0].tolist() == [10.0, 0.0]
     before = attention(QUERY, KEYS, VALUES)
@@ -78,11 +79,11 @@ def test_swap_values_moves_output_not_route():
 @pytest.mark.parametrize(("i", "j"), [(3, 0), (0, -1), (1.0, 2), (True, 0)])
 def test_swap_values_rejects_bad_indices(i, j):
     with pytest.raises(ValueError, match="out of range|integer index"):
-        iv.swap_values(VALUES, i, j)
+        interventions.swap_values(VALUES, i, j)
 
 
 def test_replace_key_changes_one_row():
-    out = iv.replace_key(KEYS, 2, [5.0, 5.0])
+    out = interventions.replace_key(KEYS, 2, [5.0, 5.0])
     assert out[2].tolist() == [5.0, 5.0]
     np.testing.assert_array_equal(out[:2], KEYS[:2])
     assert KEYS[2].tolist() == [0.0, 1.0]
@@ -94,36 +95,38 @@ def test_replace_key_changes_one_row():
 )
 def test_replace_key_errors(i, new, message):
     with pytest.raises(ValueError, match=message):
-        iv.replace_key(KEYS, i, new)
+        interventions.replace_key(KEYS, i, new)
 
 
 def test_set_key_norm_keeps_direction():
-    out = iv.set_key_norm(KEYS, 1, 5.0)
+    out = interventions.set_key_norm(KEYS, 1, 5.0)
     np.testing.assert_allclose(out[1], [4.0, 3.0])
-    np.testing.assert_allclose(iv.set_key_norm(KEYS, 1, 0.0)[1], [0.0, 0.0])
+    np.testing.assert_allclose(interventions.set_key_norm(KEYS, 1, 0.0)[1], [0.0, 0.0])
 
 
 def test_set_key_norm_errors():
     with pytest.raises(ValueError, match="norm must be >= 0"):
-        iv.set_key_norm(KEYS, 0, -1.0)
+        interventions.set_key_norm(KEYS, 0, -1.0)
     with pytest.raises(ValueError, match="zero vector"):
-        iv.set_key_norm(np.zeros((2, 2)), 0, 1.0)
+        interventions.set_key_norm(np.zeros((2, 2)), 0, 1.0)
     with pytest.raises(ValueError, match="keys must have 2 dimension"):
-        iv.set_key_norm([1.0, 2.0], 0, 1.0)
+        interventions.set_key_norm([1.0, 2.0], 0, 1.0)
 
 
 def test_normalise_unit_rows_and_zero_error():
-    np.testing.assert_allclose(np.linalg.norm(iv.normalise([[3.0, 4.0], [0.0, 2.0]]), axis=1), 1)
-    np.testing.assert_allclose(iv.normalise([3.0, 4.0]), [0.6, 0.8])
+    np.testing.assert_allclose(
+        np.linalg.norm(interventions.normalise([[3.0, 4.0], [0.0, 2.0]]), axis=1), 1
+    )
+    np.testing.assert_allclose(interventions.normalise([3.0, 4.0]), [0.6, 0.8])
     with pytest.raises(ValueError, match=r"zero vector at rows \[\[1\]\]"):
-        iv.normalise([[1.0, 0.0], [0.0, 0.0]])
+        interventions.normalise([[1.0, 0.0], [0.0, 0.0]])
     with pytest.raises(ValueError, match="cannot normalise a zero vector"):
-        iv.normalise([0.0, 0.0])
+        interventions.normalise([0.0, 0.0])
 
 
 def test_permute_pairs_permutes_weights_and_keeps_output():
     perm = [2, 0, 1]
-    k, v = iv.permute_pairs(KEYS, VALUES, perm)
+    k, v = interventions.permute_pairs(KEYS, VALUES, perm)
     before = attention(QUERY, KEYS, VALUES)
     after = attention(QUERY, k, v)
     np.testing.assert_allclose(after.weights, before.weights[perm])
@@ -136,18 +139,18 @@ def test_permute_pairs_permutes_weights_and_keeps_output():
 )
 def test_permute_pairs_errors(perm, message):
     with pytest.raises(ValueError, match=message):
-        iv.permute_pairs(KEYS, VALUES, perm)
+        interventions.permute_pairs(KEYS, VALUES, perm)
 
 
 def test_permute_pairs_needs_matching_rows():
     with pytest.raises(ValueError, match="one row per key"):
-        iv.permute_pairs(KEYS, VALUES[:2], [0, 1, 2])
+        interventions.permute_pairs(KEYS, VALUES[:2], [0, 1, 2])
 
 
 @settings(max_examples=30, deadline=None)
 @given(c=st.floats(-50, 50))
 def test_shift_bias_never_moves_weights(c):
-    bias = iv.shift_bias(3, c)
+    bias = interventions.shift_bias(3, c)
     assert bias.shape == (3,) and np.all(bias == c)
     np.testing.assert_allclose(
         attention(QUERY, KEYS, VALUES, mask=bias).weights,
@@ -158,9 +161,9 @@ def test_shift_bias_never_moves_weights(c):
 
 def test_shift_bias_errors():
     with pytest.raises(ValueError, match="n_keys must be a positive integer"):
-        iv.shift_bias(0, 1.0)
+        interventions.shift_bias(0, 1.0)
     with pytest.raises(ValueError, match="c must be finite"):
-        iv.shift_bias(3, math.inf)
+        interventions.shift_bias(3, math.inf)
 
 
 # ---------------------------------------------------------------- distractors
@@ -181,16 +184,16 @@ def test_distractors_lie_within_the_spread_of_the_requested_norm_and_cosine(
     q = rng.standard_normal(dim) + 0.1
     keys = rng.standard_normal((3, dim))
     values = rng.standard_normal((3, 2))
-    k, v, labels = iv.insert_distractors(
+    k, v, labels = interventions.insert_distractors(
         q, keys, values, count=count, norm=norm, similarity=similarity, seed=seed
     )
     added = k[3:]
     assert k.shape == (3 + count, dim) and v.shape == (3 + count, 2)
     np.testing.assert_array_equal(k[:3], keys)
     lengths = np.linalg.norm(added, axis=1)
-    assert np.all(np.abs(lengths / norm - 1) <= iv.DISTRACTOR_NORM_SPREAD + 1e-9)
+    assert np.all(np.abs(lengths / norm - 1) <= interventions.DISTRACTOR_NORM_SPREAD + 1e-9)
     cos = added @ q / (lengths * np.linalg.norm(q))
-    width = min(iv.DISTRACTOR_SPREAD, 1 - abs(similarity))
+    width = min(interventions.DISTRACTOR_SPREAD, 1 - abs(similarity))
     assert np.all(np.abs(cos - similarity) <= width + 1e-9)
     assert labels == tuple(f"d{i}" for i in range(1, count + 1))
 
@@ -203,17 +206,17 @@ def test_a_crowd_of_distractors_is_a_cloud_centred_on_the_requested_cosine_and_n
     q = np.array([0.6, -1.3, 0.4][:dim])
     keys, values = np.ones((1, dim)), np.ones((1, 2))
     count, norm = 4000, 2.5
-    k, _, _ = iv.insert_distractors(
+    k, _, _ = interventions.insert_distractors(
         q, keys, values, count=count, norm=norm, similarity=similarity, seed=11
     )
     added = k[1:]
     lengths = np.linalg.norm(added, axis=1)
     cos = added @ q / (lengths * np.linalg.norm(q))
-    width = min(iv.DISTRACTOR_SPREAD, 1 - abs(similarity))
+    width = min(interventions.DISTRACTOR_SPREAD, 1 - abs(similarity))
     # Uniform on [s - w, s + w]: mean s, standard deviation w / sqrt(3); 5 standard errors.
     assert abs(cos.mean() - similarity) < 5 * width / np.sqrt(3 * count)
     assert cos.std() == pytest.approx(width / np.sqrt(3), rel=0.1)
-    spread = iv.DISTRACTOR_NORM_SPREAD * norm
+    spread = interventions.DISTRACTOR_NORM_SPREAD * norm
     assert abs(lengths.mean() - norm) < 5 * spread / np.sqrt(3 * count)
     assert lengths.std() == pytest.approx(spread / np.sqrt(3), rel=0.1)
     if dim == 2:  # both sides of the query, about equally often
@@ -223,7 +226,9 @@ def test_a_crowd_of_distractors_is_a_cloud_centred_on_the_requested_cosine_and_n
 
 def test_distractors_at_cosine_one_all_lie_along_the_query():
     q = np.array([1.0, 2.0])
-    k, _, _ = iv.insert_distractors(q, KEYS, VALUES, count=50, norm=1, similarity=1.0, seed=3)
+    k, _, _ = interventions.insert_distractors(
+        q, KEYS, VALUES, count=50, norm=1, similarity=1.0, seed=3
+    )
     cos = k[3:] @ q / (np.linalg.norm(k[3:], axis=1) * np.linalg.norm(q))
     np.testing.assert_allclose(cos, 1.0, atol=1e-12)
 
@@ -232,16 +237,26 @@ def test_in_the_plane_turning_the_query_turns_the_distractors_with_it():
     # The lab previews a dragged query in the browser by rotating the cloud it was sent.
     q = np.array([1.5, 0.5])
     angle = 0.7
-    turned = iv.rotate(q, angle)
-    a, _, _ = iv.insert_distractors(q, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9)
-    b, _, _ = iv.insert_distractors(turned, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9)
-    np.testing.assert_allclose(iv.rotate(a[3:], angle), b[3:], atol=1e-12)
+    turned = interventions.rotate(q, angle)
+    a, _, _ = interventions.insert_distractors(
+        q, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9
+    )
+    b, _, _ = interventions.insert_distractors(
+        turned, KEYS, VALUES, count=64, norm=2, similarity=0.4, seed=9
+    )
+    np.testing.assert_allclose(interventions.rotate(a[3:], angle), b[3:], atol=1e-12)
 
 
 def test_distractors_are_seeded_and_prefix_stable():
-    a = iv.insert_distractors(QUERY, KEYS, VALUES, count=10, norm=1, similarity=0.3, seed=5)
-    b = iv.insert_distractors(QUERY, KEYS, VALUES, count=4, norm=1, similarity=0.3, seed=5)
-    c = iv.insert_distractors(QUERY, KEYS, VALUES, count=10, norm=1, similarity=0.3, seed=6)
+    a = interventions.insert_distractors(
+        QUERY, KEYS, VALUES, count=10, norm=1, similarity=0.3, seed=5
+    )
+    b = interventions.insert_distractors(
+        QUERY, KEYS, VALUES, count=4, norm=1, similarity=0.3, seed=5
+    )
+    c = interventions.insert_distractors(
+        QUERY, KEYS, VALUES, count=10, norm=1, similarity=0.3, seed=6
+    )
     np.testing.assert_array_equal(a[0][:7], b[0])
     np.testing.assert_array_equal(a[1][:7], b[1])
     assert not np.array_equal(a[0], c[0])
@@ -251,7 +266,7 @@ def test_distractors_dilute_the_useful_key():
     # The raw score of key 0 stays the same; its weight falls as candidates are added.
     weights = []
     for count in (0, 16, 256, 4096):
-        k, v, _ = iv.insert_distractors(
+        k, v, _ = interventions.insert_distractors(
             QUERY, KEYS, VALUES, count=count, norm=1, similarity=0.5, seed=0
         )
         weights.append(float(attention(QUERY, k, v).weights[0]))
@@ -259,12 +274,14 @@ def test_distractors_dilute_the_useful_key():
 
 
 def test_distractor_values_are_sized_like_the_existing_ones():
-    _, v, _ = iv.insert_distractors(QUERY, KEYS, VALUES, count=8, norm=1, similarity=0, seed=1)
+    _, v, _ = interventions.insert_distractors(
+        QUERY, KEYS, VALUES, count=8, norm=1, similarity=0, seed=1
+    )
     np.testing.assert_allclose(np.linalg.norm(v[3:], axis=1), np.median([10, 10, 50**0.5]))
 
 
 def test_zero_distractors_is_a_copy():
-    k, v, labels = iv.insert_distractors(
+    k, v, labels = interventions.insert_distractors(
         [0.0, 0.0], KEYS, VALUES, count=0, norm=1, similarity=0, seed=0
     )
     np.testing.assert_array_equal(k, KEYS)
@@ -285,21 +302,25 @@ def test_zero_distractors_is_a_copy():
 def test_distractor_errors(kwargs, message):
     args = {"count": 3, "norm": 1.0, "similarity": 0.0, "seed": 0} | kwargs
     with pytest.raises(ValueError, match=message):
-        iv.insert_distractors(QUERY, KEYS, VALUES, **args)
+        interventions.insert_distractors(QUERY, KEYS, VALUES, **args)
 
 
 def test_distractors_need_a_direction_and_matching_dims():
     with pytest.raises(ValueError, match="query is the zero vector"):
-        iv.insert_distractors([0.0, 0.0], KEYS, VALUES, count=1, norm=1, similarity=0, seed=0)
+        interventions.insert_distractors(
+            [0.0, 0.0], KEYS, VALUES, count=1, norm=1, similarity=0, seed=0
+        )
     with pytest.raises(ValueError, match="query has 3 components but keys have 2"):
-        iv.insert_distractors([1.0, 0, 0], KEYS, VALUES, count=1, norm=1, similarity=0, seed=0)
+        interventions.insert_distractors(
+            [1.0, 0, 0], KEYS, VALUES, count=1, norm=1, similarity=0, seed=0
+        )
 
 
 # ---------------------------------------------------------------- null route
 
 
 def test_null_route_shape_and_bias():
-    k, v, bias = iv.null_route(KEYS, VALUES, 1.5)
+    k, v, bias = interventions.null_route(KEYS, VALUES, 1.5)
     assert k.shape == (4, 2) and v.shape == (4, 2)
     assert np.all(k[3] == 0) and np.all(v[3] == 0)
     assert bias.tolist() == [0.0, 0.0, 0.0, 1.5]
@@ -308,7 +329,7 @@ def test_null_route_shape_and_bias():
 @pytest.mark.parametrize("temperature", [0.5, 1.0, 3.0])
 @pytest.mark.parametrize("scale", [True, False])
 def test_null_logit_is_threshold_over_temperature(temperature, scale):
-    k, v, bias = iv.null_route(KEYS, VALUES, 2.0)
+    k, v, bias = interventions.null_route(KEYS, VALUES, 2.0)
     res = attention(QUERY, k, v, mask=bias, temperature=temperature, scale=scale)
     assert float(res.logits[3]) == pytest.approx(2.0 / temperature)
     # The refused share contributes nothing: output = (1 - w_null) * route over real keys.
@@ -318,22 +339,24 @@ def test_null_logit_is_threshold_over_temperature(temperature, scale):
 
 def test_null_route_takes_most_mass_when_nothing_fits():
     keys = np.array([[0.1, 1.0], [-0.2, 0.9], [0.0, -1.0]])
-    k, v, bias = iv.null_route(keys, VALUES, 2.0)
+    k, v, bias = interventions.null_route(keys, VALUES, 2.0)
     assert attention(QUERY, k, v, mask=bias).weights[3] > 0.7
-    k, v, bias = iv.null_route(KEYS * 10, VALUES, 2.0)  # a well-aligned key beats the threshold
+    k, v, bias = interventions.null_route(
+        KEYS * 10, VALUES, 2.0
+    )  # a well-aligned key beats the threshold
     assert attention(QUERY, k, v, mask=bias).weights[3] < 0.05
 
 
 def test_null_route_with_legal_folds_the_mask_in():
-    k, v, bias = iv.null_route(KEYS, VALUES, 1.0, legal=np.array([True, False, True]))
+    k, v, bias = interventions.null_route(KEYS, VALUES, 1.0, legal=np.array([True, False, True]))
     assert bias.tolist() == [0.0, -math.inf, 0.0, 1.0]
     assert attention(QUERY, k, v, mask=bias).weights[1] == 0.0
 
 
 def test_null_route_errors():
     with pytest.raises(ValueError, match="threshold must be finite"):
-        iv.null_route(KEYS, VALUES, math.nan)
+        interventions.null_route(KEYS, VALUES, math.nan)
     with pytest.raises(ValueError, match="legal must be 3 booleans"):
-        iv.null_route(KEYS, VALUES, 1.0, legal=[1, 0, 1])
+        interventions.null_route(KEYS, VALUES, 1.0, legal=[1, 0, 1])
     with pytest.raises(ValueError, match="one row per key"):
-        iv.null_route(KEYS, VALUES[:1], 1.0)
+        interventions.null_route(KEYS, VALUES[:1], 1.0)

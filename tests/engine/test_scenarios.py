@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from engine import attention
-from engine import interventions as iv
+from engine import attention, interventions
 from engine.dimension import lift
 from engine.scenarios import DEFAULT_SCENARIO, SCENARIOS, Scenario, get_scenario
 
@@ -48,7 +47,7 @@ def test_every_scenario_runs_through_attention_with_its_extras(name, causal):
     res = run(s, causal=causal)
     np.testing.assert_allclose(res.weights.sum(), 1.0)
     if s.distractors:
-        keys, values, labels = iv.insert_distractors(
+        keys, values, labels = interventions.insert_distractors(
             s.query,
             keys,
             values,
@@ -62,7 +61,7 @@ def test_every_scenario_runs_through_attention_with_its_extras(name, causal):
     q, k = lift(s.query, keys, max(s.d_k, 8), seed=0)
     mask = legal
     if s.null_threshold is not None:
-        k, values, mask = iv.null_route(k, values, s.null_threshold, legal=legal)
+        k, values, mask = interventions.null_route(k, values, s.null_threshold, legal=legal)
     res = attention(q, k, values, mask=mask, scale=s.scale, temperature=s.temperature)
     assert np.isfinite(res.output).all()
 
@@ -102,7 +101,7 @@ def test_limit_story():
     assert causal_route[later] == 0.0 and int(np.argmax(causal_route)) == temporary
     assert s.values[temporary][0] == 0.0 and s.values[approved][0] == 5.0  # amount omitted
     # Collapsing the two definition keys makes them indistinguishable to any query.
-    collapsed = iv.replace_key(s.keys, approved, s.keys[temporary])
+    collapsed = interventions.replace_key(s.keys, approved, s.keys[temporary])
     w = attention(s.query, collapsed, s.values, mask=s.legal_mask(causal=True)).weights
     assert w[approved] == w[temporary]
 
@@ -113,8 +112,8 @@ def test_sharp_route_is_carried_by_a_long_key():
     winner = int(np.argmax(w))
     assert w[winner] > 0.95 and s.labels[winner] == "long key"
     unit = attention(
-        iv.normalise(s.query),
-        iv.normalise(s.keys),
+        interventions.normalise(s.query),
+        interventions.normalise(s.keys),
         s.values,
         scale=s.scale,
         temperature=s.temperature,
@@ -130,7 +129,7 @@ def test_long_context_fact_loses_mass_to_its_crowd():
     np.testing.assert_array_equal(s.values[fact], s.values[copy])
     alone = attention(s.query, s.keys[[fact]], s.values[[fact]]).weights[0]
     crowd = run(s).weights[fact]
-    k, v, _ = iv.insert_distractors(
+    k, v, _ = interventions.insert_distractors(
         s.query,
         s.keys,
         s.values,
@@ -147,7 +146,7 @@ def test_long_context_fact_loses_mass_to_its_crowd():
 
 def test_null_route_refuses_most_of_the_route():
     s = get_scenario("null_route")
-    k, v, bias = iv.null_route(s.keys, s.values, s.null_threshold)
+    k, v, bias = interventions.null_route(s.keys, s.values, s.null_threshold)
     w = attention(s.query, k, v, mask=bias, scale=s.scale, temperature=s.temperature).weights
     assert w[-1] > 0.5
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from app.state import settings_schema as us  # noqa: E402
+from app.state import settings_schema  # noqa: E402
 from app.state.lab_state import SWEEP_TEMPERATURES, LabState, default_labels  # noqa: E402
 from app.views.geometry import GeometryView  # noqa: E402
 from engine.scenarios import SCENARIOS  # noqa: E402
@@ -55,7 +55,7 @@ def random_settings(rng: np.random.Generator, state: LabState) -> dict:
         n = _pairs(scenario)
         settings: dict = {"scenario": scenario}
         if rng.random() < 0.5:  # pairs of its own: how many, and where
-            n = int(rng.integers(1, us.MAX_PAIRS + 1)) if rng.random() < 0.4 else n
+            n = int(rng.integers(1, settings_schema.MAX_PAIRS + 1)) if rng.random() < 0.4 else n
             settings["keys"] = np.round(rng.uniform(-2, 2, (n, 2)), 3).tolist()
             settings["values"] = np.round(rng.uniform(-9, 9, (n, 2)), 3).tolist()
             settings["labels"] = default_labels(n)
@@ -75,7 +75,7 @@ def random_settings(rng: np.random.Generator, state: LabState) -> dict:
             distractor_norm=float(np.round(np.exp(rng.uniform(np.log(0.1), np.log(5))), 2)),
             mask=[bool(b) for b in rng.random(n) < 0.8],
         )
-        if settings["d_k"] * (n + settings["distractors"] + 1) > us.MAX_LIFT_ELEMENTS:
+        if settings["d_k"] * (n + settings["distractors"] + 1) > settings_schema.MAX_LIFT_ELEMENTS:
             settings["distractors"] = 0
         if state.try_update(**settings):  # else (every key masked, say) it stays as it was
             return state.settings()
@@ -100,7 +100,7 @@ def random_moves(rng: np.random.Generator, n_pairs: int) -> list[dict]:
     if odd < 0.05:
         key["x"], key["y"] = 0.0, 0.0  # refused with normalise on
     elif odd < 0.08:
-        value["x"] = float(rng.choice([-1, 1]) * (us.COORD_LIMIT + rng.uniform(0.01, 5)))
+        value["x"] = float(rng.choice([-1, 1]) * (settings_schema.COORD_LIMIT + rng.uniform(0.01, 5)))
     elif odd < 0.10:
         query["x"], query["y"] = 0.0, 0.0  # no direction: the query stays
     return [key, value, query]
