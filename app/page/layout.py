@@ -110,8 +110,8 @@ class PageLayout(param.Parameterized):
             margin=0,
         )
         # One root for the template, not one per part: Panel renders each root of a template
-        # under a snapshot and restore of its whole configuration (`config.set`), about
-        # 1.5 ms each; six roots fewer were a sixteenth of a page's build.
+        # under a snapshot and restore of its whole configuration (`config.set`), a cost per
+        # root that a page pays at every build (docs/performance.md).
         return [
             pn.Column(
                 ControlNames(width=0, height=0, margin=0),

@@ -37,8 +37,8 @@ ROUTE = "/app"
 LIVENESS_ENDPOINT = "liveness"
 ASSETS_ROUTE = "assets"
 # Each session holds hundreds of Bokeh models, so with a class connected the default collector
-# keeps walking a large heap: measured with 20 sessions, 10 of them moving a slider 5 times a
-# second, p95 change-to-update latency fell from ~780 ms to ~270 ms with these thresholds.
+# keeps walking a large heap and every change waits for it (docs/performance.md, "The garbage
+# collector", has the class measured with and without these thresholds).
 # Panel collects explicitly when a session is destroyed, so closed sessions are still freed.
 GC_THRESHOLDS = (50_000, 20, 10)
 

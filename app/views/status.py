@@ -73,8 +73,9 @@ def summary_text(text: str) -> str:
 
 
 # The banners under the summary, in the order they are shown, each made the first time it has
-# something to show: most pages never show one, and the four were 2% of a page's build. All sit
-# in the page's flow: none lies over the headline or a control (issue 40).
+# something to show: most pages never show one, and each hidden one cost a page's build its
+# models (docs/performance.md). All sit in the page's flow: none lies over the headline or a
+# control.
 BANNERS = ("loading", "link", "error", "notice", "running")
 
 
