@@ -55,6 +55,38 @@ def visible_scores(snap) -> np.ndarray:
 class LogitsView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
+        self.source, self.extra = self._sources()
+        # A range the server sets: an auto range would follow the live drag preview in the
+        # browser and send its new bounds to the server on every frame.
+        fig = make_figure(
+            "Logits per key", height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
+        )
+        fig.xaxis.axis_label = "logit"
+        renderers, null_bar = self._bars(fig)
+        add_hover(
+            fig,
+            renderers,
+            [
+                ("key", "@label"),
+                ("raw q·k", "@raw{0.000}"),
+                ("  in the plane", "@visible{0.000}"),
+                ("  hidden dims", "@hidden{0.000}"),
+                ("scaled", "@scaled{0.000}"),
+                ("after temperature", "@logit{0.000}"),
+            ],
+        )
+        add_hover(fig, [null_bar], [("", "@label"), ("logit", "@logit{0.000}")])
+        style_legend(fig, below=True)
+        row_axis(fig)
+        self.figure = fig
+        self.fit = FitText(fig, legend_cols=2)  # the title and the legend fit its width
+        self._snap = None
+        self.rows = FitRows(fig, lambda: self.update(self._snap))  # rows fit its height
+
+    @staticmethod
+    def _sources() -> tuple[ColumnDataSource, ColumnDataSource]:
+        """The keys' rows, and the null candidate's row (a zero key: score 0, logit threshold /
+        temperature)."""
         cols = {
             c: f32([])
             for c in ("index", "row", "raw", "visible", "hidden", "scaled", "logit", "logit_drawn")
@@ -66,19 +98,17 @@ class LogitsView(pn.viewable.Viewer):
             mask_text=[],
         )
         unselected = Selection()  # no tool selects from either source: they share one
-        self.source = ColumnDataSource(name="logits", data=cols, selected=unselected)
-        # The null candidate's row (a zero key: score 0, logit threshold / temperature).
-        self.extra = ColumnDataSource(
+        keys = ColumnDataSource(name="logits", data=cols, selected=unselected)
+        extra = ColumnDataSource(
             name="logits_extra",
             data={c: f32([]) for c in ("row", "logit")} | {"label": []},
             selected=unselected,
         )
-        # A range the server sets: an auto range would follow the live drag preview in the
-        # browser and send its new bounds to the server on every frame.
-        fig = make_figure(
-            "Logits per key", height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
-        )
-        fig.xaxis.axis_label = "logit"
+        return keys, extra
+
+    def _bars(self, fig) -> tuple[list, object]:
+        """Each stage's bar per key, the hidden part of q·k, the null candidate's bar and the
+        masked keys' hatch: the renderers the hover reads, and the null bar's."""
         renderers = [
             dodged_bar(
                 fig,
@@ -127,25 +157,7 @@ class LogitsView(pn.viewable.Viewer):
         )
         bar_note(fig, self.source, x="hatch_right", text="mask_text", offset=BAR)
         fig.add_layout(Span(location=0, dimension="height", line_color="#777777"))
-        add_hover(
-            fig,
-            renderers,
-            [
-                ("key", "@label"),
-                ("raw q·k", "@raw{0.000}"),
-                ("  in the plane", "@visible{0.000}"),
-                ("  hidden dims", "@hidden{0.000}"),
-                ("scaled", "@scaled{0.000}"),
-                ("after temperature", "@logit{0.000}"),
-            ],
-        )
-        add_hover(fig, [null_bar], [("", "@label"), ("logit", "@logit{0.000}")])
-        style_legend(fig, below=True)
-        row_axis(fig)
-        self.figure = fig
-        self.fit = FitText(fig, legend_cols=2)  # the title and the legend fit its width
-        self._snap = None
-        self.rows = FitRows(fig, lambda: self.update(self._snap))  # rows fit its height
+        return renderers, null_bar
 
     def update(self, snap) -> None:
         raw = np.asarray(snap.scores, dtype=np.float64)
