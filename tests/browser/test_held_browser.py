@@ -1,7 +1,7 @@
 """Nothing answers a step's question before Measure, in Chromium (issue 40): what the browser
 holds for step 12 (where a trained head looks, with nothing to do) is neutral until Measure;
 in a class, a student who measured still sees no number until the teacher's Reveal. The
-in-process sweep of all 26 steps is tests/app/test_held_answers.py."""
+in-process sweep of all 29 steps is tests/app/test_held_answers.py."""
 
 from __future__ import annotations
 
