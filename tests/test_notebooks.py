@@ -46,8 +46,13 @@ def test_the_smollm2_notebook_runs_and_draws_every_map():
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     shown = [o for o in outputs if BOKEH in o.get("data", {})]
-    # The pattern, the causal map, the patching map, the estimate against exact and its grid.
-    assert len(shown) == 5, [o.get("data", {}).keys() for o in outputs]
+    # The pattern, the causal map, the patching map, the estimate against exact and its grid,
+    # and the loss of each word of the repeated text.
+    assert len(shown) == 6, [o.get("data", {}).keys() for o in outputs]
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "answer ' Paris'" in printed and "France became Mexico, another country" in printed
     assert "' Paris' against ' Mexico'" in printed and "Spearman" in printed
+    # The induction heads found and broken: the second copy's loss before and after.
+    assert "layer 18 head 6: induction 0.89" in printed
+    assert "as trained: first copy 10.45 nats a word, second copy 2.39" in printed
+    assert "induction heads ablated: first copy" in printed and "second copy 7.40" in printed
