@@ -7,7 +7,8 @@ import param
 from bokeh.models import InlineStyleSheet
 
 from app.page.a11y import PageTools
-from app.views.style import TOOLBAR_CSS, TextScale, floor_text, slim
+from app.views.page_figures import TextScale, floor_text, slim
+from app.views.style import TOOLBAR_CSS
 
 # Presenter mode: page text goes from 16 to 20 px (assets/lab.css), plot text likewise.
 PRESENTER_TEXT_SCALE = 1.25

@@ -13,7 +13,7 @@ from bokeh.models import ColumnDataSource, Label
 
 from .plot_text import PlotText
 from .rows import FitRows, set_rows
-from .style import FitText
+from .text_fit import FitText
 
 PREDICT_FIRST = "predict first, then press Measure"
 

@@ -25,7 +25,8 @@ from app.state.chart_tables import jacobian_block, jacobian_table
 
 from .plot_text import PlotText
 from .rows import set_ticks
-from .style import FitText, add_glyph, add_hover, assign, f32, make_figure
+from .style import add_glyph, add_hover, assign, f32, make_figure
+from .text_fit import FitText
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
 MAX_SIDE = 12

@@ -14,7 +14,6 @@ from .bars import bar_note, dodged_bar
 from .rows import NULL_LABEL, FitRows, row_axis, row_positions, row_range, set_rows
 from .style import (
     STAGE_COLOURS,
-    FitText,
     add_hover,
     assign,
     edged,
@@ -22,6 +21,7 @@ from .style import (
     make_figure,
     style_legend,
 )
+from .text_fit import FitText
 
 STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
 BAR = 0.26

@@ -15,7 +15,7 @@ import numpy as np
 
 from .label_layout import HANDLE_RADIUS_PX
 from .planes import FRAME
-from .style import text_width
+from .text_fit import text_width
 
 # Where the query's handle may sit on its ray, as a fraction of its length, in order of
 # preference: on the tip unless a key's handle is there (in the default scenario q lies on A).

@@ -26,12 +26,12 @@ from .style import (
     CASING,
     EDGES,
     ROLE_COLOURS,
-    FitText,
     add_glyph,
     add_hover,
     make_figure,
     style_legend,
 )
+from .text_fit import FitText
 
 # Square frames so a 45-degree vector looks like one; the outer size leaves room for axes.
 FRAME = 300

@@ -17,7 +17,8 @@ from engine.heads import shown_token
 from .bars import dodged_bar
 from .plot_text import PlotText
 from .rows import row_axis, row_range, set_rows
-from .style import OKABE_ITO, FitText, add_hover, assign, f32, make_figure, style_legend
+from .style import OKABE_ITO, add_hover, assign, f32, make_figure, style_legend
+from .text_fit import FitText
 
 BAR = 0.4
 

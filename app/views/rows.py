@@ -122,7 +122,7 @@ def set_ticks(axis, labels) -> None:
         axis.ticker.ticks = ticks
     if axis.major_label_overrides != overrides:
         axis.major_label_overrides = overrides
-    # The size is written only when the density changes: presenter mode (style.TextScale)
+    # The size is written only when the density changes: presenter mode (page_figures.TextScale)
     # scales it, and rewriting 14 px on every redraw undid that after each load.
     dense = len(ticks) > DENSE_TICKS
     if dense != was_dense:

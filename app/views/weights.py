@@ -25,7 +25,6 @@ from .rows import (
 )
 from .style import (
     STAGE_COLOURS,
-    FitText,
     add_hover,
     assign,
     edged,
@@ -33,6 +32,7 @@ from .style import (
     make_figure,
     style_legend,
 )
+from .text_fit import FitText
 from .token_note import add_token_note, show_token_note
 
 BAR = 0.38

@@ -12,7 +12,8 @@ from app.views.label_layout import crosses as _crosses
 from app.views.label_layout import place_labels
 from app.views.label_layout import text_box as _text_box
 from app.views.rows import MAX_ROWS, FitRows, row_positions, rows_that_fit
-from app.views.style import FitText, make_figure, text_width, toolbar_width
+from app.views.style import make_figure
+from app.views.text_fit import FitText, text_width, toolbar_width
 
 
 def test_a_token_label_without_room_keeps_its_token_or_goes_never_a_bare_position():

@@ -20,7 +20,7 @@ from app.page.lab_page import create_app
 from app.state import pipeline as state_mod
 from app.state.lab_state import LabState, listed_backends
 from app.state.settings_schema import BACKENDS
-from app.views import style
+from app.views import page_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 # The page had ~670 models before it was slimmed, ~510 after, and 286 once the analysis plots
@@ -157,7 +157,7 @@ def test_the_short_walk_for_plot_text_finds_every_font_size_a_full_walk_finds():
     with set_curdoc(doc):
         page.lab.show_analysis()
     figures = page.lab.figures()
-    short = {(model.id, name) for model, name, _size in style._font_sizes(figures)}
+    short = {(model.id, name) for model, name, _size in page_figures.font_sizes(figures)}
     full = set()
     for fig in figures:
         for model in fig.references():

@@ -211,7 +211,12 @@ def test_edited_lab_restores_exactly_from_its_url():
     params = lab.query_params()
     assert params["causal"] == "true" and "backend" in params
     other = LabState()
-    assert other.apply_query_params(settings_schema.split_query_string(settings_schema.query_string(params))) == []
+    assert (
+        other.apply_query_params(
+            settings_schema.split_query_string(settings_schema.query_string(params))
+        )
+        == []
+    )
     assert other.settings() == lab.settings()
     assert lab.settle(120) and other.settle(120)  # both answered by the backend they name
     assert other.snapshot.backend_used == lab.snapshot.backend_used

@@ -100,7 +100,9 @@ def random_moves(rng: np.random.Generator, n_pairs: int) -> list[dict]:
     if odd < 0.05:
         key["x"], key["y"] = 0.0, 0.0  # refused with normalise on
     elif odd < 0.08:
-        value["x"] = float(rng.choice([-1, 1]) * (settings_schema.COORD_LIMIT + rng.uniform(0.01, 5)))
+        value["x"] = float(
+            rng.choice([-1, 1]) * (settings_schema.COORD_LIMIT + rng.uniform(0.01, 5))
+        )
     elif odd < 0.10:
         query["x"], query["y"] = 0.0, 0.0  # no direction: the query stays
     return [key, value, query]

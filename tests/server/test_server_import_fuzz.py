@@ -81,11 +81,17 @@ def documents(draw) -> bytes:
     if kind == "valid":
         scenario = draw(st.sampled_from(list(SCENARIOS)))
         return json.dumps(
-            {"format": settings_schema.FORMAT_TAG, "scenario": scenario, "temperature": draw(VALID_TEMPERATURES)}
+            {
+                "format": settings_schema.FORMAT_TAG,
+                "scenario": scenario,
+                "temperature": draw(VALID_TEMPERATURES),
+            }
         ).encode()
     text = json.dumps(doc).encode()
     if kind == "oversized":
-        size = draw(st.integers(settings_schema.MAX_IMPORT_BYTES + 1, 3 * settings_schema.MAX_IMPORT_BYTES))
+        size = draw(
+            st.integers(settings_schema.MAX_IMPORT_BYTES + 1, 3 * settings_schema.MAX_IMPORT_BYTES)
+        )
         return (
             text[:-1]
             + b","
@@ -228,13 +234,20 @@ def test_any_import_is_applied_or_named_and_the_page_lives(import_page, payload)
 def test_refused_import_keeps_the_drawing_and_a_valid_one_changes_it(import_page):
     page, _ = import_page
     # Whatever the fuzz left, start from a known lab.
-    _check_upload(import_page, json.dumps({"format": settings_schema.FORMAT_TAG, "scenario": "basic"}).encode())
+    _check_upload(
+        import_page,
+        json.dumps({"format": settings_schema.FORMAT_TAG, "scenario": "basic"}).encode(),
+    )
     before = page.weights()
-    bad = json.dumps({"format": settings_schema.FORMAT_TAG, "scenario": "contest", "temperature": -1.0})
+    bad = json.dumps(
+        {"format": settings_schema.FORMAT_TAG, "scenario": "contest", "temperature": -1.0}
+    )
     shown = page.upload(*page.next_file(bad.encode()))
     assert "temperature" in shown and "was not imported" in shown, shown
     assert page.weights() == before
-    good = json.dumps({"format": settings_schema.FORMAT_TAG, "scenario": "contest", "temperature": 0.5})
+    good = json.dumps(
+        {"format": settings_schema.FORMAT_TAG, "scenario": "contest", "temperature": 0.5}
+    )
     _, want = expected_outcome(good.encode())
     shown = page.upload(*page.next_file(good.encode()))
     assert shown.startswith("Imported"), shown
