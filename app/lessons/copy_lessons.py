@@ -171,9 +171,11 @@ def ablation_verdict(before, after) -> str:
         second_copy_loss(after.run),
         control_loss(),
     )
+    moves = "rises" if broken > plain else "falls"
     return (
-        f"the second copy's mean loss {plain:.2f} -> {broken:.2f} nats a word with the five "
-        f"induction heads ({names(induction_heads())}) ablated; ablating five other heads of "
+        f"the second copy's mean loss {moves} from {plain:.2f} to {broken:.2f} nats a word "
+        f"with the five induction heads ({names(induction_heads())}) ablated; ablating five "
+        f"other heads of "
         f"the same layers instead ({names(other_heads())}, the lowest induction scores) "
         f"leaves it at {control:.2f}; the first copy costs {first_copy_loss():.2f} nats a word"
     )

@@ -265,6 +265,6 @@ def test_part_8_finds_its_heads_and_losses_as_the_engine_measures_them(m):
     others = copy_lessons.other_heads()
     assert len(others) == 5 and not set(others) & {(s.layer, s.head) for s in induction}
     control = run.intervene(*(trained.AblateHead(*h) for h in others))
-    assert f"{second(run):.2f} -> {second(broken):.2f} nats" in said
+    assert f"rises from {second(run):.2f} to {second(broken):.2f} nats" in said
     assert f"leaves it at {second(control):.2f}" in said
     assert second(broken) - second(run) > 3.0 and abs(second(control) - second(run)) < 0.5
