@@ -788,8 +788,9 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         confirms=copy.ablation_confirms,
         takeaway=(
             "Five heads of 270 carry most of the in-context copying: without them the second "
-            "copy is nearly as hard as the first, while five other heads of the same layers "
-            "change almost nothing. The score found them; the ablation shows what they do."
+            "copy's loss goes most of the way back to the first copy's, while five other heads "
+            "of the same layers change almost nothing. The score found them; the ablation "
+            "shows what they do."
         ),
     ),
 )
