@@ -63,6 +63,7 @@ def model_panel(lab):
     from app.views.model_panel import ModelPanel
 
     panel = ModelPanel(lab.sources.model, link_warning=lab.status.link_warning)
+    lab.style.add([panel.loss.figure])
     lab.sources.model.param.watch(lab.offer_model_lesson, ["model", "loading"])
     return panel
 

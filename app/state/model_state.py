@@ -33,12 +33,13 @@ import numpy as np
 import param
 
 from app.patches.param_values import check_value
-from app.state import head_patterns, jobs, model_runs, settings_schema
+from app.state import head_patterns, jobs, loss_tables, model_runs, settings_schema
 from app.state.pipeline import dimension_sweep_of
 from app.state.setting_params import parameter_for
 from app.state.settings_schema import MODEL_FIELDS
 from engine import trained
 from engine.heads import head_snapshot, token_probability
+from engine.trained import repeated_words
 
 MAX_TEXT_CHARS = settings_schema.MODEL_TEXT_CHARS
 ROTATE_BOUNDS = settings_schema.MODEL_ROTATE_RANGE
@@ -119,6 +120,8 @@ def _call(asked: _Asked) -> tuple[object, str]:
     except ValueError as exc:
         # An experiment's row stands even when its edit cannot be shown (as `run_experiment`).
         return (None if result is None else (result, None)), str(exc)
+    for run in runs:  # the loss strip's numbers, here rather than on the session's thread
+        loss_tables.token_losses(run)
     return (result, runs), ""
 
 
@@ -176,6 +179,12 @@ class ModelState(param.Parameterized):
     masked = parameter_for(MODEL_FIELDS["masked"], [], doc="positions hidden from this head")
     ablated = parameter_for(MODEL_FIELDS["ablated"], [], doc='heads whose output is zeroed, "L.H"')
     backend = parameter_for(MODEL_FIELDS["backend"], "numpy", doc="where it runs")
+    words = parameter_for(
+        MODEL_FIELDS["words"],
+        None,
+        allow_None=True,
+        doc="the seed of the repeated random words `text` is (None: the text is not a draw)",
+    )
     # Not in the address: the edits a lesson step or an experiment adds.
     extra = param.List(default=[], doc="edits set by a lesson or an experiment, applied last")
 
@@ -288,12 +297,43 @@ class ModelState(param.Parameterized):
                 "query": None,
             }
             settings = self.fresh() | base | dict(settings)
+        try:
+            settings = self._with_words(settings, current)
+        except ValueError as exc:
+            self._set_error(str(exc))
+            return False
         if "text" in settings and settings["text"] != current["text"]:
             # Positions refer to the old program; a query position the new one lacks goes back
             # to its last token.
             reset = {"masked": [], "extra": []} | self._query_for(settings, current)
             settings = reset | dict(settings)
         return self._ask(dict(settings), current | dict(settings), off_loop=off_loop)
+
+    def _with_words(self, settings: Mapping[str, object], current: Mapping[str, object]) -> dict:
+        """`settings` with the text of the random words they ask for, or (a text of their own,
+        a new model) without the seed of words no longer shown; ValueError if refused."""
+        settings = dict(settings)
+        model = trained.load(settings.get("model", current["model"]))
+        seed = settings.get("words", current["words"])
+        if seed is None:
+            return settings
+        if "words" in settings and not hasattr(model, "encode"):
+            raise ValueError(
+                f"words: {short_title(model.name)} reads programs, not words; repeated random "
+                "words are for a language model"
+            )
+        drawn = repeated_words.draw(model.encode, seed).text if hasattr(model, "encode") else ""
+        if "words" in settings:
+            settings["text"] = drawn
+        elif "text" in settings and settings["text"] != drawn:
+            settings["words"] = None  # a text of the student's own
+        return settings
+
+    def words_drawn(self):
+        """The draw `text` is (a `RepeatedWords`, its copies' positions), or None."""
+        if self.words is None:
+            return None
+        return repeated_words.draw(self.loaded.encode, self.words)
 
     def _ask(self, settings: dict, values: dict, *, off_loop: bool, experiment: str = "") -> bool:
         """Show `values` (reached by applying `settings` to what was asked before) now, or
@@ -567,6 +607,11 @@ class ModelState(param.Parameterized):
         self._publish(plain, edited, snap)
 
     @property
+    def plain_run(self):
+        """The run of the text shown without any edit (the run shown when there is none)."""
+        return self._held[1] if self._held is not None else None
+
+    @property
     def ran_on(self) -> str:
         """Where the run on screen was computed, in words."""
         run = self.run
@@ -715,6 +760,8 @@ class ModelState(param.Parameterized):
                 said[name] = want[name]
         if want["backend"] != "numpy":
             said["backend"] = want["backend"]
+        if want["words"] is not None:
+            said["words"] = want["words"]  # after the text: a link's seed draws its text again
         fields = _fields()
         return {k: settings_schema.format_text(fields[k], v) for k, v in said.items()}
 
@@ -770,6 +817,7 @@ class ModelState(param.Parameterized):
         # one bad value is named and dropped while the others still apply.
         keys = (
             "text",
+            "words",  # its draw's text replaces the text: before the positions in it
             "layer",
             "head",
             "query",

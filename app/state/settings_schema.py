@@ -175,6 +175,9 @@ def controls_in(group: str, fields: Mapping[str, Field] = FIELDS) -> dict[str, F
 # layers and heads, a text's positions) is checked there, once the model is known.
 MODEL_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
 MODEL_ROTATE_RANGE = (-180.0, 180.0)
+# A seed of repeated random words: six digits are plenty, and short in a link (the engine takes
+# any up to engine.trained.repeated_words.SEED_MAX).
+WORDS_SEED_MAX = 999_999
 
 
 def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
@@ -206,6 +209,9 @@ def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
         Field("masked", "positions", label="Hide positions from this head", **panel),
         Field("ablated", "heads", label="Ablate heads (zero their output)", **panel),
         Field("backend", "choice", choices=BACKENDS, label="Run the model with", **panel),
+        # The seed of a "Repeated random words" text (engine/trained/repeated_words.py): a link
+        # with it opens that very draw.
+        Field("words", "int", 0, WORDS_SEED_MAX, label="Seed of the words", **panel),
     ]
     return {f.name: f for f in fields}
 

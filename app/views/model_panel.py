@@ -21,7 +21,7 @@ from app.state.model_state import (
     model_choices,
     short_title,
 )
-from app.state.settings_schema import MODEL_FIELDS
+from app.state.settings_schema import MODEL_FIELDS, WORDS_SEED_MAX
 from app.views.headings import group_heading
 from engine.head_names import head_name
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
@@ -29,6 +29,7 @@ from engine.trained import experiments as ex
 from engine.trained.edits import PatchHead
 
 from .head_grid import QueryPicker
+from .loss_strip import LossStripView
 from .notify import notify
 from .prediction import PredictionView
 from .two_way import Echo, Sent
@@ -38,6 +39,10 @@ MODEL_BACKENDS = {
     "torch, CPU": "torch-cpu",
     "torch, GPU (CUDA)": "torch-cuda",
 }
+# The example menu's entry for a seeded draw of repeated random words (a language model's only):
+# its value is no text of the menu, and choosing it draws the text (ModelState's `words`).
+REPEATED_WORDS = "Repeated random words"
+REPEATED_WORDS_VALUE = "(repeated random words)"
 # The head's temperature slider offers a teaching range; the state accepts a wider one
 # (tests/app/test_model_panel.py checks that it holds every value the slider offers).
 HEAD_TEMPERATURE_SLIDER = (0.25, 8.0)
@@ -72,6 +77,7 @@ class ModelPanel(pn.viewable.Viewer):
         self._make_head_controls()
         self._make_intervention_controls()
         self.query = QueryPicker(mstate)  # the query position (app/views/head_grid.py)
+        self.loss = LossStripView(mstate)  # under the text: each token's loss
         self._links = self._link()
         self._from_state()
         self._watch_loading()  # a link may have asked for a model that is still loading
@@ -96,7 +102,7 @@ class ModelPanel(pn.viewable.Viewer):
         )
         self.example = pn.widgets.Select(
             label="Ready-made programs",
-            options={"(choose one)": ""} | dict(model.examples),
+            options=example_options(model),
             sizing_mode="stretch_width",
         )
         self.text = pn.widgets.TextInput(
@@ -105,6 +111,12 @@ class ModelPanel(pn.viewable.Viewer):
             max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
         )
+        # Shown while the text is a draw of repeated random words: its seed, and a new draw.
+        self.words = pn.widgets.IntInput(
+            label=MODEL_FIELDS["words"].label, start=0, end=WORDS_SEED_MAX, width=170
+        )
+        self.new_words = pn.widgets.Button(label="New words", color="primary", align="end")
+        self.words_row = pn.Row(self.words, self.new_words, visible=False, margin=0)
         # A language model takes seconds to load: the page shows how far it is meanwhile.
         self.progress = pn.indicators.Progress(
             value=0, max=100, visible=False, sizing_mode="stretch_width", margin=(4, 10)
@@ -195,6 +207,8 @@ class ModelPanel(pn.viewable.Viewer):
             for name, (widget, to_state) in sent.items()
         ]
         links.append(Sent(self.example, "text", self._pick_example, echo=echo))
+        links.append(Sent(self.words, "words", send, echo=echo))
+        self.new_words.on_click(lambda _e: send(words=self._new_seed()))
         links.append(Sent(self.found, "found", self._open_found, echo=echo))
         self.retrieval.on_click(lambda _e: send(**self._retrieval_head()))
         self.clear.on_click(lambda _e: self.mstate.clear_intervention())
@@ -235,8 +249,18 @@ class ModelPanel(pn.viewable.Viewer):
         self._send(layer=layer, head=head)
 
     def _pick_example(self, text) -> None:
-        if text:
+        if text == REPEATED_WORDS_VALUE:
+            seed = self.mstate.words
+            self._send(words=0 if seed is None else seed)
+        elif text:
             self._send(text=text)
+
+    def _new_seed(self) -> int:
+        """A seed other than the one shown (random: each press is a new draw)."""
+        rng, shown = np.random.default_rng(), self.mstate.words
+        while (seed := int(rng.integers(0, WORDS_SEED_MAX + 1))) == shown:
+            pass
+        return seed
 
     @param.depends("mstate.loading", watch=True)
     def _watch_loading(self) -> None:
@@ -296,8 +320,17 @@ class ModelPanel(pn.viewable.Viewer):
                 if m.model == "binding"
                 else f"Sentence, up to {getattr(model, 'max_tokens', 48)} tokens (press Enter)"
             )
-            self.example.options = {"(choose one)": ""} | dict(model.examples)
-            self.example.value = m.text if m.text in model.examples.values() else ""
+            self.example.options = example_options(model)
+            self.example.value = (
+                REPEATED_WORDS_VALUE
+                if m.words is not None
+                else m.text
+                if m.text in model.examples.values()
+                else ""
+            )
+            self.words_row.visible = m.words is not None
+            if m.words is not None:
+                self.words.value = m.words
             self.layer.options = {f"layer {i}": i for i in range(model.n_layers)}
             self.head.options = {f"head {i}": i for i in range(model.n_heads)}
             self.layer.value, self.head.value = m.layer, m.head
@@ -322,6 +355,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.backend.value = m.backend
             self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
             self.head_note.object = html.escape(found_head_note(model, m.layer, m.head))
+        self.loss.update()
         self._find()
 
     def __panel__(self):
@@ -333,6 +367,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.missing,
             self.example,
             self.text,
+            self.words_row,
+            self.loss,
             pn.Row(self.layer, self.head, sizing_mode="stretch_width"),
             self.query,
             self.retrieval,
@@ -367,6 +403,15 @@ TABLE_COLUMNS = {
     ),
 }
 TABLE_CSS = attention_lab_assets.read_text("components", "experiments-table.css")
+
+
+def example_options(model) -> dict[str, str]:
+    """The ready-made texts of `model`'s menu: its examples, and for a language model (one that
+    encodes words) repeated random words."""
+    options = {"(choose one)": ""} | dict(model.examples)
+    if hasattr(model, "encode"):
+        options[REPEATED_WORDS] = REPEATED_WORDS_VALUE
+    return options
 
 
 def reference_header(results) -> str:
