@@ -11,7 +11,9 @@ from app.state import loss_tables
 from engine import trained
 from engine.trained.repeated_words import draw
 
+from .ax_tree import controls, unnamed_controls
 from .labpage import READ_SOURCE
+from .test_accessibility import blocking
 
 pytestmark = pytest.mark.browser
 
@@ -47,6 +49,11 @@ def test_repeated_words_show_the_copies_losses_and_ablation_brings_them_back(ope
     page.wait_until(lambda: f"second copy {second:.1f}." in _said(page), "the copies in words")
     assert f"first copy {first:.1f} nats a word" in _said(page)
     assert "words=0" in page.search()
+    # The seed, New words and the strip: named controls, and nothing axe calls blocking.
+    found = controls(page.page)
+    assert any(name == "Seed of the words" for _role, name in found), found
+    assert not unnamed_controls(page.page), [c for c in found if not c[1]]
+    assert not (problems := blocking(page.page)), "\n".join(problems)
     # The heads ablated from the sidebar's box, as a student does it.
     box = page.page.locator(
         'input.choices__input--cloned[aria-label="Ablate heads (zero their output)"]'
