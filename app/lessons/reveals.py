@@ -18,7 +18,7 @@ ANSWER = "answer"  # the trained model's answer and its probability
 HELD = {
     WEIGHTS: "the weights, logits and analysis plots, and the output on the payload plane",
     PLANES: "both planes (for a step with nothing to do, where they show the route)",
-    ANSWER: "the model's answer chart",
+    ANSWER: "the model's answer chart and the loss of each token",
 }
 
 # The usual declarations.

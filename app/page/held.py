@@ -95,8 +95,9 @@ def every_head(shown, draw):
 
 def found_head_note(shown):
     """The model's sidebar names the head it opens first and what was measured to find it (on
-    SmolLM2, the most weight on ' loan' from 'was': step 19's answer), and its head finder
-    picks the top weight's token. Drawn after the sidebar's own update, which writes both."""
+    SmolLM2, the most weight on ' loan' from 'was': step 19's answer), its head finder picks
+    the top weight's token, and its loss strip shows each token's loss (the copying steps'
+    answer). Drawn after the sidebar's own update, which writes all three."""
 
     def conceal_or_draw(view, snap, held) -> None:
         if not shown():
@@ -104,6 +105,7 @@ def found_head_note(shown):
         from app.views.model_panel import found_head_note as note  # a model's page only
 
         m = view.mstate
+        view.loss.hold(ANSWER in held)  # each token's loss answers the steps on copying
         token = view.finder_token  # the head finder's token: the top weight's by default
         if WEIGHTS in held:
             text = (

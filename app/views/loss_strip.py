@@ -31,6 +31,9 @@ BEFORE_ALONE = {"fill_color": OKABE_ITO["blue"], "line_color": OKABE_ITO["blue"]
 BEFORE_PAIRED = {"fill_color": "#ffffff", "line_color": "#555555", "line_dash": "dashed"}
 # The copies' shading: light enough for the bars to stay 3:1 on it.
 COPY_FILL = ("#eeeeee", "#dff3ea")
+# While a lesson step holds the model's answer back: the second copy's loss answers the steps
+# on copying heads, so the strip waits for Measure too.
+HELD_WORDS = "The loss of each token shows once you measure."
 
 
 class LossStripView(pn.viewable.Viewer):
@@ -39,6 +42,7 @@ class LossStripView(pn.viewable.Viewer):
     def __init__(self, mstate, **params):
         super().__init__(**params)
         self.mstate = mstate
+        self.held = False  # see `hold`
         self.text = PlotText("The loss of each token in words")
         cols = {c: f32([]) for c in ("x", "x_before", "x_after", "before", "after")}
         self.source = ColumnDataSource(name="loss_strip", data=cols | {"token": [], "copy": []})
@@ -73,8 +77,9 @@ class LossStripView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         self.figure = fig
         self.words = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-loss-words"])
+        self.plot = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
         self.column = pn.Column(
-            pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
+            self.plot,
             self.words,
             self.text,
             visible=False,
@@ -90,10 +95,23 @@ class LossStripView(pn.viewable.Viewer):
         if strip is None:
             self.column.visible = False
             return
+        if self.held:
+            self.plot.visible = False
+            self.words.object = HELD_WORDS
+            self.text.show(())
+            self.column.visible = True
+            return
         self._draw(strip)
         self.words.object = html.escape(strip_words(strip))
         self.text.show((strip_table(strip),))
-        self.column.visible = True
+        self.plot.visible = self.column.visible = True
+
+    def hold(self, held: bool) -> None:
+        """Hold the strip back (a lesson step holds the model's answer until Measure) or show
+        it again; drawn at once either way."""
+        if held != self.held:
+            self.held = held
+            self.update()
 
     def _draw(self, strip) -> None:
         x = strip.positions.astype(np.float32)

@@ -124,6 +124,8 @@ def revealed(step, reading) -> dict[str, object]:
         probs = list(answer_rows(prediction).after)
         checks["the answer's title"] = lambda page: f"Answer: {said}" in page.text
         checks["the answer's probabilities"] = lambda page: page.has_vector(probs)
+        if getattr(step, "model", "binding") != "binding":  # a language model's loss strip
+            checks["the loss of each token"] = lambda page: "Mean loss" in page.text
     return checks
 
 
