@@ -19,6 +19,8 @@ import numpy as np
 from ..core import softmax
 from .edits import Edit
 
+LOSS_ROWS = 64  # positions whose next-token logits `Run.token_log_probs` holds at once
+
 
 @dataclass(frozen=True)
 class HeadRecord:
@@ -143,14 +145,17 @@ class Run:
         """log P(the token that actually comes next) at every position but the last, (n - 1,)
         in float64: entry i is how well the run predicted token i + 1 from tokens 0..i (its
         loss is minus that). ValueError for a model that predicts only its answer."""
-        logits = np.asarray(
-            self.model.logits_everywhere(self.residual(self.model.n_layers)[:-1]),
-            dtype=np.float64,
-        )
-        top = logits.max(axis=-1, keepdims=True)
-        log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
-        nxt = np.asarray(self.ids[1:])
-        return logits[np.arange(len(nxt)), nxt] - log_z
+        final, nxt = self.residual(self.model.n_layers)[:-1], np.asarray(self.ids[1:])
+        out = np.empty(len(nxt), dtype=np.float64)
+        # A block of rows at a time: a long text's logits at every position (n x vocab, in
+        # float64) would be hundreds of MB at once.
+        for start in range(0, len(nxt), LOSS_ROWS):
+            rows = slice(start, start + LOSS_ROWS)
+            logits = np.asarray(self.model.logits_everywhere(final[rows]), dtype=np.float64)
+            top = logits.max(axis=-1, keepdims=True)
+            log_z = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))
+            out[rows] = logits[np.arange(len(logits)), nxt[rows]] - log_z
+        return out
 
     def arrays(self) -> list:
         """Every array the run holds (its residual stream, its head records' arrays, its logits

@@ -1053,3 +1053,11 @@ def test_a_text_without_repeats_scores_no_induction(model):
     scores = model.head_scores("The quick brown fox jumps over a lazy dog")
     assert all(s.induction is None and s.duplicate_token is None for s in scores)
     assert all(s.previous_token is not None for s in scores)
+
+
+def test_the_losses_come_out_the_same_a_block_of_rows_at_a_time(copied, monkeypatch):
+    from engine.trained import runs
+
+    whole = copied.token_log_probs()
+    monkeypatch.setattr(runs, "LOSS_ROWS", 5)  # 37 positions: seven full blocks and a short one
+    np.testing.assert_allclose(copied.token_log_probs(), whole, rtol=0, atol=1e-9)
