@@ -1060,4 +1060,5 @@ def test_the_losses_come_out_the_same_a_block_of_rows_at_a_time(copied, monkeypa
 
     whole = copied.token_log_probs()
     monkeypatch.setattr(runs, "LOSS_ROWS", 5)  # 37 positions: seven full blocks and a short one
-    np.testing.assert_allclose(copied.token_log_probs(), whole, rtol=0, atol=1e-9)
+    # The float32 products of a block round as another shape's do: float32's rounding, not more.
+    np.testing.assert_allclose(copied.token_log_probs(), whole, rtol=0, atol=1e-4)
