@@ -179,6 +179,7 @@ class ModelState(param.Parameterized):
     masked = parameter_for(MODEL_FIELDS["masked"], [], doc="positions hidden from this head")
     ablated = parameter_for(MODEL_FIELDS["ablated"], [], doc='heads whose output is zeroed, "L.H"')
     backend = parameter_for(MODEL_FIELDS["backend"], "numpy", doc="where it runs")
+    find = parameter_for(MODEL_FIELDS["find"], "patterns", doc="what the head grid's cells show")
     words = parameter_for(
         MODEL_FIELDS["words"],
         None,
@@ -760,6 +761,8 @@ class ModelState(param.Parameterized):
                 said[name] = want[name]
         if want["backend"] != "numpy":
             said["backend"] = want["backend"]
+        if want["find"] != "patterns":
+            said["find"] = want["find"]
         if want["words"] is not None:
             said["words"] = want["words"]  # after the text: a link's seed draws its text again
         fields = _fields()
@@ -826,6 +829,7 @@ class ModelState(param.Parameterized):
             "rotate",
             "ablated",
             "backend",
+            "find",
         )
         for key in keys:
             if key in given and not self.request(**{key: given[key]}):

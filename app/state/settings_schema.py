@@ -175,6 +175,9 @@ def controls_in(group: str, fields: Mapping[str, Field] = FIELDS) -> dict[str, F
 # layers and heads, a text's positions) is checked there, once the model is known.
 MODEL_TEXT_CHARS = 4000  # 512 tokens of English is about 2,500 characters
 MODEL_ROTATE_RANGE = (-180.0, 180.0)
+# What the head grid's cells show: each head's pattern, or one of the copying scores
+# (engine.trained.copying.KINDS, in its order; tests/app/test_copy_tables.py checks).
+FIND_HEADS = ("patterns", "previous_token", "duplicate_token", "induction", "first_token")
 # A seed of repeated random words: six digits are plenty, and short in a link (the engine takes
 # any up to engine.trained.repeated_words.SEED_MAX).
 WORDS_SEED_MAX = 999_999
@@ -212,6 +215,8 @@ def make_model_fields(model_names: Sequence[str]) -> dict[str, Field]:
         # The seed of a "Repeated random words" text (engine/trained/repeated_words.py): a link
         # with it opens that very draw.
         Field("words", "int", 0, WORDS_SEED_MAX, label="Seed of the words", **panel),
+        # The head grid's own control (app/views/head_grid.py), below the first screen.
+        Field("find", "choice", choices=FIND_HEADS, label="Find heads", **panel),
     ]
     return {f.name: f for f in fields}
 

@@ -53,6 +53,7 @@ from engine.head_names import head_name
 from engine.heads import shown_token, shown_tokens, token_marks
 
 from .covered import conceal
+from .find_heads import ScoreLayer
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText
@@ -65,6 +66,7 @@ WEIGHT_PALETTE = tuple(reversed(Blues256))
 FUTURE_COLOUR = "#e4e4e4"
 LABEL_CHARS = 10
 PATTERN_HEIGHT = 560
+NOTICE_HEIGHT = 140  # the grid's box while a notice stands in its place
 GRID_BORDERS = (
     64,
     40,
@@ -167,7 +169,7 @@ class HeadGridView(pn.viewable.Viewer):
         self.grid_source = ColumnDataSource(
             name="head_grid",
             data={c: [] for c in cols}
-            | {"focus_key": [], "left": [], "right": [], "top": [], "bottom": []},
+            | {"focus_key": [], "score": [], "left": [], "right": [], "top": [], "bottom": []},
         )
         self.image_source = ColumnDataSource(name="head_grid_image", data=image_data())
         self.open_source = ColumnDataSource(name="head_grid_open", data=box_data())
@@ -182,6 +184,7 @@ class HeadGridView(pn.viewable.Viewer):
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
         self.text = PlotText("Every head and the open head's pattern in words")
+        self.grid_pane = self.grid_box = None  # made with the page (__panel__)
 
     # ------------------------------------------------------------------ figures
 
@@ -219,6 +222,8 @@ class HeadGridView(pn.viewable.Viewer):
                 ("on the open head's key", "@on_focus{0.000}"),
             ],
         )
+        # Find heads: the cells coloured by a copying score instead, on top of the mosaic.
+        self.scores = ScoreLayer(self.mstate, fig, self.grid_source, fig.hover[0])
         fig.on_event(Tap, self._tap_grid)
         return fig
 
@@ -337,6 +342,12 @@ class HeadGridView(pn.viewable.Viewer):
             top=f32(heads - share / 2),
             bottom=f32(heads + share / 2),
         )
+        found = self.scores.draw(run, data, share)
+        # A score the text cannot measure: its notice stands in the grid's place.
+        # (The figure's own `visible`: a Bokeh pane's does not come back once set False.)
+        self.grid.visible = not self.scores.notice.visible
+        if self.grid_box is not None:  # no empty frame's height kept above the pattern
+            self.grid_box.height = self.grid.height if self.grid.visible else NOTICE_HEIGHT
         self.grid_source.data = data
         if mosaic is not self._drawn_image:
             self._drawn_image = mosaic
@@ -345,16 +356,37 @@ class HeadGridView(pn.viewable.Viewer):
         layer, head = m.open_head
         edge = share / 2 + 0.04
         self.open_source.data = box_data(layer - edge, layer + edge, head - edge, head + edge)
+        self._fit_grid(L, H)
         self._axes(L)
         self._update_pattern(run, layer, head)
         self.text.show(
             (
+                *found,
                 head_grid_table(rows, (layer, head)),
                 pattern_row_table(
                     run.tokens, self.mstate.pattern(), run.query_position, layer, head
                 ),
             )
         )
+
+    def _fit_grid(self, L: int, H: int) -> None:
+        """The grid's frame and size for this model's layers and heads: the view is built once
+        per page, perhaps for the binding model while a link's SmolLM2 still loads."""
+        fig = self.grid
+        if (fig.x_range.end, fig.y_range.start) == (L - 0.5, H - 0.5):
+            return
+        cell = cell_px(L, H)
+        fig.x_range.update(start=-0.5, end=L - 0.5)
+        fig.y_range.update(start=H - 0.5, end=-0.5)
+        size = {
+            "width": GRID_BORDERS[0] + L * cell + GRID_BORDERS[2],
+            "height": GRID_BORDERS[1] + H * cell + GRID_BORDERS[3],
+        }
+        fig.update(**size)
+        fig.yaxis[0].ticker.ticks = list(range(H))
+        if self.grid_pane is not None:
+            self.grid_pane.param.update(**size)
+            self.grid_box.param.update(max_width=size["width"], height=size["height"])
 
     def _axes(self, L: int) -> None:
         # Every layer's number while they fit; every other one for SmolLM2's 30.
@@ -396,8 +428,10 @@ class HeadGridView(pn.viewable.Viewer):
         top = int(np.argmax(run.head(layer, head).weights))
         names = short_labels(run.tokens)
         marks = token_marks(names)
+        summary = f"{self.scores.summary} " if self.scores.summary else ""
         self.caption.object = html.escape(
-            f"The outlined cell is the open head ({head_name(layer, head)}); the outlined row "
+            summary
+            + f"The outlined cell is the open head ({head_name(layer, head)}); the outlined row "
             f"is the query, {names[q]}, whose strongest key is {names[top]}. Click a cell to "
             "open that head, or a row of the pattern to make it the query (by keyboard: Layer "
             "and Head, and Query position, in the sidebar)."
@@ -407,6 +441,8 @@ class HeadGridView(pn.viewable.Viewer):
     def conceal(self) -> None:
         """Every head's weights held back until a lesson step is measured (covered.py)."""
         conceal(self, "Every head")
+        conceal(self.scores, "Every head")
+        self.scores.conceal()
         self._drawn_image = self._drawn_pattern = None  # the next drawing sends them again
         self.caption.object = "Every head's weights: predict first, then press Measure."
 
@@ -416,8 +452,10 @@ class HeadGridView(pn.viewable.Viewer):
     def __panel__(self):
         # Each figure in its own box: two sibling figures have their borders aligned by
         # BokehJS (the pattern's tall key labels took the grid's height).
-        grid = pn.Column(
-            pn.pane.Bokeh(self.grid, sizing_mode="fixed"),
+        self.grid_pane = pn.pane.Bokeh(self.grid, sizing_mode="fixed")
+        grid = self.grid_box = pn.Column(
+            self.scores.notice,
+            self.grid_pane,
             css_classes=["lab-grid"],
             sizing_mode="stretch_width",
             # Its own box scrolls sideways on a narrow screen: no minimum width for the page.
@@ -439,7 +477,15 @@ class HeadGridView(pn.viewable.Viewer):
             css_classes=["lab-grid-row"],
             stylesheets=[GRID_CSS],
         )
+        find = pn.Row(
+            self.scores.control,
+            self.scores.legend,
+            css_classes=["lab-find-heads"],
+            margin=0,
+            stylesheets=[GRID_CSS],
+        )
         return pn.Column(
+            find,
             self.caption,
             row,
             self.text,

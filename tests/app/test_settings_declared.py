@@ -19,6 +19,7 @@ from app.state.pipeline import Settings
 from app.state.setting_params import ListSetting
 from app.state.settings_schema import FIELDS, FIRST_SCREEN, MORE_SETTINGS, Field
 from app.views.controls import CandidateControls, ControlsPanel
+from app.views.head_grid import HeadGridView
 from app.views.model_panel import ModelPanel
 
 MODEL_FIELDS = settings_schema.make_model_fields(())
@@ -137,6 +138,7 @@ def test_a_models_controls_show_their_labels_and_offer_no_wider_range():
     widgets = {name: getattr(panel, name, None) for name in MODEL_FIELDS}
     widgets["head_temperature"] = panel.temperature
     widgets["query"] = panel.query.slider
+    widgets["find"] = HeadGridView(panel.mstate).scores.control  # the head grid's own
     for name, field in MODEL_FIELDS.items():
         widget = widgets[name]
         assert isinstance(widget, pn.widgets.Widget), name

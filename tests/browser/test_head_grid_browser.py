@@ -81,8 +81,10 @@ def test_the_grid_is_one_image_and_clicks_open_heads_and_rows(open_lab, problems
     _show_grid(page)
     drawn = page.page.evaluate(GRID_GLYPHS)
     # One image for every head (2 x 2 cells of 15 x 15 pixels and their gutters), the cells'
-    # hover quads and the open head's outline: three glyphs, and one figure, not four.
-    assert drawn["types"] == ["Image", "Quad", "Quad"] and drawn["source"] == "head_grid_image"
+    # hover quads and the open head's outline, then Find heads' score quads, marks and their
+    # numbers (hidden while the cells show patterns): six glyphs, and one figure, not four.
+    assert drawn["types"] == ["Image", "Quad", "Quad", "Quad", "Quad", "Text"]
+    assert drawn["source"] == "head_grid_image"
     assert drawn["shape"] == [2 * 16, 2 * 16]
     grid = page.data("head_grid")
     assert list(zip(grid["layer"], grid["head"], strict=True)) == [(0, 0), (0, 1), (1, 0), (1, 1)]

@@ -1,0 +1,110 @@
+"""Find heads: every head's copying score for the head grid, and the grid's ranking in words
+(no Panel, no Bokeh).
+
+The scores are `engine.trained.copying.head_scores` of the run on screen: they read the
+attention the run already holds (about 15 ms on SmolLM2), once per run for the whole process
+(`SCORES`, keyed like the run itself, so a class on one text shares one computation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.state.model_runs import edit_key
+from app.state.pipeline import BoundedCache, MiB
+from engine.head_names import head_name
+from engine.trained.copying import head_scores
+
+from .scene_tables import SceneTable, number
+
+MARKED = 5  # the heads ranked first, outlined and numbered on the grid
+LISTED = 20  # the heads the table in words lists, highest first
+# What each choice colours the cells by, as a student reads it (the control's options).
+FIND_TITLES = {
+    "patterns": "Each head's pattern",
+    "previous_token": "Previous token",
+    "duplicate_token": "Earlier copy of the same token",
+    "induction": "Token after an earlier copy (induction)",
+    "first_token": "First token (attention sink)",
+}
+# What a score measures, for the legend and the table: "the share of attention on ...".
+TARGETS = {
+    "previous_token": "the token just before",
+    "duplicate_token": "an earlier copy of the same token",
+    "induction": "the token that followed an earlier copy of the same token",
+    "first_token": "the first token",
+}
+# About 100 bytes a head: SmolLM2's 270 heads are tens of KB.
+SCORES = BoundedCache(
+    "copying scores", max_entries=64, max_bytes=8 * MiB, size=lambda s: 4096 + 128 * len(s)
+)
+
+
+def run_key(run) -> tuple:
+    """What a run's attention depends on: its model, text, backend and edits (and, with an
+    edit, the query row: a rotated query acts on that row only)."""
+    edits = tuple(edit_key(e) for e in run.edits)
+    where = run.query_position if edits else None
+    return (run.model.name, run.text, run.backend, edits, where)
+
+
+def copy_scores(run) -> list:
+    """Every head's `HeadScores` for `run`, layer-major (the head grid's order), cached."""
+    return SCORES.get_or_compute(run_key(run), lambda: head_scores(run))
+
+
+def score_column(scores, kind: str) -> np.ndarray:
+    """Each head's `kind` score in the grid's order, float32; NaN where it is not measured."""
+    values = [s.score(kind) for s in scores]
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float32)
+
+
+def ranked_heads(scores, kind: str, top: int) -> list:
+    """The `top` heads with the highest `kind` score (none when the text cannot score it)."""
+    measured = [s for s in scores if s.score(kind) is not None]
+    measured.sort(key=lambda s: (-s.score(kind), s.layer, s.head))
+    return measured[:top]
+
+
+def unmeasured(kind: str) -> str:
+    """Why a text scores no head for `kind` (the grid says it in its place)."""
+    if kind in ("duplicate_token", "induction"):
+        return (
+            "This text repeats no token, so no head can be scored for copying. Try the text "
+            "Repeated random words, or a text that says something twice."
+        )
+    return "This text has a single token, so no head can be scored: try a longer text."
+
+
+def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
+    """The heads from the highest `kind` score down (LISTED of them), or why there are none."""
+    title = f"Find heads: {FIND_TITLES[kind]}"
+    top = ranked_heads(scores, kind, LISTED)
+    if not top:
+        return SceneTable("head_scores", title, unmeasured(kind), ("rank", "head", "score"), ())
+    description = (
+        f"Every head scored by the share of its attention on {TARGETS[kind]}, averaged over "
+        f"the positions where there is one (0 to 1). The {len(top)} highest of {len(scores)} "
+        f"heads, highest first; the first {min(MARKED, len(top))} are outlined and numbered on the grid."
+    )
+    body = tuple(
+        (
+            str(rank),
+            head_name(s.layer, s.head) + (" (open)" if (s.layer, s.head) == open_head else ""),
+            number(s.score(kind)),
+        )
+        for rank, s in enumerate(top, start=1)
+    )
+    return SceneTable("head_scores", title, description, ("rank", "head", "score"), body)
+
+
+def ranked_words(scores, kind: str) -> str:
+    """The marked heads in one line, for the grid's caption ("" when none is scored)."""
+    top = ranked_heads(scores, kind, MARKED)
+    if not top:
+        return ""
+    heads = "; ".join(
+        f"{i}. {head_name(s.layer, s.head)}, {number(s.score(kind))}"
+        for i, s in enumerate(top, start=1)
+    )
+    return f"Outlined in black and numbered, highest first: {heads}."
