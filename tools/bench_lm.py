@@ -168,6 +168,29 @@ def _interventions(model, repeats: int) -> None:
         )
 
 
+def _copying(model, repeats: int) -> None:
+    """(e): every head's copying scores and every token's loss on repeated random words,
+    beside the run they read (issue 42: the scores should cost at most about a forward)."""
+    from engine.trained.copying import head_scores
+    from engine.trained.repeated_words import draw
+
+    text = draw(model.encode, seed=0).text
+    run = model.run(text)
+    ms = interleaved_ms(
+        {
+            "run": lambda: model.run(text),
+            "scores": lambda: head_scores(run),
+            "losses": run.token_log_probs,
+        },
+        repeats,
+    )
+    print(
+        f"(e) repeated words ({len(run.ids)} tokens): model.run {ms['run']:.0f} ms; "
+        f"head_scores on that run {ms['scores']:.1f} ms ({ms['scores'] / ms['run']:.2f} of a run); "
+        f"token_log_probs {ms['losses']:.1f} ms"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -225,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_map:
             _maps(model, args.long_repeats)
         _interventions(model, args.repeats)
+        _copying(model, args.repeats)
     run = model.run(SENTENCE)
     print(f"{run.text!r} -> {run.answer!r} ({run.probs[run.answer]:.3f})")
     # Other processes share the cores: the medians mean little without the load beside them.
