@@ -360,9 +360,9 @@ def forward(
 
 def logits_everywhere(model, final) -> np.ndarray:
     """The next-token logits (n, vocab) at every position, from the residual stream after the
-    last layer (n, d_model) on the host: the final norm, then the tied embedding, in float32
-    as the forward's own prediction is made."""
-    x = np.asarray(final, dtype=np.float32)
+    last layer (n, d_model) on the host: the final norm, then the tied embedding, in the
+    weights' precision as the forward's own prediction is made."""
+    x = np.asarray(final, dtype=model.w["embed"].dtype)
     return rms_norm(x, model.w["norm"], model.shape.eps) @ model.w["embed"].T
 
 

@@ -27,7 +27,7 @@ from engine import trained  # noqa: E402
 from engine.tolerance import ABS_FLOOR, FACTOR, check_close, max_abs_error  # noqa: E402
 from engine.trained import attribution, causal, loading, smollm  # noqa: E402
 from engine.trained import llama as llama_block  # noqa: E402
-from engine.trained.copying import ranked  # noqa: E402
+from engine.trained.copying import head_scores, ranked  # noqa: E402
 from engine.trained.repeated_words import draw  # noqa: E402
 
 BANK = smollm.BANK
@@ -1062,3 +1062,18 @@ def test_the_losses_come_out_the_same_a_block_of_rows_at_a_time(copied, monkeypa
     monkeypatch.setattr(runs, "LOSS_ROWS", 5)  # 37 positions: seven full blocks and a short one
     # The float32 products of a block round as another shape's do: float32's rounding, not more.
     np.testing.assert_allclose(copied.token_log_probs(), whole, rtol=0, atol=1e-4)
+
+
+@pytest.mark.torch
+def test_copying_scores_and_losses_on_torch_agree_with_numpy_within_float32(model, double, words):
+    from engine.trained.copying import KINDS
+
+    def scores(run):
+        return np.array([[s.score(k) for k in KINDS] for s in head_scores(run)], dtype=float)
+
+    test_run = model.run(words.text, backend="torch:cpu")
+    golden_run, reference_run = double.run(words.text), model.run(words.text)
+    for read in (scores, lambda run: run.token_log_probs()):
+        test, golden, reference = (read(r) for r in (test_run, golden_run, reference_run))
+        verdict = check_close(test, golden, reference)
+        assert verdict.passed, verdict
