@@ -13,7 +13,9 @@ from app.state.copy_tables import FIND_TITLES, MARKED
 from engine import trained
 from engine.trained.repeated_words import draw
 
+from .ax_tree import controls, unnamed_controls
 from .labpage import READ_SOURCE, SCREEN_POINT
+from .test_accessibility import blocking
 from .test_plot_text import ax_tables, read_tables
 
 pytestmark = pytest.mark.browser
@@ -65,6 +67,11 @@ def test_picking_induction_colours_marks_and_lists_the_induction_heads(open_lab,
     assert "Find heads: Token" in ax_tables(page.page)  # in a screen reader's tree
     assert float(rows[0][2]) == pytest.approx(0.89, abs=0.02)
     assert page.page.get_by_text("outlined and numbered: the 5 highest").is_visible()
+    # A named control, and nothing axe calls blocking with the scores drawn.
+    found = controls(page.page)
+    assert ("combobox", "Find heads") in found, found
+    assert not unnamed_controls(page.page), [c for c in found if not c[1]]
+    assert not (blocked := blocking(page.page)), "\n".join(blocked)
     # A click on the first marked cell opens that head, as on the patterns.
     sx, sy = page.page.evaluate(SCREEN_POINT, ["head_grid_plot", 18, 6])
     page.page.mouse.click(sx, sy)
