@@ -77,9 +77,8 @@ class LossStripView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         self.figure = fig
         self.words = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-loss-words"])
-        self.plot = pn.pane.Bokeh(fig, sizing_mode="stretch_width")
         self.column = pn.Column(
-            self.plot,
+            pn.pane.Bokeh(fig, sizing_mode="stretch_width"),
             self.words,
             self.text,
             visible=False,
@@ -96,7 +95,9 @@ class LossStripView(pn.viewable.Viewer):
             self.column.visible = False
             return
         if self.held:
-            self.plot.visible = False
+            # The figure, not its pane: with its pane hidden here, a served page's lesson
+            # step that waited for the model never started (tests/browser/test_model_browser).
+            self.figure.visible = False
             self.words.object = HELD_WORDS
             self.text.show(())
             self.column.visible = True
@@ -104,7 +105,7 @@ class LossStripView(pn.viewable.Viewer):
         self._draw(strip)
         self.words.object = html.escape(strip_words(strip))
         self.text.show((strip_table(strip),))
-        self.plot.visible = self.column.visible = True
+        self.figure.visible = self.column.visible = True
 
     def hold(self, held: bool) -> None:
         """Hold the strip back (a lesson step holds the model's answer until Measure) or show
