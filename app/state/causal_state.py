@@ -125,7 +125,7 @@ LOOKING = "looking for a same-length change..."  # `change` while a suggestion i
 MAP_BACKEND = "numpy"  # the maps run on NumPy, as the engine's do by default
 
 
-class CausalState(param.Parameterized):
+class CausalState(jobs.HandsOver, param.Parameterized):
     """One session's maps. Call `measure` or `patch`; read `causal`, `patching`, `progress`."""
 
     token = param.Integer(
@@ -153,8 +153,8 @@ class CausalState(param.Parameterized):
         self.handover = mstate.handover
         on_turns = functools.partial(TURNS.submit, self)  # this session's lane of the worker
         # A new sentence makes its suggestion stale; a new map, or sentence, the map.
-        self._suggestion = jobs.LatestJob(on_turns, self._hand_over, failed=self._not_suggested)
-        self._map = jobs.LatestJob(on_turns, self._hand_over, failed=self._failed)
+        self._suggestion = jobs.LatestJob(on_turns, self.hand_over, failed=self._not_suggested)
+        self._map = jobs.LatestJob(on_turns, self.hand_over, failed=self._failed)
         self._stop = threading.Event()  # the Stop button: the map at work ends, and says so
         self._started = 0.0
         self.suggested = ""  # the changed sentence the lab suggested (`change` describes it)
@@ -286,18 +286,6 @@ class CausalState(param.Parameterized):
             )
 
         self._start(PATCHING, job)
-
-    @property
-    def deliver(self) -> jobs.Deliver:
-        """The hand-over to the session's thread (the page may set this state's own)."""
-        return self.handover
-
-    @deliver.setter
-    def deliver(self, to: jobs.Deliver) -> None:
-        self.handover = jobs.HandOver(to)
-
-    def _hand_over(self, work) -> None:
-        self.handover(work)  # read when work arrives: the page may set `deliver` after us
 
     def stop(self) -> None:
         """The Stop button: the map at work ends at its next layer and says "stopped"."""

@@ -200,3 +200,21 @@ def settle_all(jobs: tuple[LatestJob, ...], timeout: float | None = None) -> boo
                 return False
         if not any(job.busy for job in jobs):  # none was given work while another settled
             return True
+
+
+class HandsOver:
+    """A state whose jobs deliver through `handover` (shared with its model's by default);
+    setting `deliver` gives the state a hand-over of its own (a test's list, a notebook)."""
+
+    handover: HandOver
+
+    @property
+    def deliver(self) -> Deliver:
+        return self.handover
+
+    @deliver.setter
+    def deliver(self, to: Deliver) -> None:
+        self.handover = HandOver(to)
+
+    def hand_over(self, work) -> None:
+        self.handover(work)  # read when work arrives: `deliver` may be set after the job starts

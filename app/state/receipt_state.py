@@ -30,7 +30,7 @@ VERIFY = 20  # heads checked exactly, the largest |estimate| first: a top 10 amo
 BATCH = 2  # heads per delivery: a SmolLM2 batch of two costs about one forward
 
 
-class ReceiptState(param.Parameterized):
+class ReceiptState(jobs.HandsOver, param.Parameterized):
     """One session's estimate and receipt. Set `following`; read `amap`, `planned`, `error`."""
 
     following = param.Boolean(
@@ -48,7 +48,7 @@ class ReceiptState(param.Parameterized):
         # Results reach the session's thread as its model's runs do (the session's hand-over).
         self.handover = mstate.handover
         # A new sentence makes the older one's estimate and checks stale.
-        self._job = jobs.LatestJob(POOL.submit, self._hand_over, failed=self._failed)
+        self._job = jobs.LatestJob(POOL.submit, self.hand_over, failed=self._failed)
         self._where = None
         self._since: float | None = None  # when the estimate was shown and the checks began
         # The run, not the text: it is published after the settings, with its query position;
@@ -88,18 +88,6 @@ class ReceiptState(param.Parameterized):
         self._set(amap=None, planned=0, error="")
         if self.following and where is not None:
             self._job.submit(self._estimate, where)
-
-    @property
-    def deliver(self) -> jobs.Deliver:
-        """The hand-over to the session's thread (the page may set this state's own)."""
-        return self.handover
-
-    @deliver.setter
-    def deliver(self, to: jobs.Deliver) -> None:
-        self.handover = jobs.HandOver(to)
-
-    def _hand_over(self, work) -> None:
-        self.handover(work)  # read when work arrives: the page may set `deliver` after us
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until none of this state's tasks is queued or at work; True if idle."""
