@@ -221,6 +221,8 @@ class GGUFTokenizer:
         """Ids and each one's (start, end) characters in ``text``; the BOS gets (0, 0)."""
         enc = self.inner.encode(text, add_special_tokens=False)
         ids, spans = list(enc.ids), [tuple(o) for o in enc.offsets]
+        if self.kind == "llama" and ids and self.inner.id_to_token(ids[0]) == "▁":
+            spans[0] = (0, 0)  # the space put in front stands for no character of the text
         if self.add_bos:
             ids, spans = [self.bos_id, *ids], [(0, 0), *spans]
         return ids, spans
