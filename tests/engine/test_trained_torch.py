@@ -209,7 +209,7 @@ def test_a_tensor_on_a_numbered_gpu_asks_the_engine_for_its_device_kind():
     torch = pytest.importorskip("torch")
     from types import SimpleNamespace
 
-    from engine.trained import llama
+    from engine.trained import decoder as llama
 
     on_gpu = SimpleNamespace(device=torch.device("cuda", 0))
     assert llama.backend_of(on_gpu) == {"backend": "torch", "device": "cuda"}

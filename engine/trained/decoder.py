@@ -1,18 +1,22 @@
-"""The Llama forward (SmolLM2's architecture), written once for NumPy and torch: the block, then
-the model, as nanoGPT reads.
+"""The decoder forward of every model file the lab opens (Llama, Qwen2, GPT-2), written once for
+NumPy and torch: the block, then the model, as nanoGPT reads.
 
-The block: RMSNorm, grouped-query attention with rotary positions (every head through
-``engine.attention``), SwiGLU. It is batched over sequences of one length: ``x`` is (B, n,
-d_model). Edits act on every sequence of the batch alike; ``replace`` sets one head's output in
-one sequence (zero for an ablation, another run's output for activation patching), which is how
-the causal map and the patching map run a whole layer's heads as one batch.
+The block: a norm, attention over every head through ``engine.attention`` (grouped-query where
+the file shares key/value heads), a feed-forward branch. The three families differ in a few
+places, each a field of `Shape`: the norm (RMSNorm; GPT-2's LayerNorm with a bias), the
+positions (rotary, with the file's base and Llama 3's per-frequency factors when the file has
+them; GPT-2's learned table added to the embedding), the feed-forward (SwiGLU; GPT-2's GELU) and
+biases (Qwen2's on q/k/v; GPT-2's everywhere), which are present in a layer's weights or not.
 
-The model: the token embedding, every block, a final RMSNorm and the output embedding tied to
-the input one. `forward` runs one sentence and keeps every head's record; `replacement_logits`
-is its batched twin for the maps. Both take the model (``shape``, ``n_layers``, its host weights
-``w``) and its weights placed on one backend (`place`), so any Llama-shaped model file reuses
-them as ``smollm.py`` does; a variant with q/k/v biases (Qwen2) adds its biases to each layer's
-weights and to `project_qkv`.
+It is batched over sequences of one length: ``x`` is (B, n, d_model). Edits act on every
+sequence of the batch alike; ``replace`` sets one head's output in one sequence (zero for an
+ablation, another run's output for activation patching), which is how the causal map and the
+patching map run a whole layer's heads as one batch.
+
+The model: the token embedding, every block, a final norm and the output matrix (the input
+embedding when the file ties them). `forward` runs one sentence and keeps every head's record;
+`replacement_logits` is its batched twin for the maps. Both take the model (``shape``,
+``n_layers``, its host weights ``w``) and its weights placed on one backend (`place`).
 
 The arithmetic goes through the array's own namespace (``array_api_compat``), so the same lines
 run on NumPy arrays and on torch tensors on any device. Masks and edits' bookkeeping stay in NumPy
@@ -31,12 +35,28 @@ from ..backends import Backend, host
 from ..core import attention
 from .causal import Cancelled
 from .edits import EditedHead, edit_head, turn_query_rows
+from .norms import layer_norm
 from .placed import PlacedWeights
 from .runs import HeadRecord, Pass, read_only
 
 # Each layer's weights, named without the layer's number (``wqkv3`` is layer 3's "wqkv"):
-# wqkv = [q | k | v] and wgu = [gate | up], fused (in, out) matrices, and the two norms' scales.
-LAYER_WEIGHTS = ("attn_norm", "wqkv", "wo", "ffn_norm", "wgu", "wd")
+# wqkv = [q | k | v] and wgu = [gate | up] (SwiGLU) or wup (GELU), (in, out) matrices; the two
+# norms' scales; and where the family has them, biases ("b...") and the norms' shifts ("..._b").
+LAYER_WEIGHTS = (
+    "attn_norm",
+    "attn_norm_b",
+    "wqkv",
+    "bqkv",
+    "wo",
+    "bo",
+    "ffn_norm",
+    "ffn_norm_b",
+    "wgu",
+    "wup",
+    "bup",
+    "wd",
+    "bd",
+)
 # Rows per matrix product in the maps' batched passes (16-token sentences: 256 of them).
 BATCH_ROWS = 4096
 
@@ -48,6 +68,9 @@ class Shape:
     d_head: int
     d_ff: int
     eps: float
+    norm: str = "rms"  # "rms" (Llama, Qwen2) or "layer" (GPT-2's LayerNorm, with a shift)
+    mlp: str = "swiglu"  # "swiglu" or "gelu" (GPT-2's, the tanh approximation)
+    rope: bool = True  # rotary positions; False: a learned table added to the embedding
 
     @property
     def d_model(self) -> int:
@@ -76,9 +99,22 @@ def rms_norm(x, weight, eps: float):
     return x / xp.sqrt(xp.mean(x * x, axis=-1, keepdims=True) + eps) * weight
 
 
-def rope_tables(n: int, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """cos, sin (n, d_head) for positions 0..n-1, in rotate_half order (frequencies repeated)."""
+def norm(shape: Shape, x, w: dict[str, Any], name: str):
+    """The family's norm with the weights called ``name`` (and ``name + "_b"``, LayerNorm's)."""
+    if shape.norm == "layer":
+        return layer_norm(x, w[name], w[name + "_b"], shape.eps)
+    return rms_norm(x, w[name], shape.eps)
+
+
+def rope_tables(
+    n: int, d_head: int, base: float, factors: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """cos, sin (n, d_head) for positions 0..n-1, in rotate_half order (frequencies repeated).
+    ``factors`` (d_head / 2,) divide the frequencies: Llama 3's long-context scaling, which a
+    file carries as its ``rope_freqs`` tensor (llama.cpp divides by them the same way)."""
     inv = base ** (-np.arange(0, d_head, 2, dtype=np.float64) / d_head)
+    if factors is not None:
+        inv = inv / np.asarray(factors, dtype=np.float64)
     ang = np.arange(n, dtype=np.float64)[:, None] * inv[None, :]
     ang = np.concatenate([ang, ang], axis=-1)
     return np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
@@ -98,10 +134,29 @@ def silu(x):
     return x / (1.0 + xp.exp(-x))
 
 
-def mlp(x, w: dict[str, Any], d_ff: int):
-    """SwiGLU: (silu(x @ gate) * (x @ up)) @ down, with gate and up fused in ``w["wgu"]``."""
+def gelu(x):
+    """GPT-2's GELU, the tanh approximation (transformers' "gelu_new", llama.cpp's ggml_gelu)."""
+    xp = array_api_compat.array_namespace(x)
+    return 0.5 * x * (1.0 + xp.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+
+
+GELU_C = float(np.sqrt(2.0 / np.pi))
+
+
+def mlp(x, w: dict[str, Any], shape: Shape):
+    """The feed-forward branch on normed ``x``: SwiGLU, (silu(x @ gate) * (x @ up)) @ down with
+    gate and up fused in ``w["wgu"]``; or GPT-2's gelu(x @ up + b) @ down + b."""
+    if shape.mlp == "gelu":
+        return affine(gelu(affine(x, w["wup"], w.get("bup"))), w["wd"], w.get("bd"))
     gate_up = linear(x, w["wgu"])
+    d_ff = shape.d_ff
     return linear(silu(gate_up[..., :d_ff]) * gate_up[..., d_ff:], w["wd"])
+
+
+def affine(x, w, b=None):
+    """`linear`, then the bias when the family has one."""
+    y = linear(x, w)
+    return y if b is None else y + b
 
 
 def linear(x, w):
@@ -153,14 +208,15 @@ def project_qkv(shape: Shape, w: dict[str, Any], x, cos, sin):
     own copy of the key/value head it shares (grouped-query attention), so an edit on one
     query head's keys or values leaves the other heads of its group alone."""
     nh, nkv, dh = shape.n_heads, shape.n_kv_heads, shape.d_head
-    qkv = linear(rms_norm(x, w["attn_norm"], shape.eps), w["wqkv"])
+    qkv = affine(norm(shape, x, w, "attn_norm"), w["wqkv"], w.get("bqkv"))
     q_end, k_end = nh * dh, (nh + nkv) * dh
     q = split_heads(qkv[..., :q_end], nh, dh)
     k = split_heads(qkv[..., q_end:k_end], nkv, dh)
     v = split_heads(qkv[..., k_end:], nkv, dh)
+    if shape.rope:
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
     # C order, the layout the forward has always handed engine.attention (and its goldens).
-    q = _contiguous(apply_rope(q, cos, sin))
-    k = apply_rope(k, cos, sin)
+    q = _contiguous(q)
     kv_of = _like(x, np.arange(nh) // (nh // nkv))
     return q, k[:, kv_of], v[:, kv_of]
 
@@ -287,8 +343,8 @@ def block(
     heads = apply_head_edits(edits, layer, k, v, legal, qpos)
     att = attend(q, k, v, legal, heads, qpos)
     set_outputs(att.out, heads, replace, rows)
-    x = x + linear(merge_heads(att.out), w["wo"])
-    x = x + mlp(rms_norm(x, w["ffn_norm"], shape.eps), w, shape.d_ff)
+    x = x + affine(merge_heads(att.out), w["wo"], w.get("bo"))
+    x = x + mlp(norm(shape, x, w, "ffn_norm"), w, shape)
     return x, (layer_detail(q, k, v, legal, heads, att, qpos) if detail else None)
 
 
@@ -315,12 +371,42 @@ def layer_detail(q, k, v, legal, heads: list[EditedHead], att: Attended, qpos: i
 # ------------------------------------------------------------------------------- the model
 
 
-def place(weights: dict[str, np.ndarray], be: Backend, max_tokens: int, d_head: int, rope_base):
+def place(
+    weights: dict[str, np.ndarray],
+    be: Backend,
+    max_tokens: int,
+    shape: Shape,
+    rope_base: float = 10000.0,
+    rope_factors: np.ndarray | None = None,
+):
     """The model's weights on ``be`` (`PlacedWeights`: torch on the CPU wraps the NumPy arrays
-    without a copy, an accelerator gets one copy), with the RoPE tables for ``max_tokens``
-    positions as "cos" and "sin" and each layer's LAYER_WEIGHTS as ``layers[i]``."""
-    cos, sin = rope_tables(max_tokens, d_head, rope_base)
-    return PlacedWeights.of({**weights, "cos": cos, "sin": sin}, be, LAYER_WEIGHTS)
+    without a copy, an accelerator gets one copy), each layer's LAYER_WEIGHTS as ``layers[i]``,
+    and for rotary positions the tables for ``max_tokens`` positions as "cos" and "sin"."""
+    tables = {}
+    if shape.rope:
+        cos, sin = rope_tables(max_tokens, shape.d_head, rope_base, rope_factors)
+        tables = {"cos": cos, "sin": sin}
+    return PlacedWeights.of({**weights, **tables}, be, LAYER_WEIGHTS)
+
+
+def rope_rows(placed: PlacedWeights, n: int):
+    """The rotary tables' first n rows, (None, None) for a model with learned positions."""
+    if "cos" not in placed.w:
+        return None, None
+    return placed.w["cos"][:n], placed.w["sin"][:n]
+
+
+def embed(placed: PlacedWeights, ids):
+    """(1, n, d_model): the tokens' embeddings, plus positions 0..n-1 where they are learned."""
+    x = placed.w["embed"][placed.index(ids)]
+    if "pos_embed" in placed.w:
+        x = x + placed.w["pos_embed"][: len(ids)]
+    return x[None]
+
+
+def output_matrix(w: dict[str, Any]):
+    """(vocab, d_model): the file's output layer, or the token embedding where they are tied."""
+    return w["output"] if "output" in w else w["embed"]
 
 
 def forward(
@@ -332,14 +418,14 @@ def forward(
     n = len(ids)
     qpos = n - 1 if query is None else int(query)
     if start == 0:
-        x = placed.w["embed"][placed.index(ids)][None]
+        x = embed(placed, ids)
         resid = [read_only(host(x[0]))]
         heads = {}
     else:
         resid = list(resid[: start + 1])
         heads = {lh: r for lh, r in heads.items() if lh[0] < start}
         x = placed.put(resid[start])[None]
-    cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
+    cos, sin = rope_rows(placed, n)
     for layer in range(start, model.n_layers):
         x, d = block(
             model.shape,
@@ -354,16 +440,16 @@ def forward(
         )
         resid.append(read_only(host(x[0])))
         heads.update(head_records(model, layer, d, qpos))
-    hf = rms_norm(x[0, qpos], placed.w["norm"], model.shape.eps)
-    return Pass(resid, heads, read_only(host(placed.w["embed"] @ hf)), query=qpos)
+    hf = norm(model.shape, x[0, qpos], placed.w, "norm")
+    return Pass(resid, heads, read_only(host(output_matrix(placed.w) @ hf)), query=qpos)
 
 
 def logits_everywhere(model, final) -> np.ndarray:
     """The next-token logits (n, vocab) at every position, from the residual stream after the
-    last layer (n, d_model) on the host: the final norm, then the tied embedding, in the
+    last layer (n, d_model) on the host: the final norm, then the output matrix, in the
     weights' precision as the forward's own prediction is made."""
     x = np.asarray(final, dtype=model.w["embed"].dtype)
-    return rms_norm(x, model.w["norm"], model.shape.eps) @ model.w["embed"].T
+    return norm(model.shape, x, model.w, "norm") @ output_matrix(model.w).T
 
 
 def head_records(model, layer: int, d: LayerDetail, qpos: int) -> dict:
@@ -431,7 +517,7 @@ def joined_pass(model, placed: PlacedWeights, run, chunk, layer_done, cancel) ->
     """Next-token logits (len(chunk), vocab) for requests sorted by layer, as one batch on
     its way up: each request's sequence joins at its layer, from the run's residual stream."""
     n = len(run.ids)
-    cos, sin = placed.w["cos"][:n], placed.w["sin"][:n]
+    cos, sin = rope_rows(placed, n)
     x, in_batch = None, 0
     for at in range(chunk[0][0], model.n_layers):
         if cancel is not None and cancel():
@@ -456,5 +542,5 @@ def joined_pass(model, placed: PlacedWeights, run, chunk, layer_done, cancel) ->
         )
         layer_done(at, in_batch)
     row = 0 if x.shape[1] == 1 else run.query_position
-    hf = rms_norm(x[:, row], placed.w["norm"], model.shape.eps)
-    return host(hf @ placed.w["embed"].T)
+    hf = norm(model.shape, x[:, row], placed.w, "norm")
+    return host(hf @ output_matrix(placed.w).T)
