@@ -172,7 +172,7 @@ class ModelFile:
         size = self.float32_mb()
         if max_mb is not None and size > max_mb:
             raise self.error(
-                f"needs about {size:,.0f} MB as float32 weights; this lab allows {max_mb:,.0f} MB "
+                f"needs about {_mb(size)} MB as float32 weights; this lab allows {_mb(max_mb)} MB "
                 "(the operator's --max-model-mb)"
             )
 
@@ -190,6 +190,11 @@ class ModelFile:
 
     def maybe(self, name: str) -> np.ndarray | None:
         return _frozen(self.dequantised(name)) if name in self.tensors else None
+
+
+def _mb(size: float) -> str:
+    """Megabytes as a person reads them: 1,234 or 0.25."""
+    return f"{size:,.0f}" if size >= 10 else f"{size:.2g}"
 
 
 # ------------------------------------------------------------------------ each family's layers
