@@ -98,6 +98,21 @@ def settle_options(options: argparse.Namespace, env: Mapping[str, str]) -> None:
         options.trusted_networks = parse_networks(options.trusted_proxy)
     except ValueError as exc:
         raise ConfigError(f"--trusted-proxy / {ENV['trusted_proxy']}: {exc}") from None
+    options.model_files = checked_model_files(options.model)
+
+
+def checked_model_files(entries: Sequence[tuple[str | None, Path]]) -> list:
+    """The --model files as the registry will list them (`engine.trained.files.ModelFile`):
+    their names safe, unique and no shipped model's. ConfigError naming the file otherwise.
+    Their content is not read: a bad file shows its error on the page that opens it."""
+    if not entries:
+        return []
+    from engine.trained import files
+
+    try:
+        return files.plan(entries)
+    except ValueError as exc:
+        raise ConfigError(f"--model / {ENV['model']}: {exc}") from None
 
 
 def resolve_origins(flags: Sequence[str] | None, env: Mapping[str, str], port: int) -> list[str]:
@@ -294,10 +309,12 @@ def settle_bokeh_settings(env: Mapping[str, str]) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     args, options = panel_serve_args(argv)
     if options.print_command:
-        print(shlex.join([*patches_setting(options.patches), "panel", "serve", *args]))
+        settings = [*patches_setting(options.patches), *model_settings(options)]
+        print(shlex.join([*settings, "panel", "serve", *args]))
         return
     if not SERVE_SCRIPT.is_file():
         raise SystemExit(f"attention-lab: error: the served script {SERVE_SCRIPT} is missing")
+    list_model_files(options.model_files, options.max_model_mb)
     preload(options.preload)
     from app.classroom import shared
 
@@ -311,6 +328,50 @@ def patches_setting(patches: Sequence[str]) -> list[str]:
     if tuple(patches) == PROCESS_WIDE:
         return []
     return [f"{ENV['patches']}={','.join(patches) or 'none'}"]
+
+
+def model_settings(options: argparse.Namespace) -> list[str]:
+    """The model files and their limit as the variables a printed `panel serve` needs (the
+    served script reads them: `models_from_environment`), or nothing when none is set."""
+    out = []
+    if options.model_files:
+        listed = os.pathsep.join(f"{entry.name}={entry.path}" for entry in options.model_files)
+        out.append(f"{ENV['model']}={listed}")
+    if options.max_model_mb is not None:
+        out.append(f"{ENV['max_model_mb']}={options.max_model_mb:g}")
+    return out
+
+
+# Whether this process's model files are settled: by the command line, or once from the
+# environment by the served script under a bare `panel serve`.
+_MODEL_FILES = {"settled": False}
+
+
+def list_model_files(listed: Sequence, max_mb: float | None) -> None:
+    """List the files in this (the server's) process and set their limit: `panel serve` runs
+    here, so every page it serves offers them, and --preload may name them."""
+    from engine.trained import files
+
+    for entry in listed:
+        files.add_file(entry.path, entry.name)
+    if max_mb is not None:
+        files.set_max_mb(max_mb)
+    _MODEL_FILES["settled"] = True
+
+
+def models_from_environment(env: Mapping[str, str] | None = None) -> None:
+    """Under a bare `panel serve app/server/serve.py` (what --print-command prints), list the
+    files and set the limit that ATTENTION_LAB_MODELS and ATTENTION_LAB_MAX_MODEL_MB name, once
+    per process; nothing after `attention-lab` has (its flags win over the variables)."""
+    if _MODEL_FILES["settled"]:
+        return
+    env = os.environ if env is None else env
+    read = {
+        option.dest: option.value_of(env[option.env], option.env)
+        for option in OPTIONS
+        if option.dest in ("model", "max_model_mb") and env.get(option.env, "").strip()
+    }
+    list_model_files(checked_model_files(read.get("model", [])), read.get("max_model_mb"))
 
 
 def preload(names: Sequence[str]) -> None:

@@ -6,6 +6,8 @@ flag and its variable accept exactly the same values."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -100,6 +102,36 @@ def split_list(text: str) -> list[str]:
     return [part for part in re.split(r"[,;\s]+", text) if part]
 
 
+def split_paths(text: str) -> list[str]:
+    """A list of paths, separated as PATH is (`:`; `;` on Windows): a file's name may hold a
+    comma or a space, never the separator of the system's own lists of paths."""
+    return [part.strip() for part in text.split(os.pathsep) if part.strip()]
+
+
+def positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError("must be a positive number")
+    return value
+
+
+def model_file(text: str) -> tuple[str | None, Path]:
+    """`PATH` or `NAME=PATH` of a GGUF file: (NAME or None, PATH); the path must be a file
+    (its name and its content are checked later: cli.settle_options, then when it loads)."""
+    name, given, rest = text.strip().partition("=")
+    if not given or not name or any(sep in name for sep in "/\\"):
+        name, rest = None, text.strip()  # a path holding '=' (/data/run=3/model.gguf)
+    path = Path(rest.strip()).expanduser()
+    if not path.exists():
+        raise ValueError(f"names {path}, which does not exist")
+    if not path.is_file():
+        raise ValueError(f"names {path}, which is not a file")
+    return name.strip() if name else None, path
+
+
 # -- the table ----------------------------------------------------------------------------------
 
 
@@ -119,6 +151,8 @@ class Option:
     metavar: str | None = None
     fallback_env: str = ""  # a variable read when this one is unset (Bokeh's own)
     help_default: str = ""  # the default as --help says it, where it is not a value
+    split: Callable[[str], list[str]] = split_list  # a list option's text into its items
+    split_doc: str = "comma-separated"  # how the documentation says they are separated
 
     @property
     def flag(self) -> str:
@@ -128,7 +162,7 @@ class Option:
         """`text` read as this option's value, or ConfigError naming `where` it came from."""
         try:
             if self.kind == "list":
-                return [self.read(item) for item in split_list(text)]
+                return [self.read(item) for item in self.split(text)]
             return self.read(text)
         except ValueError as exc:
             raise ConfigError(f"{where}={text!r} {exc}") from None
@@ -142,7 +176,7 @@ class Option:
             env = f"`{self.env}`"
             if self.kind == "list":
                 flag += " (repeatable)"
-                env += " (comma-separated)"
+                env += f" ({self.split_doc})"
         if self.fallback_env:
             env += f", else `{self.fallback_env}`"
         return f"| {flag} | {env} | {self.doc_default} | {self.doc} |"
@@ -263,13 +297,47 @@ OPTIONS: tuple[Option, ...] = (
         metavar="CIDR",
     ),
     Option(
+        "model",
+        "ATTENTION_LAB_MODELS",
+        model_file,
+        [],
+        "a GGUF model file (Llama, Qwen2 or GPT-2 family) the model menu offers, under its file "
+        "name without .gguf or under NAME",
+        "A GGUF file of the Llama, Qwen2 or GPT-2 family that the model menu offers, under its "
+        "file name without `.gguf` (or `NAME`: letters, digits, `.`, `_`, `-`), and a link opens "
+        "as `?model=NAME`. A path that is not a file stops the start-up; a file the lab cannot "
+        "run (not GGUF, truncated, another architecture, too large) shows its error on the page "
+        "when it is opened. A page opens only the files listed here, never a path a visitor "
+        "types. See [models.md](models.md).",
+        "none",
+        kind="list",
+        metavar="[NAME=]PATH",
+        split=split_paths,
+        split_doc="separated by `:` as in PATH, `;` on Windows",
+    ),
+    Option(
+        "max_model_mb",
+        "ATTENTION_LAB_MAX_MODEL_MB",
+        positive_number,
+        None,  # the engine's (engine.trained.files.DEFAULT_MAX_MB), read only when a file loads
+        "the largest model a --model file may load into, as float32 weights in MB",
+        "The largest model a `--model` file may load into, counted as its float32 weights in "
+        "MB (4 bytes a parameter: 4096 MB is about a billion parameters, what a laptop holds "
+        "beside the lab); a larger file shows its size and this limit on the page instead.",
+        "`4096`",
+        metavar="MB",
+        help_default="4096",
+    ),
+    Option(
         "preload",
         "ATTENTION_LAB_PRELOAD",
         text_value,
         [],
-        "load this trained model (e.g. smollm2-135m) in the background as soon as the server "
+        "load this trained model (e.g. smollm2-135m, or a --model file's name) in the "
+        "background as soon as the server "
         "starts, so the first page to open it does not wait; a class should preload",
-        "Load a trained model (e.g. `smollm2-135m`) in the background as soon as the server "
+        "Load a trained model (e.g. `smollm2-135m`, or a `--model` file's name) in the "
+        "background as soon as the server "
         "starts, so no page waits for it; otherwise it loads, once per process, when a page "
         "first asks for it (SmolLM2-135M-Instruct: about 10 s from a cold disk, 6 s warm, "
         "370 MB; [performance.md](performance.md)).",
@@ -334,13 +402,15 @@ def add_to(parser: argparse.ArgumentParser) -> None:
                 help=f"the opposite (env {option.env}=0)",
             )
             continue
+        if option.kind == "list":
+            help_line += f"; repeatable, or {option.split_doc.replace('`', '')}"
         parser.add_argument(
             option.flag,
             dest=option.dest,
             type=_flag_type(option),
             action="extend" if option.kind == "list" else "store",  # a list flag: one list
             metavar=option.metavar,
-            help=help_line + ("; repeatable, or comma-separated" if option.kind == "list" else ""),
+            help=help_line,
         )
 
 

@@ -4,7 +4,7 @@ import panel as pn
 
 from app.page.lab_page import create_app
 from app.patches import apply_all, chosen
-from app.server.cli import log_patches
+from app.server.cli import log_patches, models_from_environment
 from app.server.closed_pages import quiet_closed_page_writes
 from app.server.reconnect import reload_after_long_disconnection
 from app.server.replica import mark_page
@@ -16,6 +16,9 @@ from app.server.replica import mark_page
 if not chosen():
     apply_all()
     log_patches()
+# The model files ATTENTION_LAB_MODELS lists, under a bare `panel serve` (what
+# `attention-lab --print-command` prints); `attention-lab` listed its own before serving.
+models_from_environment()
 # A tab closed mid-update leaves writes nobody awaits: one debug line, not two tracebacks
 # (app/server/closed_pages.py). Once per loop; later pages find it installed.
 quiet_closed_page_writes()

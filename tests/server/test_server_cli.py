@@ -126,7 +126,10 @@ def test_environment_variables_configure_every_flag(tmp_path):
         "ATTENTION_LAB_STORE": "redis://redis.internal:6379/2",
         "ATTENTION_LAB_TRUSTED_PROXIES": "10.0.0.0/8, 172.16.0.5",
         "ATTENTION_LAB_PATCHES": "owners_in_tuples, bokeh_speedups",
+        "ATTENTION_LAB_MODELS": f"mine={tmp_path / 'mine.gguf'}",  # (its content is not read)
+        "ATTENTION_LAB_MAX_MODEL_MB": "2048",
     }
+    (tmp_path / "mine.gguf").write_bytes(b"GGUF")
     assert set(cli.ENV.values()) == set(env), "a flag has no environment variable tested here"
     args, options = cli.panel_serve_args([], env=env)
     assert _option(args, "--port") == ["7003"]
@@ -147,6 +150,8 @@ def test_environment_variables_configure_every_flag(tmp_path):
     assert options.preload == ["smollm2-135m"]
     assert options.store == "redis://redis.internal:6379/2"
     assert options.patches == ("bokeh_speedups", "owners_in_tuples")
+    assert [(f.name, f.path.name) for f in options.model_files] == [("mine", "mine.gguf")]
+    assert options.max_model_mb == 2048.0
 
 
 def test_flags_win_over_environment():
