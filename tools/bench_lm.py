@@ -20,6 +20,17 @@ transformers), and the medians printed with the ratio ours / transformers.
   repeat) against one forward. Target: at most 60 forwards.
 - (d) an intervention at layer 20 and at layer 0 (a head's temperature: layers 20..29, or
   every layer, recomputed from the cached residual stream).
+- (e) every head's copying scores and every token's loss beside the run they read.
+
+    python -m tools.bench_lm --file PATH.gguf     # any model file, beside transformers
+    python -m tools.bench_lm --random-gpt2        # a random GPT-2-small-sized file, written here
+
+- (f) a model file's forward in NumPy and torch:cpu beside transformers' of the same file, at
+  16 and 128 tokens: transformers computing the next-token logits at the last position only
+  (``logits_to_keep=1``, as ours does) and at every position (its default). ``--random-gpt2``
+  writes a GPT-2-small-sized file first (12 layers, 12 heads, 768 wide, 1024 positions, 50,257
+  tokens: 124M parameters, float32) with ``engine.trained.random_gguf``. Target: ours within
+  1.2x of transformers' last-position forward.
 """
 
 from __future__ import annotations
@@ -82,14 +93,15 @@ def load_transformers(gguf_path):
     return hf.eval(), f"transformers {transformers.__version__}"
 
 
-def hf_forward(hf, ids):
+def hf_forward(hf, ids, last_only: bool = False):
     import torch
 
     tensor = torch.tensor([ids])
+    keep = {"logits_to_keep": 1} if last_only else {}
 
     def forward():
         with torch.inference_mode():
-            return hf(input_ids=tensor, use_cache=False).logits[0, -1]
+            return hf(input_ids=tensor, use_cache=False, **keep).logits[0, -1]
 
     return forward
 
@@ -191,6 +203,57 @@ def _copying(model, repeats: int) -> None:
     )
 
 
+GPT2_SMALL = {"n_layers": 12, "d_model": 768, "n_heads": 12, "context": 1024}
+GPT2_VOCAB = 50257
+
+
+def _file_forwards(path, args) -> None:
+    """(f): a model file's forward beside transformers', interleaved, at one thread."""
+    import torch
+
+    from engine.trained.gguf_model import load_file
+
+    t0 = time.perf_counter()
+    model = load_file(path, name=path.stem)
+    load_s = time.perf_counter() - t0
+    params = sum(a.size for a in model.w.values())
+    hf, hf_what = load_transformers(path)
+    print(
+        f"(f) {model.title}: {params / 1e6:.0f}M parameters held, loaded in {load_s:.1f} s; "
+        f"{hf_what}; torch threads {torch.get_num_threads()}"
+    )
+    print("    tokens   numpy  torch:cpu  tf(last)  tf(all)  numpy/tf(last)  torch/tf(last)")
+    words = (SENTENCE + " ") * 40
+    for count in (16, 128):
+        ids = model.encode(words)[:count]
+        text = model.decode(ids)
+        ids = model.encode(text)
+        fns = {
+            "numpy": lambda text=text: model.run(text),
+            "torch": lambda text=text: model.run(text, backend="torch:cpu"),
+        }
+        if hf is not None:
+            fns["last"] = hf_forward(hf, ids, last_only=True)
+            fns["all"] = hf_forward(hf, ids)
+        ms = interleaved_ms(fns, args.repeats if count <= 16 else args.long_repeats)
+        last, every = ms.get("last", float("nan")), ms.get("all", float("nan"))
+        print(
+            f"    {len(ids):6} {ms['numpy']:7.1f} {ms['torch']:10.1f} {last:9.1f} {every:8.1f} "
+            f"{_ratio(ms['numpy'], ms.get('last')):>15} {_ratio(ms['torch'], ms.get('last')):>15}"
+        )
+
+
+def _random_gpt2(folder):
+    from pathlib import Path
+
+    from engine.trained.random_gguf import write_random
+
+    path = Path(folder) / "random-gpt2-small.gguf"
+    if not path.is_file():
+        write_random(path, "gpt2", vocab_size=GPT2_VOCAB, **GPT2_SMALL)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -198,9 +261,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--long-tokens", type=int, default=LONG_TOKENS)
     parser.add_argument("--no-map", action="store_true", help="skip the causal maps")
     parser.add_argument("--no-transformers", action="store_true", help="skip transformers")
+    parser.add_argument("--file", help="(f) only: this GGUF file beside transformers")
+    parser.add_argument(
+        "--random-gpt2",
+        nargs="?",
+        const="/tmp",
+        metavar="FOLDER",
+        help="(f) only: write a random GPT-2-small-sized file in FOLDER (default /tmp) and use it",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.long_repeats < 1 or not 16 <= args.long_tokens <= LONG_TOKENS:
         parser.error("--repeats and --long-repeats >= 1, --long-tokens in 16..512")
+    if args.file or args.random_gpt2:
+        return _only_file(args)
 
     from engine import trained
     from engine.backends import blas_threads, can_pin_blas_threads
@@ -252,6 +325,22 @@ def main(argv: list[str] | None = None) -> int:
     run = model.run(SENTENCE)
     print(f"{run.text!r} -> {run.answer!r} ({run.probs[run.answer]:.3f})")
     # Other processes share the cores: the medians mean little without the load beside them.
+    print("load average after (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return 0
+
+
+def _only_file(args) -> int:
+    import torch
+
+    from engine.backends import blas_threads
+
+    torch.set_num_threads(1)
+    from pathlib import Path
+
+    path = Path(args.file) if args.file else _random_gpt2(args.random_gpt2)
+    print("load average before (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    with blas_threads(1):
+        _file_forwards(path, args)
     print("load average after (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 

@@ -22,6 +22,7 @@ is written for Llama only, as the converter does.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +32,11 @@ import numpy as np
 from .tokenizer import pre_splits
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
-QTYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1")
+QTYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K")
+# gguf cannot quantise the K-quants in NumPy: their blocks are drawn at random instead (each
+# block's bytes random, its float16 scales set so the weights come out about initialisation's
+# size). (bytes per 256 weights, {byte offset of a float16 scale: its value}).
+K_BLOCKS = {"Q4_K": (144, {0: 2e-4, 2: 1e-3}), "Q6_K": (210, {208: 1e-4})}
 DEFAULT_PRE = {"llama": "llama-bpe", "qwen2": "qwen2", "gpt2": "gpt-2"}
 # Each family's control tokens, as its real files name them: (tokens, bos, eos).
 SPECIALS = {
@@ -42,7 +47,7 @@ SPECIALS = {
 }
 BPE_MERGES = 300
 SPM_MERGES = 300
-NORMAL, UNKNOWN, CONTROL, BYTE = 1, 2, 3, 6  # GGUF token types
+NORMAL, UNKNOWN, CONTROL, UNUSED, BYTE = 1, 2, 3, 5, 6  # GGUF token types
 
 # Fixed, so the trained vocabularies never change: English, Spanish, Chinese, Arabic, digits,
 # code and emoji, each line several times over so its common pairs are merged.
@@ -124,7 +129,18 @@ def spm_vocabulary() -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...
     return tuple(tokens), tuple(scores), tuple(types)
 
 
-def _write_tokenizer(writer, arch: str, tokenizer: str, pre: str | None, add_bos) -> int:
+def _padded(tokens, types, size: int | None):
+    """The vocabulary grown to ``size`` with unused tokens (a real model's vocabulary is tens of
+    thousands of tokens: the benchmark's GPT-2-small-sized file has GPT-2's 50,257 rows)."""
+    if size is None or size <= len(tokens):
+        return list(tokens), list(types)
+    extra = size - len(tokens)
+    return [*tokens, *(f"<|unused_{i}|>" for i in range(extra))], [*types, *[UNUSED] * extra]
+
+
+def _write_tokenizer(
+    writer, arch: str, tokenizer: str, pre: str | None, add_bos, size: int | None = None
+) -> int:
     """The tokenizer keys as the converter writes them; returns the vocabulary's size."""
     if tokenizer == "spm":
         tokens, scores, types = spm_vocabulary()
@@ -140,6 +156,7 @@ def _write_tokenizer(writer, arch: str, tokenizer: str, pre: str | None, add_bos
     elif tokenizer == "bpe":
         pre = pre or DEFAULT_PRE[arch]
         tokens, merges, types, bos, eos = bpe_vocabulary(pre)
+        tokens, types = _padded(tokens, types, size)
         writer.add_tokenizer_model("gpt2")
         writer.add_tokenizer_pre(pre)
         writer.add_token_list(list(tokens))
@@ -168,7 +185,7 @@ def _qtype(qtype: str):
 def _file_type(qtype: str) -> int:
     import gguf
 
-    names = {"F32": "ALL_F32", "F16": "MOSTLY_F16", "BF16": "MOSTLY_BF16"}
+    names = {"F32": "ALL_F32", "F16": "MOSTLY_F16", "BF16": "MOSTLY_BF16", "Q4_K": "MOSTLY_Q4_K_M"}
     return int(gguf.LlamaFileType[names.get(qtype, f"MOSTLY_{qtype}")])
 
 
@@ -269,12 +286,28 @@ def _add_tensor(writer, name: str, w: np.ndarray, qtype) -> None:
     if w.ndim == 1 or qtype == gguf.GGMLQuantizationType.F32:
         writer.add_tensor(name, w)
         return
+    if qtype.name in K_BLOCKS and w.shape[1] % 256 == 0:
+        writer.add_tensor(name, _k_blocks(w, qtype.name), raw_dtype=qtype)
+        return
     try:
+        if qtype.name in K_BLOCKS:  # rows shorter than a block of 256
+            raise gguf.QuantError(qtype.name)
         data = gguf.quants.quantize(w, qtype)
     except gguf.QuantError:
         qtype = gguf.GGMLQuantizationType.F16
         data = gguf.quants.quantize(w, qtype)
     writer.add_tensor(name, data, raw_dtype=qtype)
+
+
+def _k_blocks(w: np.ndarray, qtype: str) -> np.ndarray:
+    """(rows, bytes) of random K-quant blocks for a matrix of ``w``'s shape, seeded by its
+    values (the same model gives the same bytes)."""
+    size, scales = K_BLOCKS[qtype]
+    rng = np.random.default_rng(zlib.crc32(w.tobytes()))
+    blocks = rng.integers(0, 256, (w.shape[0], w.shape[1] // 256, size), dtype=np.uint8)
+    for at, value in scales.items():
+        blocks[..., at : at + 2] = np.frombuffer(np.float16(value).tobytes(), np.uint8)
+    return blocks.reshape(w.shape[0], -1)
 
 
 def _write_config(writer, arch: str, shape: dict, rope_base: float, qtype: str) -> None:
@@ -333,12 +366,14 @@ def write_random(
     rope_factors: Sequence[float] | None = None,
     seed: int = 0,
     add_bos: bool | None = None,
+    vocab_size: int | None = None,
 ) -> Path:
     """Write a random ``arch`` model ("llama", "qwen2" or "gpt2") to ``path`` and return it.
     ``pre`` names the byte-level BPE's pre-tokenizer (default: "llama-bpe", "qwen2" or "gpt-2"
     by architecture); ``add_bos`` defaults to True for "spm" and False for "bpe"; ``d_ff``
     defaults to 128, and for GPT-2 must be 4 x d_model (its default). transformers reads a GPT-2
-    file's position table only at context=1024 (it ignores ``gpt2.context_length``)."""
+    file's position table only at context=1024 (it ignores ``gpt2.context_length``).
+    ``vocab_size`` pads a byte-level BPE vocabulary with unused tokens up to that size."""
     import gguf
 
     n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
@@ -350,7 +385,7 @@ def write_random(
     ggml_type = _qtype(qtype)
     path = Path(path)
     writer = gguf.GGUFWriter(str(path), arch)
-    vocab = _write_tokenizer(writer, arch, tokenizer, pre, add_bos)
+    vocab = _write_tokenizer(writer, arch, tokenizer, pre, add_bos, vocab_size)
     shape = {
         "layers": n_layers, "d": d_model, "nh": n_heads, "nkv": n_kv_heads,
         "dh": d_model // n_heads, "ff": d_ff, "context": context, "vocab": vocab,

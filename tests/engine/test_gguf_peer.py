@@ -34,6 +34,9 @@ CASES = [
     ("llama-bf16-3layers", "llama", {"n_layers": 3, "qtype": "BF16", "n_kv_heads": 1}),
     ("qwen2-gqa-tied-f16", "qwen2", {"n_heads": 4, "n_kv_heads": 2, "qtype": "F16"}),
     ("qwen2-untied-q4_0", "qwen2", {"tied": False, "qtype": "Q4_0"}),
+    # K-quant blocks (drawn at random: gguf cannot write them) need rows of 256 weights.
+    ("qwen2-q4_k", "qwen2", {"d_model": 256, "d_ff": 256, "qtype": "Q4_K", "n_kv_heads": 2}),
+    ("llama-q6_k", "llama", {"d_model": 256, "d_ff": 512, "qtype": "Q6_K"}),
     # transformers reads a GPT-2 file's position table only at its usual 1024 positions.
     ("gpt2-tied-f32", "gpt2", {"context": 1024}),
     ("gpt2-q4_1", "gpt2", {"context": 1024, "qtype": "Q4_1", "seed": 3}),

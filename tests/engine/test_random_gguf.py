@@ -168,7 +168,7 @@ def test_documented_gpt2_context(tmp_path):
     ("arch", "options", "message"),
     [
         ("mamba", {}, "not one of llama, qwen2, gpt2"),
-        ("llama", {"qtype": "Q4_K"}, "gguf cannot quantise it"),
+        ("llama", {"qtype": "Q5_K"}, "gguf cannot quantise it"),
         ("llama", {"qtype": "Q9"}, "unknown"),
         ("llama", {"n_kv_heads": 3}, "do not share"),
         ("gpt2", {"n_kv_heads": 2}, "no grouped-query"),
