@@ -281,13 +281,16 @@ def read_gguf(
     f = ModelFile(path)
     f.check_size(max_mb)
     cfg = f.cfg
-    report(0.02, "reading the token embedding")
+    report(0.01, "building the tokenizer")
+    try:
+        tokenizer = from_gguf(f.field, cfg.vocab)
+    except ValueError as exc:  # a vocabulary the lab cannot rebuild: say which file
+        raise f.error(str(exc)) from None
+    report(0.04, "reading the token embedding")
     w = _model_weights(f)
     layer = _gpt2_layer if cfg.arch == "gpt2" else _llama_layer
     for i in range(cfg.n_layers):
-        report(0.05 + 0.9 * i / cfg.n_layers, f"dequantising layer {i + 1} of {cfg.n_layers}")
+        report(0.06 + 0.9 * i / cfg.n_layers, f"dequantising layer {i + 1} of {cfg.n_layers}")
         w |= {f"{key}{i}": _frozen(a) for key, a in layer(f, i).items()}
     factors = f.maybe("rope_freqs.weight")
-    report(0.96, "building the tokenizer")
-    tokenizer = from_gguf(f.field, cfg.vocab)
     return cfg, w, tokenizer, factors

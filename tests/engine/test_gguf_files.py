@@ -90,3 +90,23 @@ def test_rope_factors_scale_the_frequencies_as_transformers_llama_does(tmp_path)
 
     assert check_close(run.logits, peer(torch.float64), peer(torch.float32)).passed
     assert not np.allclose(run.logits, unscaled.run(text).logits, atol=1e-3)
+
+
+def test_a_tokenizer_the_lab_cannot_rebuild_is_refused_by_name(tmp_path):
+    path = tmp_path / "wordpiece.gguf"
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_block_count(1)
+    writer.add_context_length(8)
+    writer.add_embedding_length(4)
+    writer.add_feed_forward_length(16)
+    writer.add_head_count(1)
+    writer.add_layer_norm_eps(1e-5)
+    writer.add_tokenizer_model("bert")
+    writer.add_token_list(["[UNK]", "a", "b"])
+    writer.add_tensor("token_embd.weight", np.zeros((3, 4), np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    message = _refused(path)
+    assert "'bert'" in message
