@@ -267,7 +267,12 @@ class ModelPanel(pn.viewable.Viewer):
         waiting = bool(self.mstate.loading)
         self.progress.visible = self.progress_note.visible = waiting
         if waiting and self._poller is None and pn.state.curdoc is not None:
-            self._poller = pn.state.add_periodic_callback(self._poll, period=300)
+            # Polled once the page is loaded, not before: under session reuse a model that is
+            # in (or failed: a bad file fails in milliseconds) while the browser connects
+            # changed models it did not know yet ("reference isn't known"), and the page froze.
+            poller = pn.state.add_periodic_callback(self._poll, period=300, start=False)
+            self._poller = poller
+            pn.state.onload(lambda: poller is self._poller and poller.start())
         if waiting:
             self._poll()
 
