@@ -108,6 +108,7 @@ module.exports = [
   receives("app/js/tip_keys.js", [...REACTIVE, "row", "help"]),
   receives("app/js/control_pointer.js", [...REACTIVE, "said"]),
   receives("app/js/class_link.js", [...REACTIVE, "teach_form", "teach_btn"]),
+  receives("app/js/language_menu.js", [...REACTIVE, "menu", "toggle", "name", "choices"]),
   receives("app/js/slider_ticks.js", ["tick", "index", "ticks"]),
   {
     files: ["tests/js/**/*.js", "eslint.config.js"],

@@ -15,6 +15,7 @@ PACKAGES = ("app", "engine", "tools")
 LAYERS = (
     ("engine",),
     ("app.js",),  # the browser scripts' loader: imports nothing of the app
+    ("app.i18n",),  # the languages and catalogues: Babel only (the state marks its labels)
     ("app.patches",),
     ("app.state", "app.classroom"),  # the class store is Panel-free, beside the state
     ("app.lessons",),

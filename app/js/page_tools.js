@@ -26,7 +26,7 @@ function skipFirst() {
   const link = document.createElement('a');
   link.id = 'lab-skip-first';
   link.href = '#main';
-  link.textContent = 'Skip to the lesson';
+  link.textContent = data.skip_text;
   link.addEventListener('click', event => { event.preventDefault(); focusLesson(0); });
   document.body.prepend(link);
 }
@@ -49,7 +49,7 @@ function focusLesson(tries) {
   const lesson = deep(document, el => el.classList && el.classList.contains('lab-lessons'), [])[0];
   if (!lesson) {
     const tab = deep(document, el => el.classList && el.classList.contains('bk-tab') &&
-      el.textContent.trim() === 'Lessons', [])[0];
+      el.textContent.trim() === data.lessons_tab, [])[0];
     if (tab && tries === 0) tab.click();
     if (tries < 20) setTimeout(() => focusLesson(tries + 1), 150);
     return;

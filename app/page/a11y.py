@@ -125,15 +125,21 @@ class PageTools(ReactiveHTML):
     # back, everything the page sent before has been handled and its answer has arrived.
     echo = param.Integer(default=0, doc="set by the page")
     echoed = param.Integer(default=0, doc="`echo`, as the server last saw it")
+    # Their text in the session's language (app/i18n/; English by default).
+    keys_text = param.String(default="Keys", doc="the keyboard help's button")
+    presenter_text = param.String(default="Presenter mode", doc="presenter mode's button")
+    tools_name = param.String(default="Page tools", doc="the group's accessible name")
+    skip_text = param.String(default="Skip to the lesson", doc="the skip link")
+    lessons_tab = param.String(default="Lessons", doc="the Lessons tab's title, as shown")
 
     # A group, not a second navigation landmark inside the header's (Orca said "navigation"
     # twice). The skip link is the page's first element, put there by the render script.
     _template = (
-        '<div class="lab-tools" role="group" aria-label="Page tools">'
+        '<div class="lab-tools" role="group" aria-label="{{tools_name}}">'
         '<button id="keys_btn" type="button" class="lab-keys-toggle" aria-expanded="false" '
-        'aria-haspopup="dialog" onclick="${script(\'keys\')}">Keys</button>'
+        'aria-haspopup="dialog" onclick="${script(\'keys\')}">{{keys_text}}</button>'
         '<button id="toggle_btn" type="button" class="lab-presenter-toggle" aria-pressed="false" '
-        "onclick=\"${script('toggle')}\">Presenter mode</button>"
+        "onclick=\"${script('toggle')}\">{{presenter_text}}</button>"
         f"{KEYS_HELP}"
         "</div>"
     )

@@ -16,6 +16,7 @@ from app import js
 from app.classroom import codes, shared
 from app.classroom.session import NEW_ROUTE, ClassSession
 from app.classroom.visitor import of_request, read_visitor
+from app.i18n.translator import ENGLISH
 from app.page.session_thread import on_session_thread
 from app.views.class_panel import ClassView
 
@@ -23,18 +24,22 @@ from app.views.class_panel import ClassView
 class ClassLink(ReactiveHTML):
     navigate = param.String(default="", doc="an address the page goes to when set")
     in_class = param.Boolean(default=False, doc="the page is in a class: no Teach button")
+    # The button's text and tooltip in the session's language (app/i18n/; English by default).
+    teach_text = param.String(default="Teach a class")
+    teach_title = param.String(
+        default="Start a class: students join with a code and follow your steps"
+    )
 
     _template = (
         f'<form id="teach_form" method="post" action="{NEW_ROUTE}" class="lab-teach-form">'
         '<button id="teach_btn" type="submit" class="lab-teach" '
-        'title="Start a class: students join with a code and follow your steps">'
-        "Teach a class</button></form>"
+        'title="{{teach_title}}">{{teach_text}}</button></form>'
     )
     _scripts = js.sections("class_link.js")  # noqa: RUF012 - Panel reads this class attribute
     _stylesheets = [attention_lab_assets.read_text("components", "page-tools.css")]  # noqa: RUF012
 
 
-def join_classes(doc, lessons, *, style_figure) -> tuple[ClassLink, ClassView]:
+def join_classes(doc, lessons, *, style_figure, tr=ENGLISH) -> tuple[ClassLink, ClassView]:
     """This page's part in classes: its student id and the teacher keys its browser holds, as
     the lab's server read them from the page's own request (app/classroom/visitor.py), and the
     view above the lessons."""
@@ -52,7 +57,7 @@ def join_classes(doc, lessons, *, style_figure) -> tuple[ClassLink, ClassView]:
         client=visitor.client,
         deliver=on_session_thread(doc) if served else None,
     )
-    view = ClassView(session, lessons, page_address=page_address, style_figure=style_figure)
+    view = ClassView(session, lessons, page_address=page_address, style_figure=style_figure, tr=tr)
     return ClassLink(margin=0), view
 
 

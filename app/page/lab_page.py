@@ -16,19 +16,24 @@ import time
 import panel as pn
 
 import attention_lab_assets
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.page import lab_parts
 from app.page import later_parts as later
 from app.page.a11y import ControlPointer, PageTools
 from app.page.class_link import join_classes
 from app.page.deferred import Deferred, Disclosure
 from app.page.lab_parts import PAIR_ROWS, SCENE_LABEL
-from app.page.layout import PageLayout
+from app.page.language_menu import LanguageMenu
+from app.page.layout import LESSONS, PageLayout
 from app.page.page_style import PRESENTER_TEXT_SCALE, PageStyle
 from app.page.parts import Parts
+from app.page.session_language import requested_language
 from app.page.session_thread import on_session_thread
 from app.page.step_follower import MORE_SETTINGS, MORE_SETTINGS_BUTTON, StepFollower
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
+from app.patches.html_language import speak
 from app.state import settings_schema
 from app.state.lab_state import LabState
 from app.state.sources import MODEL, SourceSwitch
@@ -55,7 +60,7 @@ __all__ = [
     "create_app",
 ]
 
-TITLE = "Attention Lab"
+TITLE = N_("Attention Lab")
 # A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
 # Each axis's title, longest first: the longest that fits the plane's frame is shown (a 720p
 # projector's plane cut "along the head's output" to "along the head's outpu").
@@ -97,8 +102,9 @@ class Lab:
     The first screen's views are attributes; every other part is `lab.parts.built(name)` (None
     until built) or `lab.parts.get(name)` (built now)."""
 
-    def __init__(self, state: LabState):
+    def __init__(self, state: LabState, tr: Translator = ENGLISH):
         self.state = state
+        self.tr = tr  # the session's language (app/i18n/translator.py)
         self.doc = pn.state.curdoc
         served = self.doc is not None and self.doc.session_context is not None
         # Hand-made scenarios or a trained model's head: one snapshot, whichever is shown.
@@ -114,16 +120,21 @@ class Lab:
         self.controls: ControlsPanel = parts.get("controls")
         self.analysis: Deferred = parts.get("analysis")
         self.more_settings: Disclosure = parts.get("more_settings")
-        self.tools = PageTools(margin=(0, 10))
+        self.tools = PageTools(margin=(0, 10), **self._tools_text())
         self.pointer = ControlPointer(width=0, height=0, margin=0)  # a step's controls, shown
         parts.add(
             "lessons",
-            lambda: LessonsView(state, sources=self.sources, show_ghost=self.geometry.set_ghost),
+            lambda: LessonsView(
+                state, sources=self.sources, show_ghost=self.geometry.set_ghost, tr=tr
+            ),
             eager=True,
         )
         self.lessons: LessonsView = parts.get("lessons")
         self.lessons.param.watch(self._held_changed, "held")
-        self.class_link, classroom = join_classes(self.doc, self.lessons, style_figure=self._style)
+        self.class_link, classroom = join_classes(
+            self.doc, self.lessons, style_figure=self._style, tr=tr
+        )
+        self._translate_header()
         parts.add(
             "classroom", lambda: classroom, release=lambda view: view.session.release(), eager=True
         )
@@ -143,7 +154,7 @@ class Lab:
             behind_more_settings=MORE_SETTINGS_NAMES,
             later=later,
         )
-        parts.add("layout", lambda: PageLayout(parts, self.sources, self.doc, self.pointer))
+        parts.add("layout", lambda: PageLayout(parts, self.sources, self.doc, self.pointer, tr))
         self.style = PageStyle(self.figures(), tools=self.tools)
         self.preview = attach_preview(self.geometry, self.weights, self.logits)  # live drag
         if served:
@@ -159,6 +170,37 @@ class Lab:
         self.sources.param.watch(self._source_changed, "source")
         self.sources.param.watch(self.redraw, "snapshot")
         self.redraw()
+
+    # ------------------------------------------------------------------ the header
+
+    def _tools_text(self) -> dict[str, str]:
+        _ = self.tr.gettext
+        return {
+            # TRANSLATORS: the header's button that opens the keyboard help.
+            "keys_text": _("Keys"),
+            "presenter_text": _("Presenter mode"),
+            "tools_name": _("Page tools"),
+            # TRANSLATORS: the page's first link (the first Tab): it focuses the lesson.
+            "skip_text": _("Skip to the lesson"),
+            "lessons_tab": _(LESSONS),
+        }
+
+    def _translate_header(self) -> None:
+        """ "Teach a class" and the language menu, in the session's language."""
+        _ = self.tr.gettext
+        self.class_link.param.update(
+            teach_text=_("Teach a class"),
+            teach_title=_("Start a class: students join with a code and follow your steps"),
+        )
+        # TRANSLATORS: the name of the header's language menu.
+        self.language_menu = LanguageMenu(
+            label=_("Language"),
+            current=self.tr.code,
+            tag=self.tr.lang,
+            direction=self.tr.dir,
+            title=_(TITLE),
+            margin=0,
+        )
 
     # ------------------------------------------------------------------ where things go
 
@@ -290,8 +332,12 @@ def _report_problem(exc: BaseException) -> None:
     )
 
 
-def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
-    """Build one session's page. Call it once per session (app/server/serve.py does)."""
+def create_app(
+    state: LabState | None = None, language: str | None = None
+) -> pn.template.BootstrapTemplate:
+    """Build one session's page. Call it once per session (app/server/serve.py does).
+    `language`: a key of app.i18n.languages.LANGUAGES; by default the request's choice
+    (app/page/session_language.py)."""
     serve_stylesheets_locally(pn.state.curdoc)  # none from the CDN: app/patches/documents.py
     pn.extension(
         notifications=True,
@@ -302,12 +348,14 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         exception_handler=_report_problem,
     )
     state = state or LabState()
-    lab = Lab(state)
+    choice = requested_language(pn.state.curdoc) if language is None else None
+    tr = Translator(choice.code if choice is not None else language)
+    lab = Lab(state, tr)
     template = pn.template.BootstrapTemplate(
-        title=TITLE,
+        title=tr.gettext(TITLE),
         sidebar=lab.sidebar(),
         main=lab.main_area(),
-        header=[pn.Row(lab.class_link, lab.tools, margin=0)],
+        header=[pn.Row(lab.class_link, lab.language_menu, lab.tools, margin=0)],
         sidebar_width=360,
         header_background="#0b3d5c",
         design=LabDesign,
@@ -319,6 +367,7 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
         # one session sent an update to every open session (O(sessions) work per change).
         busy_indicator=None,
     )
+    speak(template, tr.lang, tr.dir)  # <html lang dir> (app/patches/html_language.py)
     if template.notifications is not None:
         # Bottom right, a bad link's toasts lay over the lesson's Measure button (lab.css).
         template.notifications.position = "bottom-left"
@@ -335,6 +384,9 @@ def create_app(state: LabState | None = None) -> pn.template.BootstrapTemplate:
                 lessons=lab.lessons,
                 tools=lab.tools,
                 classroom=lab.classroom,
+                # The address keeps a language the link chose; a wrong one is named once.
+                language=choice.code if choice is not None and choice.from_link else language,
+                notices=[choice.notice] if choice is not None and choice.notice else [],
             )
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")

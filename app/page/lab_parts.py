@@ -89,7 +89,7 @@ def register_first_screen(lab) -> None:
     )
     register_analysis(lab)
     titles = {name: sc.title for name, sc in SCENARIOS.items()}
-    add("controls", lambda: ControlsPanel(state, scenario_titles=titles), eager=True)
+    add("controls", lambda: ControlsPanel(state, scenario_titles=titles, tr=lab.tr), eager=True)
     # The planes' tips by keyboard, the drag's equivalent (app/views/tip_keys.py).
     add(
         "tip_keys",
@@ -158,11 +158,11 @@ def register_more_settings(lab) -> None:
     """The candidates, engine and key/value pairs behind "More settings", built when first
     opened: folded away on a phone anyway, and costly to build for every page of a class."""
     add, parts, state = lab.parts.add, lab.parts, lab.state
-    add("candidates", partial(later.candidates, state), release=CandidateControls.release)
+    add("candidates", partial(later.candidates, state, lab.tr), release=CandidateControls.release)
     add("pairs", lambda: PairsEditor(state))
     add(
         "more_settings",
-        lambda: Disclosure(partial(later.more_settings, lab), label=MORE_SETTINGS),
+        lambda: Disclosure(partial(later.more_settings, lab), label=lab.tr.gettext(MORE_SETTINGS)),
         eager=True,
     )
     # Each pair's inputs (five widgets a pair) inside it, behind their own button: no lesson

@@ -40,12 +40,13 @@ def analysis(lab):
     return pn.Column(*rows, *texts, sizing_mode="stretch_width", margin=0)
 
 
-def candidates(state) -> CandidateControls:
+def candidates(state, tr) -> CandidateControls:
     backends = listed_backends()  # never imports torch: see app.state.lab_state.listed_backends
     return CandidateControls(
         state,
         backend_notes={b.name: ("" if b.available else b.reason) for b in backends},
         unchecked=tuple(b.name for b in backends if not b.checked),
+        tr=tr,
     )
 
 

@@ -14,12 +14,14 @@ import panel as pn
 import param
 
 import attention_lab_assets
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH
 from app.page.a11y import ControlNames, PageStructure, TabKeys
 from app.page.deferred import fill
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
 
-SOURCE_LABELS = {"Hand-made vectors": HAND_MADE, "A trained model": MODEL}
+SOURCE_LABELS = {N_("Hand-made vectors"): HAND_MADE, N_("A trained model"): MODEL}
 SOURCE_LABELS_BY_NAME = {name: label for label, name in SOURCE_LABELS.items()}
 
 # The main area is a size container (assets/lab.css), so 100cqw/100cqh below are its width
@@ -36,7 +38,13 @@ PLANES_CSS = attention_lab_assets.read_text("components", "planes.css")
 SOURCE_PICKER_CSS = attention_lab_assets.read_text("components", "source-picker.css")
 
 # The hand-made source's teaching tabs whose views are built when first opened: tab -> part.
-TAB_PARTS = {"Why is it sharp?": "diagnosis", "Audit": "audit", "Share & export": "export"}
+# A tab is known by its English name (`open_tab`); the page shows it in the session's language.
+TAB_PARTS = {
+    N_("Why is it sharp?"): "diagnosis",
+    N_("Audit"): "audit",
+    N_("Share & export"): "export",
+}
+LESSONS, EXPERIMENTS, CAUSAL_MAP = N_("Lessons"), N_("Experiments"), N_("Causal map")
 # The trained model's Causal map tab, top to bottom, built when first opened.
 CAUSAL_PARTS = ("receipt_view", "causal_view")
 
@@ -58,11 +66,11 @@ def stage_pane(fig, css_class: str) -> pn.pane.Bokeh:
     return pn.pane.Bokeh(fig, sizing_mode="stretch_both", css_classes=[css_class])
 
 
-def _tab(name, view=None):
+def _tab(title, view=None):
     # Fills the teaching column; longer content scrolls inside its tab.
     return pn.Column(
         *([view] if view is not None else []),
-        name=name,
+        name=title,
         scroll=True,
         sizing_mode="stretch_both",
         min_height=0,
@@ -74,11 +82,17 @@ class PageLayout(param.Parameterized):
 
     sources = param.ClassSelector(class_=SourceSwitch, constant=True)
 
-    def __init__(self, parts, sources: SourceSwitch, doc, pointer, **params):
+    def __init__(self, parts, sources: SourceSwitch, doc, pointer, tr=ENGLISH, **params):
         """`parts`: the page's registry (app/page/parts.py), whose first-screen views this
-        places; `pointer`: the sidebar's outline of a step's controls."""
+        places; `pointer`: the sidebar's outline of a step's controls; `tr`: the session's
+        translator (app/i18n/translator.py)."""
         super().__init__(sources=sources, **params)
-        self._doc, self._parts = doc, parts
+        self._doc, self._parts, self._ = doc, parts, tr.gettext
+        # Each teaching tab's English name, by its holder (the page shows the translation).
+        self._tab_names: dict[int, str] = {}
+        # The source picker's labels in the session's language, and back.
+        self._source_labels = {self._(label): name for label, name in SOURCE_LABELS.items()}
+        self._label_of = {name: label for label, name in self._source_labels.items()}
         view = parts.get
         self.sidebar = self._sidebar(view, pointer)
         self.teaching = self._teaching(view)
@@ -94,9 +108,9 @@ class PageLayout(param.Parameterized):
     def _sidebar(self, view, pointer) -> list:
         """The sidebar: the scenario's controls, or the trained model's (built on first use)."""
         self.source_picker = pn.widgets.RadioButtonGroup(
-            label="What the lab shows",
-            options=list(SOURCE_LABELS),
-            value=SOURCE_LABELS_BY_NAME[HAND_MADE],
+            label=self._("What the lab shows"),
+            options=list(self._source_labels),
+            value=self._label_of[HAND_MADE],
             color="primary",
             variant="outline",
             sizing_mode="stretch_width",
@@ -129,11 +143,11 @@ class PageLayout(param.Parameterized):
     def _teaching(self, view) -> pn.Tabs:
         """The teaching column: the lessons, then the source's own tabs, each built when
         opened."""
-        lessons = _tab(
-            "Lessons",
+        lessons = self._named_tab(
+            LESSONS,
             pn.Column(view("classroom"), view("lessons"), sizing_mode="stretch_width", margin=0),
         )
-        self.scenario_tabs = [lessons, *(_tab(name) for name in TAB_PARTS)]
+        self.scenario_tabs = [lessons, *(self._named_tab(name) for name in TAB_PARTS)]
         # The hand-made diagnosis, audit and export describe the scenarios, not a model's head:
         # a trained model has its own tabs, built with its views (`place_model_views`).
         self.experiments_tab = self.causal_tab = self.model_tabs = None
@@ -197,7 +211,7 @@ class PageLayout(param.Parameterized):
                 text.pane.visible = shown
 
     def _pick_source(self, event) -> None:
-        source = SOURCE_LABELS.get(event.new)
+        source = self._source_labels.get(event.new)
         if source is None or source == self.sources.source:
             return
         with pn.io.hold(self._doc):
@@ -209,19 +223,19 @@ class PageLayout(param.Parameterized):
         self.model_side.objects = [panel]
         self.prediction = stage_pane(main.prediction.figure, "lab-logits")
         self.prediction_text = main.prediction.text  # the answer in words, out of sight
-        self.experiments_tab = pn.Column(main, name="Experiments")
-        self.causal_tab = pn.Column(name="Causal map")
+        self.experiments_tab = pn.Column(main, name=self._(EXPERIMENTS))
+        self.causal_tab = pn.Column(name=self._(CAUSAL_MAP))
         self.model_tabs = [
             self.scenario_tabs[0],  # the lessons
-            _tab("Experiments", self.experiments_tab),
-            _tab("Causal map", self.causal_tab),
+            self._named_tab(EXPERIMENTS, self.experiments_tab),
+            self._named_tab(CAUSAL_MAP, self.causal_tab),
         ]
         self.heads_below.objects = [heads]
         self.loading_changed()  # the answer's words hide while a model loads, as the rest
 
     def show_source(self, model: bool) -> None:
         """Show the hand-made source's views and tabs, or (`model`) the trained model's."""
-        self.source_picker.value = SOURCE_LABELS_BY_NAME[self.sources.source]
+        self.source_picker.value = self._label_of[self.sources.source]
         self.scenario_side.visible = not model
         self.model_side.visible = model
         # The model's answer takes the logits' place in the first screen; the logits move below.
@@ -241,9 +255,19 @@ class PageLayout(param.Parameterized):
             self.teaching.objects = wanted
             self.teaching.active = 0
 
+    def _named_tab(self, name: str, view=None):
+        """A teaching tab titled in the session's language, known by its English `name`."""
+        holder = _tab(self._(name), view)
+        self._tab_names[id(holder)] = name
+        return holder
+
+    def tab_name(self, holder) -> str:
+        """A teaching tab's English name (its title is the session's language's)."""
+        return self._tab_names.get(id(holder), holder.name)
+
     def open_tab(self, name: str) -> None:
-        """Show a teaching tab by its name (building its view the first time)."""
-        names = [tab.name for tab in self.teaching.objects]
+        """Show a teaching tab by its English name (building its view the first time)."""
+        names = [self.tab_name(tab) for tab in self.teaching.objects]
         self.teaching.active = names.index(name)
 
     def _open_tab(self, event) -> None:
@@ -253,7 +277,7 @@ class PageLayout(param.Parameterized):
         if not 0 <= event.new < len(tabs):
             return
         holder = tabs[event.new]
-        if holder.name == "Causal map":
+        if self.tab_name(holder) == CAUSAL_MAP:
             if not self.causal_tab.objects:
                 # The fast estimate and its receipt above the exact maps: built here, as the
                 # other tabs' views are, not with the model (a third of opening one).
@@ -261,7 +285,7 @@ class PageLayout(param.Parameterized):
             # The estimate is made for a student who looks at it, then for each new sentence.
             self._parts.get("receipt_state").following = True
             return
-        name = TAB_PARTS.get(holder.name)
+        name = TAB_PARTS.get(self.tab_name(holder))
         if name is None or self._parts.built(name) is not None:
             return
         fill(holder, lambda: self._parts.get(name))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.i18n.markers import N_
 from app.lessons.lab_lessons import control_names
 from app.state.route_news import vote_counted
 
 # The sidebar button that opens "More settings", by the name the pointer finds it by.
-MORE_SETTINGS = "More settings: candidates, engine, key/value pairs"
+MORE_SETTINGS = N_("More settings: candidates, engine, key/value pairs")
 MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]
 
 

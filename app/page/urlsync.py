@@ -9,6 +9,10 @@ The lesson step travels as `lesson=N` (1-based) beside the settings. A link with
 sets the lab up for that step; a link that also carries settings restores those settings (the
 student's work in progress) and shows the step.
 
+`lang=CODE` is the page's language (app/i18n/), chosen when the page was built: it is kept in
+the address when a link chose it, so a teacher can hand out a Spanish link, and never reaches
+the state. The language menu changes it by opening this address with another `lang=`.
+
 `presenter=1` is a display flag (large type, sidebar folded: app/page/a11y.py's PageTools);
 it is kept in the address while presenter mode is on and never reaches the state.
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from app.page.session_language import LANG_PARAM
 from app.state import settings_schema
 from app.views.notify import notify
 
@@ -32,7 +37,17 @@ TEACH_PARAM = "teach"
 
 class UrlSync:
     def __init__(
-        self, state, location, inputs, *, notify=None, lessons=None, tools=None, classroom=None
+        self,
+        state,
+        location,
+        inputs,
+        *,
+        notify=None,
+        lessons=None,
+        tools=None,
+        classroom=None,
+        language=None,
+        notices=(),
     ):
         self._state = state
         self._location = location
@@ -41,6 +56,8 @@ class UrlSync:
         self._tools = tools  # a PageTools (its `presenter`), or None
         self._classroom = classroom  # a ClassView (its `session.code`, `join`), or None
         self._inputs = frozenset(inputs)
+        self._language = language  # the `lang=` the address keeps, or None
+        self._notices = list(notices)  # said with the first reading's warnings
         self._written: str | None = None
         self._read: str | None = None
         self._busy = False
@@ -63,11 +80,12 @@ class UrlSync:
             self._to_url()
             return
         self._read = search
-        warnings: list[str] = []
+        warnings, self._notices = self._notices, []
         try:
             params = settings_schema.split_query_string(search)
         except ValueError as exc:
-            params, warnings = {}, [str(exc)]
+            params, warnings = {}, [*warnings, str(exc)]
+        params.pop(LANG_PARAM, None)  # read once, when the page was built
         lesson = (
             params.pop(settings_schema.LESSON_PARAM, None) if self._lessons is not None else None
         )
@@ -108,7 +126,7 @@ class UrlSync:
     def _to_url(self, *events) -> None:
         if self._busy:
             return
-        params = {}
+        params = {LANG_PARAM: self._language} if self._language else {}
         if self._lessons is not None and self._lessons.lesson:
             params[settings_schema.LESSON_PARAM] = str(self._lessons.lesson)
         if self._tools is not None and self._tools.presenter:

@@ -42,6 +42,7 @@ Per object, applied where the object is made or dropped:
 - `bokeh_glyphs`: a glyph class's positional argument names (for renderers built alone).
 - `bokeh_columns`: a source's changed columns sent with their values, not read when the hold ends.
 - `documents`: a session's stylesheets pinned to this server (a document's template variables).
+- `html_language`: a page's `<html lang dir>` in its session's language (its template).
 - `panel_events`: widgets that answer a browser change at once (Panel's debounce, busy counter).
 - `panel_links`: the process-wide registry of Panel's JS callbacks, emptied for a closed page.
 - `param_values`: a value checked against a parameter without setting it.

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
+from app.i18n.markers import N_
 from engine.scenarios import SCENARIOS
 from engine.snapshot import TEMPERATURE_RANGE
 
@@ -103,33 +104,42 @@ def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
     """All settings in URL order. Scenario names come from the engine's catalogue."""
     first, more = {"group": FIRST_SCREEN}, {"group": MORE_SETTINGS}
     fields = [
-        Field("scenario", "choice", choices=tuple(scenario_names), label="Scenario", **first),
+        Field("scenario", "choice", choices=tuple(scenario_names), label=N_("Scenario"), **first),
         Field(
-            "temperature", "float", *TEMPERATURE_RANGE, label="Temperature τ (log scale)", **first
+            "temperature",
+            "float",
+            *TEMPERATURE_RANGE,
+            label=N_("Temperature τ (log scale)"),
+            **first,
         ),
-        Field("d_k", "int", D_K_MIN, D_K_MAX, label="d_k (key dimension, log scale)", **first),
-        Field("scale", "bool", label="Divide logits by √d_k", **first),
-        Field("angle", "float", ANGLE_MIN, ANGLE_MAX, label="Query angle (degrees)", **first),
-        Field("causal", "bool", label="Causal (hide later keys)", **more),
+        Field("d_k", "int", D_K_MIN, D_K_MAX, label=N_("d_k (key dimension, log scale)"), **first),
+        Field("scale", "bool", label=N_("Divide logits by √d_k"), **first),
+        Field("angle", "float", ANGLE_MIN, ANGLE_MAX, label=N_("Query angle (degrees)"), **first),
+        Field("causal", "bool", label=N_("Causal (hide later keys)"), **more),
         Field(
             "query_position",
             "int",
             0,
             MAX_PAIRS - 1,
-            label="Query position (causal hides keys after it)",
+            label=N_("Query position (causal hides keys after it)"),
             **more,
         ),
         Field(
-            "seed", "int", 0, SEED_MAX, label="Random seed (hidden dimensions, distractors)", **more
+            "seed",
+            "int",
+            0,
+            SEED_MAX,
+            label=N_("Random seed (hidden dimensions, distractors)"),
+            **more,
         ),
-        Field("normalise", "bool", label="Normalise q and keys to unit length", **first),
-        Field("distractors", "int", 0, MAX_DISTRACTORS, label="Distractor keys", **more),
+        Field("normalise", "bool", label=N_("Normalise q and keys to unit length"), **first),
+        Field("distractors", "int", 0, MAX_DISTRACTORS, label=N_("Distractor keys"), **more),
         Field(
             "distractor_norm",
             "float",
             DISTRACTOR_NORM_MIN,
             DISTRACTOR_NORM_MAX,
-            label="Distractor norm",
+            label=N_("Distractor norm"),
             **more,
         ),
         Field(
@@ -137,21 +147,24 @@ def make_fields(scenario_names: Sequence[str]) -> dict[str, Field]:
             "float",
             SIMILARITY_MIN,
             SIMILARITY_MAX,
-            label="Distractor similarity to q",
+            label=N_("Distractor similarity to q"),
             **more,
         ),
         Field(
-            "null_route", "bool", label="Null route (refuse when nothing is good enough)", **more
+            "null_route",
+            "bool",
+            label=N_("Null route (refuse when nothing is good enough)"),
+            **more,
         ),
         Field(
             "null_threshold",
             "float",
             NULL_THRESHOLD_MIN,
             NULL_THRESHOLD_MAX,
-            label="Null-route threshold (logit)",
+            label=N_("Null-route threshold (logit)"),
             **more,
         ),
-        Field("backend", "choice", choices=BACKENDS, label="Backend", **more),
+        Field("backend", "choice", choices=BACKENDS, label=N_("Backend"), **more),
         # The pairs are edited pair by pair (app/views/pairs.py), behind "More settings" too.
         Field("keys", "pairs", **more),
         Field("values", "pairs", **more),

@@ -21,6 +21,7 @@ from bokeh.models import AdaptiveTicker, ColumnDataSource, Range1d
 from bokeh.models.glyphs import HBar, Text
 
 from app.classroom.session import DEVICE_ROUTE, ClassSession
+from app.i18n.translator import ENGLISH, Translator
 from app.state.chart_tables import votes_table
 from app.views.lesson_panel import ALL_LESSONS, LessonsView
 
@@ -205,9 +206,18 @@ class ClassView(pn.viewable.Viewer):
     lessons = param.ClassSelector(class_=LessonsView, constant=True, doc="the steps it paces")
 
     def __init__(
-        self, session: ClassSession, lessons, *, page_address, style_figure=None, **params
+        self,
+        session: ClassSession,
+        lessons,
+        *,
+        page_address,
+        style_figure=None,
+        tr: Translator = ENGLISH,
+        **params,
     ):
         super().__init__(session=session, lessons=lessons, **params)
+        _ = tr.gettext
+        join = _("Join a class")  # the class's own screens are not translated yet
         self._address = page_address  # () -> (origin, path) of this page, e.g. http://h:5006, /app
         self._template = self._link = None
         self._loaded = False
@@ -226,8 +236,8 @@ class ClassView(pn.viewable.Viewer):
         self._join_holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.join_box = pn.Card(
             self._join_holder,
-            title="Join a class",
-            header=card_header("Join a class"),
+            title=join,
+            header=card_header(join),
             collapsed=True,
             sizing_mode="stretch_width",
             margin=(0, 10, 6, 10),

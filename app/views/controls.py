@@ -17,6 +17,8 @@ import param
 from bokeh.models import CustomJSTickFormatter
 
 from app import js
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.patches.panel_links import forget_js_callbacks
 from app.state.lab_state import LabState
@@ -24,6 +26,10 @@ from app.state.settings_schema import FIELDS
 from app.views.headings import group_heading
 from app.views.two_way import TwoWay
 
+# The sidebar's group headings.
+ROUTE, REGIME, CANDIDATES, ENGINE = N_("Route"), N_("Regime"), N_("Candidates"), N_("Engine")
+# TRANSLATORS: the box beside the temperature slider where the value is typed.
+TYPE_IT = N_("τ (type it)")
 # The two log-scale sliders' tick labels (app/js/slider_ticks.js).
 _TICKS = js.sections("slider_ticks.js")
 
@@ -34,22 +40,23 @@ class ControlsPanel(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab they set")
 
-    def __init__(self, state, *, scenario_titles: dict[str, str], **params):
+    def __init__(self, state, *, scenario_titles: dict, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
-        p = state.param
+        p, self._ = state.param, tr.gettext
+        _ = self._
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
-            name=FIELDS["scenario"].label,
+            name=_(FIELDS["scenario"].label),
             options={t: n for n, t in scenario_titles.items()},
             sizing_mode="stretch_width",
         )
         self.reset = pn.widgets.Button(
-            label="Reset this scenario", color="light", sizing_mode="stretch_width"
+            label=_("Reset this scenario"), color="light", sizing_mode="stretch_width"
         )
         self.reset.on_click(lambda _event: state.load_scenario(state.scenario))
         self.angle = pn.widgets.FloatSlider.from_param(
             p.angle,
-            name=FIELDS["angle"].label,
+            name=_(FIELDS["angle"].label),
             start=FIELDS["angle"].low,
             end=FIELDS["angle"].high,
             step=1,
@@ -57,7 +64,7 @@ class ControlsPanel(pn.viewable.Viewer):
         )
         low, high = (math.log10(x) for x in FIELDS["temperature"].bounds)
         self.temperature = pn.widgets.FloatSlider(
-            label=FIELDS["temperature"].label,
+            label=_(FIELDS["temperature"].label),
             start=low,
             end=high,
             step=0.005,
@@ -68,7 +75,7 @@ class ControlsPanel(pn.viewable.Viewer):
         # The same temperature typed: 0.25 took 120 key presses on the slider. No bounds of its
         # own: the state checks a typed value like any other (and refuses 0 or less).
         self.temperature_entry = pn.widgets.FloatInput(
-            label="τ (type it)",
+            label=_(TYPE_IT),
             value=state.temperature,
             step=0.05,
             format="0[.]00[0]",
@@ -87,7 +94,7 @@ class ControlsPanel(pn.viewable.Viewer):
         # d_k moves in powers of two (the slider holds log2 d_k); a whole number that is not a
         # power of two (from a link or an import) still shows exactly.
         self.d_k = pn.widgets.FloatSlider(
-            label=FIELDS["d_k"].label,
+            label=_(FIELDS["d_k"].label),
             start=math.log2(FIELDS["d_k"].low),
             end=math.log2(FIELDS["d_k"].high),
             step=1,
@@ -107,18 +114,20 @@ class ControlsPanel(pn.viewable.Viewer):
                 to_state=lambda v: int(round(2**v)),
             )
         )
-        self.scale = pn.widgets.Checkbox.from_param(p.scale, name=FIELDS["scale"].label)
-        self.normalise = pn.widgets.Checkbox.from_param(p.normalise, name=FIELDS["normalise"].label)
+        self.scale = pn.widgets.Checkbox.from_param(p.scale, name=_(FIELDS["scale"].label))
+        self.normalise = pn.widgets.Checkbox.from_param(
+            p.normalise, name=_(FIELDS["normalise"].label)
+        )
         respond_at_once(*widgets_of(self))
 
     def __panel__(self):
         return pn.Column(
             self.scenario,
             self.reset,
-            heading("Route"),
+            heading(self._(ROUTE)),
             self.angle,
             self.normalise,
-            heading("Regime"),
+            heading(self._(REGIME)),
             pn.Row(self.temperature, self.temperature_entry, sizing_mode="stretch_width"),
             self.d_k,
             self.scale,
@@ -139,37 +148,39 @@ class CandidateControls(pn.viewable.Viewer):
         *,
         backend_notes: dict[str, str],
         unchecked: tuple[str, ...] = (),
+        tr: Translator = ENGLISH,
         **params,
     ):
         super().__init__(state=state, **params)
-        p = state.param
-        self.causal = pn.widgets.Checkbox.from_param(p.causal, name=FIELDS["causal"].label)
+        p, _ = state.param, tr.gettext
+        self._headings = (_(CANDIDATES), _(ENGINE))
+        self.causal = pn.widgets.Checkbox.from_param(p.causal, name=_(FIELDS["causal"].label))
         self.query_position = pn.widgets.IntSlider.from_param(
             p.query_position,
-            name=FIELDS["query_position"].label,
+            name=_(FIELDS["query_position"].label),
             start=FIELDS["query_position"].low,
             end=max(1, len(state.keys) - 1),  # the pairs there are (_pairs_changed)
             sizing_mode="stretch_width",
         )
         # live while dragging (see d_k above: changes merge, never queue)
-        self.distractors = editable_slider(p, "distractors", step=1, throttled=False)
+        self.distractors = editable_slider(p, "distractors", tr, step=1, throttled=False)
         # From 0.05, not the declared 0.01, so that the slider's steps are round numbers (a
         # smaller norm can still be typed).
         self.distractor_norm = editable_slider(
-            p, "distractor_norm", start=0.05, end=5.0, step=0.05, throttled=False
+            p, "distractor_norm", tr, start=0.05, end=5.0, step=0.05, throttled=False
         )
         self.distractor_similarity = editable_slider(
-            p, "distractor_similarity", step=0.05, throttled=False
+            p, "distractor_similarity", tr, step=0.05, throttled=False
         )
         self.null_route = pn.widgets.Checkbox.from_param(
-            p.null_route, name=FIELDS["null_route"].label
+            p.null_route, name=_(FIELDS["null_route"].label)
         )
         self.null_threshold = editable_slider(
-            p, "null_threshold", start=-5.0, end=5.0, step=0.1, throttled=True
+            p, "null_threshold", tr, start=-5.0, end=5.0, step=0.1, throttled=True
         )
         self.seed = pn.widgets.IntInput.from_param(
             p.seed,
-            name=FIELDS["seed"].label,
+            name=_(FIELDS["seed"].label),
             start=FIELDS["seed"].low,
             end=FIELDS["seed"].high,
             sizing_mode="stretch_width",
@@ -178,7 +189,7 @@ class CandidateControls(pn.viewable.Viewer):
         # then runs numpy and says so. Their option text carries the warning up front.
         self.backend = pn.widgets.Select.from_param(
             p.backend,
-            name=FIELDS["backend"].label,
+            name=_(FIELDS["backend"].label),
             options={
                 _backend_text(name, backend_notes, unchecked): name for name in p.backend.objects
             },
@@ -226,7 +237,7 @@ class CandidateControls(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column(
-            heading("Candidates"),
+            heading(self._headings[0]),
             self.causal,
             self.query_position,
             self.distractors,
@@ -234,7 +245,7 @@ class CandidateControls(pn.viewable.Viewer):
             self.distractor_similarity,
             self.null_route,
             self.null_threshold,
-            heading("Engine"),
+            heading(self._headings[1]),
             self.seed,
             self.backend,
             self.backend_note,
@@ -243,14 +254,14 @@ class CandidateControls(pn.viewable.Viewer):
         )
 
 
-def editable_slider(p, name: str, *, start=None, end=None, **kw):
+def editable_slider(p, name: str, tr: Translator = ENGLISH, *, start=None, end=None, **kw):
     """Setting `name`'s slider with a box to type in: the box takes the declared range, the
     slider that range or a narrower teaching one (`start`, `end`)."""
     field = FIELDS[name]
     kind = pn.widgets.EditableIntSlider if field.kind == "int" else pn.widgets.EditableFloatSlider
     return kind.from_param(
         p[name],
-        name=field.label,
+        name=tr.gettext(field.label),
         start=field.low if start is None else start,
         end=field.high if end is None else end,
         fixed_start=field.low,

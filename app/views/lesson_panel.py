@@ -14,6 +14,7 @@ import param
 
 import attention_lab_assets
 from app import js
+from app.i18n.translator import ENGLISH
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.patches.bokeh_walks import walk_once
@@ -87,8 +88,11 @@ class LessonsView(pn.viewable.Viewer):
     # hand-made steps are offered.
     sources = param.ClassSelector(class_=SourceSwitch, constant=True, allow_None=True)
 
-    def __init__(self, state, *, sources=None, show_ghost=None, **params):
+    def __init__(self, state, *, sources=None, show_ghost=None, tr=ENGLISH, **params):
         super().__init__(state=state, sources=sources, **params)
+        # The session's language: the panel's own words (the steps' text is not translated yet).
+        self._tr = tr
+        _ = tr.gettext
         self._steps = ALL_LESSONS if sources is not None else LESSONS
         # Draws (or, given None, removes) a faded 'before' output arrow; optional.
         self._show_ghost = show_ghost
@@ -104,10 +108,10 @@ class LessonsView(pn.viewable.Viewer):
         # While the student explores a sentence of their own, the step's question waits.
         self.exploring = ExploringNote(self)
         self.position = pn.pane.Markdown("", margin=(0, 10, -8, 10), css_classes=["lab-lesson-pos"])
-        self.previous = pn.widgets.Button(label="◀ Previous", width=110, stylesheets=[FIT_CSS])
-        self.next = pn.widgets.Button(label="Next ▶", width=110, stylesheets=[FIT_CSS])
+        self.previous = pn.widgets.Button(label=_("◀ Previous"), width=110, stylesheets=[FIT_CSS])
+        self.next = pn.widgets.Button(label=_("Next ▶"), width=110, stylesheets=[FIT_CSS])
         self.load = pn.widgets.Button(
-            label="Load this step", color="primary", width=150, stylesheets=[FIT_CSS]
+            label=_("Load this step"), color="primary", width=150, stylesheets=[FIT_CSS]
         )
         # The step's title is an h2, the size of the h3 it was (app/views/headings.py).
         self.text = pn.pane.Markdown(
@@ -133,9 +137,13 @@ class LessonsView(pn.viewable.Viewer):
         self.class_votes: tuple = ()
         self._layout = self._ask = None
         self.action = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.do_it = pn.widgets.Button(label="Do it for me", width=140, stylesheets=[FIT_CSS])
+        self.do_it = pn.widgets.Button(label=_("Do it for me"), width=140, stylesheets=[FIT_CSS])
         self.measure = pn.widgets.Button(
-            label="Measure", color="success", width=140, stylesheets=[FIT_CSS]
+            # TRANSLATORS: the lesson's button that checks the prediction against the lab.
+            label=_("Measure"),
+            color="success",
+            width=140,
+            stylesheets=[FIT_CSS],
         )
         self.result = pn.pane.Markdown(
             "", sizing_mode="stretch_width", css_classes=["lab-lesson-result"]
@@ -237,16 +245,17 @@ class LessonsView(pn.viewable.Viewer):
         """The step's texts and choices; with `idle`, the result line and buttons of a step not
         yet loaded too (a step that loads now sets those itself)."""
         step = self.step
-        self.position.object = (
-            f"**Step {self._index + 1} of {len(self._steps)}** · {html.escape(step.part)}"
-        )
+        _ = self._tr.gettext
+        where = _("Step {number} of {total}").format(number=self._index + 1, total=len(self._steps))
+        self.position.object = f"**{where}** · {html.escape(step.part)}"
         self._set_nav()
         self.text.object = f"## {html.escape(step.title)}\n\n{_text(step.setup)}"
-        self.question.object = f"**Predict:** {_text(step.question)}"
+        predict, act = _("Predict:"), _("Then act:")
+        self.question.object = f"**{predict}** {_text(step.question)}"
         self.choices.options = self._options()
         self.choices.value = None
         name_group(self.choices, f"Predict: {step.question}")
-        self.action.object = f"**Then act:** {_text(step.action)}"
+        self.action.object = f"**{act}** {_text(step.action)}"
         # A step with nothing to do (its act is None) offers no button to do it.
         self.do_it.visible = step.act is not None
         if idle:
