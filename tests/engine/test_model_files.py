@@ -12,10 +12,11 @@ import pytest
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
+from waiting import wait_until  # noqa: E402
+
 from engine import trained  # noqa: E402
 from engine.trained import files  # noqa: E402
 from engine.trained.random_gguf import write_random  # noqa: E402
-from waiting import wait_until  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
