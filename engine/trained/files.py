@@ -164,10 +164,10 @@ def max_mb() -> float:
 def status(entry: ModelFile) -> tuple[bool, str]:
     """(installed, reason): a file that has gone, or packages missing, are named."""
     if not entry.path.is_file():
-        return False, f"the file {entry.path} is missing"
+        return False, f"the file {entry.path.name} is missing (the operator listed it; it has gone)"
     missing = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
     if missing:
-        return False, f"reading {entry.path} needs {', '.join(missing)}: {INSTALL_COMMAND}"
+        return False, f"reading {entry.path.name} needs {', '.join(missing)}: {INSTALL_COMMAND}"
     return True, ""
 
 

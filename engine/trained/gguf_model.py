@@ -254,7 +254,7 @@ def load_file(
     caches it). ValueError naming the file for one the lab cannot run."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path.name}: no such file ({path})")
+        raise ValueError(f"{path.name}: no such file")
     report = progress or (lambda fraction, message: None)
     cfg, weights, tokenizer, factors = read_gguf(path, report, max_mb)
     report(0.98, "measuring the default head")
