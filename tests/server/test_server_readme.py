@@ -114,11 +114,15 @@ def test_notebook_examples_run():
         lines = result.stdout.splitlines()
         if "is_causal" in block:  # the engine's batched example prints its shapes
             assert "(2, 4, 5, 8) (2, 4, 5, 7)" in result.stdout
-        if "trained.load" in block:  # the binding model's swap sends the other value
+        if 'trained.load("binding")' in block:  # the binding model's swap sends the other value
             assert "5" in lines and "the model answers 5" in result.stdout
+        if "write_random" in block:  # a model file opened by its path: its run printed
+            assert "tiny-gpt2" in result.stdout and "answers" in result.stdout
         if "LabState()" in block:  # the state without the page: the contest at T = 0.5
             assert "{'scenario': 'contest', 'temperature': '0.5'}" in result.stdout
-    assert any("is_causal" in b for b in blocks) and any("trained.load" in b for b in blocks)
+    assert any("is_causal" in b for b in blocks)
+    assert any('trained.load("binding")' in b for b in blocks)
+    assert any("write_random" in b for b in blocks)
 
 
 def test_readme_shows_the_screenshots():
