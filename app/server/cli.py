@@ -180,17 +180,19 @@ def panel_serve_args(
 def _lab_serve_command():
     """Panel's serve command with the route renamed from the script's stem to /app, and
     /replica added (it names the process, so a page can tell it reconnected to another one),
-    the class routes (/class/new, /class/device: app/server/class_routes.py), Panel's liveness
+    the class routes (/class/new, /class/device: app/server/class_routes.py), the bare address
+    sent to /app with its query (app/server/root_address.py), Panel's liveness
     and component routes narrowed, the security headers on every answer
     (app/server/guard.py), and the patches in force logged once the server is up."""
     from app.server import guard
     from app.server.class_routes import ROUTES as CLASS_ROUTES
     from app.server.replica import ENDPOINT as REPLICA_ENDPOINT
     from app.server.replica import ReplicaHandler as Replica
+    from app.server.root_address import route as root_address
 
     return serve_command(
         {"/" + SERVE_SCRIPT.stem: ROUTE},
-        [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES],
+        [(rf"/{REPLICA_ENDPOINT}", Replica), *CLASS_ROUTES, root_address(ROUTE)],
         edit_patterns=guard.guard_extra_patterns,
         transforms=[guard.SecurityHeaders],
         started=log_patches,

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 
-from labserver import open_session  # noqa: E402
+from labserver import http_get, open_session  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 from app.server import cli  # noqa: E402
@@ -225,3 +225,15 @@ def test_a_path_a_visitor_types_is_an_unknown_model(served, typed):
     assert "could not be loaded" not in shown["words"]  # nothing was opened to fail
     log = server.log()
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_the_bare_address_keeps_the_links_query(served):
+    """A link typed as host/?model=tiny reaches the page with its query (Bokeh's own root
+    redirect dropped it, and the page opened on the first screen)."""
+    server, _ = served
+    status, headers, _ = http_get(f"{server.base}/?model=tiny&lesson=12")
+    assert status == 302 and headers["Location"] == "./app?model=tiny&lesson=12"
+    status, headers, _ = http_get(f"{server.base}/")
+    assert status == 302 and headers["Location"] == "./app"
+    status, headers, _ = http_get(f"{server.base}/?" + "x" * 20000)
+    assert status == 302 and len(headers["Location"]) == len("./app?") + 8192
