@@ -245,7 +245,11 @@ def guard_server(trusted: Sequence = ()) -> None:
 
 
 def _page_path(request) -> str:
-    return request.path
+    """The key of a reused page: one per path and language (at most six), so the HTML a
+    browser receives carries its own <html lang dir> and title."""
+    from app.page.session_language import page_key
+
+    return f"{request.path}?lang={page_key(request)}"
 
 
 def serve(

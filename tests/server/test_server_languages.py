@@ -2,10 +2,9 @@
 HTTP (the page's <html lang dir> and title) and over the websocket (the session's document, as
 a browser gets it): `?lang=es`, `?lang=ar`, `Accept-Language: zh-CN`, an unknown language.
 
-This server renders every page from its own session (ATTENTION_LAB_REUSE_SESSIONS=0): under
-session reuse the page's HTML comes from a session kept per reuse key, and the browser then
-sets <html lang dir> and the title from its own session (tests/browser/test_language_browser.py
-checks that on the shared server)."""
+The server reuses pages as a served lab does by default: one kept page per path and language
+(app/server/cli.py's page key), so the HTML of a Spanish link says Spanish even right after an
+Arabic one."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ pytestmark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def own_pages(tmp_path_factory):
-    env = clean_env({"ATTENTION_LAB_REUSE_SESSIONS": "0"})
-    server = serve_lab(tmp_path_factory.mktemp("languages") / "server.log", env=env)
+    server = serve_lab(tmp_path_factory.mktemp("languages") / "server.log", env=clean_env())
     yield server
     server.stop()
 
