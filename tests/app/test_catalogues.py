@@ -11,6 +11,7 @@ import pytest
 from babel.messages.catalog import Catalog
 
 from app.i18n import catalogues, pseudo_locales
+from app.i18n.catalogues import DOMAINS
 from app.i18n.languages import LANGUAGES, LONG, MIRRORED, TRANSLATED
 from app.i18n.translator import LRI, PDI, Translator
 from tools import translations
@@ -24,23 +25,38 @@ def _entries(catalogue) -> dict:
     }
 
 
-def test_the_template_is_exactly_what_pybabel_extracts_from_the_app(tmp_path):
-    fresh = tmp_path / "lab.pot"
-    translations.run(translations.extract_args(fresh))
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_template_is_exactly_what_pybabel_extracts_from_the_code(tmp_path, domain):
+    fresh = tmp_path / f"{domain}.pot"
+    translations.run(translations.extract_args(fresh, domain))
     extracted = _entries(catalogues.read_catalogue(fresh))
-    committed = _entries(catalogues.read_catalogue(catalogues.TEMPLATE))
+    committed = _entries(catalogues.read_catalogue(catalogues.template_path(domain)))
     new = sorted(str(key) for key in extracted.keys() - committed.keys())
     gone = sorted(str(key) for key in committed.keys() - extracted.keys())
     assert (new, gone) == ([], []), "run: python -m tools.translations extract && ... update"
     assert extracted == committed  # the same places and translator comments too
-    assert len(extracted) > 40, "the first screen's strings are in the template"
 
 
+def test_every_file_belongs_to_one_domain_and_the_first_screen_is_in_the_lab():
+    files = {domain: translations.domain_files(domain) for domain in DOMAINS}
+    every = [name for names in files.values() for name in names]
+    assert len(every) == len(set(every)), "a file in two domains"
+    assert "app/views/controls.py" in files["lab"] and "app/views/weights.py" in files["plots"]
+    assert "app/lessons/model_lessons.py" in files["model_lessons"]
+    assert catalogues.domain_of("app/classroom/store.py") == "class"
+    assert len(catalogues.read_catalogue(catalogues.template_path("lab"))) > 30
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("code", TRANSLATED)
-def test_a_catalogue_translates_every_entry_of_the_template_and_keeps_its_placeholders(code):
+def test_a_catalogue_translates_every_entry_of_the_template_and_keeps_its_placeholders(
+    code, domain
+):
     language = LANGUAGES[code]
-    catalogue = catalogues.read_catalogue(catalogues.po_path(language), locale=language.catalogue)
-    template = catalogues.read_catalogue(catalogues.TEMPLATE)
+    path = catalogues.po_path(language, domain)
+    catalogue = catalogues.read_catalogue(path, locale=language.catalogue)
+    template = catalogues.read_catalogue(catalogues.template_path(domain))
+    assert not catalogue.fuzzy, f"{path}: its header is marked fuzzy (its plural rule unused)"
     assert {(m.context, m.id) for m in catalogue if m.id} == {
         (m.context, m.id) for m in template if m.id
     }, "python -m tools.translations update, then translate what is new"
@@ -58,11 +74,12 @@ def test_a_catalogue_translates_every_entry_of_the_template_and_keeps_its_placeh
         assert not message.check(catalogue), (code, message.id)
 
 
-def test_arabic_keeps_formulas_names_and_numbers_left_to_right():
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_arabic_keeps_formulas_names_and_numbers_left_to_right(domain):
     """Every Latin letter, digit, formula sign or placeholder inside an Arabic string sits in a
     left-to-right isolate (LRI ... PDI), as an Arabic textbook prints q·k and √d_k."""
     language = LANGUAGES["ar"]
-    catalogue = catalogues.read_catalogue(catalogues.po_path(language), locale="ar")
+    catalogue = catalogues.read_catalogue(catalogues.po_path(language, domain), locale="ar")
     isolated = re.compile(f"{LRI}[^{LRI}{PDI}]*{PDI}")
     for message in catalogue:
         if message.id:
@@ -101,10 +118,11 @@ def test_plurals_and_contexts_come_from_the_catalogue():
     assert tr.pgettext("elsewhere", "Keys") == "Keys"
 
 
+@pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("code", [LONG, MIRRORED])
-def test_the_pseudo_locales_change_every_entry_and_keep_placeholders_and_tags(code):
-    catalogue = catalogues.pseudo_catalogue(code)
-    template = catalogues.read_catalogue(catalogues.TEMPLATE)
+def test_the_pseudo_locales_change_every_entry_and_keep_placeholders_and_tags(code, domain):
+    catalogue = catalogues.pseudo_catalogue(code, domain)
+    template = catalogues.read_catalogue(catalogues.template_path(domain))
     assert {m.id for m in catalogue if m.id} == {m.id for m in template if m.id}
     for message in catalogue:
         if not message.id:
