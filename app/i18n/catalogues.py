@@ -29,9 +29,10 @@ from app.i18n.languages import LONG, MIRRORED, Language
 
 LOCALES = Path(__file__).resolve().parent / "locales"
 # Each domain's files, as paths under the checkout's root (a folder takes every file in it);
-# "lab" takes every file of app/ no other domain names: the page, its controls and notices.
+# "lab" takes every file of app/ and engine/ no other domain names: the page, its controls, its
+# notices and the engine's errors about them.
 DOMAINS: dict[str, tuple[str, ...]] = {
-    "lab": ("app",),
+    "lab": ("app", "engine"),
     "plots": (
         "app/views/analysis.py",
         "app/views/bars.py",
@@ -86,7 +87,9 @@ DOMAINS: dict[str, tuple[str, ...]] = {
         "app/state/model_runs.py",
         "app/state/attribution_runs.py",
         "app/state/route_news.py",
-        "engine",
+        "engine/trained",
+        "engine/heads.py",
+        "engine/head_names.py",
     ),
     "class": (
         "app/classroom",

@@ -1,0 +1,41 @@
+"""`Said` and `Problem`: a sentence made far from any session is translated, with its numbers
+written the language's way, where it is shown."""
+
+from __future__ import annotations
+
+import pytest
+from babel.messages.catalog import Catalog
+
+from app.i18n import catalogues
+from app.i18n.said import Number, Said, joined
+from app.i18n.translator import Translator
+from engine.messages import Problem
+
+
+@pytest.fixture
+def spanish():
+    made = Catalog(locale="es", domain="lab")
+    made.add("{name} gets {share} of the weight", "{name} recibe {share} del peso")
+    made.add("the temperature must be > 0, got {value}", "la temperatura debe ser > 0; es {value}")
+    made.add("key {name}", "clave {name}")
+    return Translator("es", catalogue=catalogues.compile_catalogue(made))
+
+
+def test_a_sentence_is_translated_where_it_is_shown_with_its_numbers(spanish):
+    said = Said(
+        "{name} gets {share} of the weight",
+        name=Said("key {name}", name="A"),
+        share=Number(0.425, "percent", "0.0%"),
+    )
+    assert str(said) == "key A gets 42.5% of the weight"
+    assert said.text(spanish) == "clave A recibe 42,5 % del peso"
+    assert joined([said, "(1.5)"], spanish) == "clave A recibe 42,5 % del peso (1.5)"
+    assert Number(1234.5, pattern="#,##0.0").text(spanish) == "1.234,5"
+
+
+def test_an_engine_problem_is_a_value_error_that_keeps_its_template(spanish):
+    with pytest.raises(ValueError, match="must be > 0, got -1") as caught:
+        raise Problem("the temperature must be > 0, got {value}", value=-1)
+    problem = caught.value
+    shown = Said(problem.template, **problem.values).text(spanish)
+    assert shown == "la temperatura debe ser > 0; es -1"
