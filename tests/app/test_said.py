@@ -28,8 +28,8 @@ def test_a_sentence_is_translated_where_it_is_shown_with_its_numbers(spanish):
         share=Number(0.425, "percent", "0.0%"),
     )
     assert str(said) == "key A gets 42.5% of the weight"
-    assert said.text(spanish) == "clave A recibe 42,5 % del peso"
-    assert joined([said, "(1.5)"], spanish) == "clave A recibe 42,5 % del peso (1.5)"
+    assert said.text(spanish) == "clave A recibe 42,5% del peso"
+    assert joined([said, "(1.5)"], spanish) == "clave A recibe 42,5% del peso (1.5)"
     assert Number(1234.5, pattern="#,##0.0").text(spanish) == "1.234,5"
 
 
