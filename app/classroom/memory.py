@@ -10,7 +10,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from app.classroom.store import ACTIVE_S, IDLE_S, ClassInfo, ClassStore, Event, UnknownClass
+from app.classroom.store import (
+    ACTIVE_S,
+    ENDED,
+    IDLE_S,
+    ClassInfo,
+    ClassStore,
+    Event,
+    UnknownClass,
+)
 
 
 @dataclass
@@ -51,7 +59,7 @@ class MemoryStore(ClassStore):
     def _room(self, code: str, touch: bool = False) -> _Class:
         room = self._get(code, touch)
         if room is None:
-            raise UnknownClass(f"there is no class {code} (it may have ended)")
+            raise UnknownClass(ENDED, code=code)
         return room
 
     def _hit(self, key: str, limit: int, window_s: int, peek: bool = False) -> bool:

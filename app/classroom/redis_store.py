@@ -22,6 +22,7 @@ import redis
 
 from app.classroom.store import (
     ACTIVE_S,
+    ENDED,
     IDLE_S,
     ClassInfo,
     ClassStore,
@@ -30,6 +31,7 @@ from app.classroom.store import (
     UnknownClass,
     log,
 )
+from app.i18n.markers import N_
 
 CHANNEL = "alab:events"
 PARTS = (
@@ -100,7 +102,7 @@ class RedisStore(ClassStore):
         except redis.RedisError as exc:
             self._set_connected(False)
             raise StoreUnavailable(
-                "the class connection is lost (its store cannot be reached); retrying"
+                N_("the class connection is lost (its store cannot be reached); retrying")
             ) from exc
 
     def _listen(self) -> None:
@@ -215,7 +217,7 @@ class RedisStore(ClassStore):
 
         (step, locked, created), revealed, students, closed = self._call(work)
         if created is None:
-            raise UnknownClass(f"there is no class {code} (it may have ended)")
+            raise UnknownClass(ENDED, code=code)
         return ClassInfo(
             code,
             int(step or 0),
@@ -306,7 +308,7 @@ class RedisStore(ClassStore):
 
         created, revealed, at, active, votes, measured = self._call(work)
         if created is None:
-            raise UnknownClass(f"there is no class {code} (it may have ended)")
+            raise UnknownClass(ENDED, code=code)
         active = set(active)
         return (
             len(active),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from urllib.parse import quote
 
 import param
 
@@ -23,6 +24,8 @@ from app.classroom.store import (
     UnknownClass,
     check_code,
 )
+from app.i18n.languages import SOURCE
+from app.i18n.said import Said
 
 # How a browser carries its part in a class: the teacher's key in an HttpOnly cookie per class
 # (set by the routes below, app/server/class_routes.py), a student's anonymous id in another.
@@ -30,7 +33,24 @@ TEACHER_COOKIE_PREFIX = "alab_teach_"
 NEW_ROUTE = "class/new"  # relative to the page, so a --prefix is kept
 DEVICE_ROUTE = "class/device"
 STUDENT_COOKIE = "alab_student"
-LOST = "The class connection is lost; retrying. The lab keeps working on its own meanwhile."
+LANG_ARGUMENT = "lang"  # as the page's address names its language (app/page/session_language.py)
+
+
+def in_language(address: str, code: str) -> str:
+    """`address` (a class route, a page) keeping the language `code` across its redirect; the
+    source language needs no argument. The join link and QR never carry one: each student's
+    page speaks the student's own language."""
+    if not code or code == SOURCE:
+        return address
+    return f"{address}{'&' if '?' in address else '?'}{LANG_ARGUMENT}={quote(code)}"
+
+
+LOST = Said("The class connection is lost; retrying. The lab keeps working on its own meanwhile.")
+
+
+def told(exc: ClassError) -> Said:
+    """A refusal of the store's as a sentence a page writes in its own language."""
+    return Said(exc.template, **exc.values)
 
 
 def teacher_keys(cookies: Mapping[str, str]) -> dict[str, str]:
@@ -60,7 +80,10 @@ class ClassSession(param.Parameterized):
     tally = param.Parameter(default=None, doc="the shown step's Tally, or None")
     my_vote = param.Parameter(default=None, doc="my choice as the store holds it (counted)")
     connected = param.Boolean(default=True)
-    problem = param.String(default="", doc="the last thing refused, in words")
+    problem = param.String(default="", doc="the last thing refused, in English words")
+    problem_said = param.Parameter(
+        default=None, doc="the same as a Said, written in each page's language where shown"
+    )
 
     def __init__(
         self,
@@ -89,6 +112,10 @@ class ClassSession(param.Parameterized):
         self._sending = False
         self._queue_lock = threading.Lock()
 
+    def _tell(self, said: Said | None, **updates) -> None:
+        """Set the problem (None clears it), in English and as a Said, with `updates` at once."""
+        self.param.update(problem=str(said) if said else "", problem_said=said, **updates)
+
     @property
     def store(self) -> ClassStore:
         return self._store
@@ -108,7 +135,7 @@ class ClassSession(param.Parameterized):
         try:
             code = check_code(code_text)
         except ClassError as exc:
-            self.problem = str(exc)
+            self._tell(told(exc))
             return False
         self._nickname = nickname
         if code != self.code:
@@ -128,15 +155,15 @@ class ClassSession(param.Parameterized):
                 role = "student"
         except StoreUnavailable:
             self._waiting_join = True
-            self.param.update(connected=False, problem=LOST)
+            self._tell(LOST, connected=False)
             return False
         except ClassError as exc:
             self._waiting_join = False
             self.leave()
-            self.problem = str(exc)
+            self._tell(told(exc))
             return False
         self._waiting_join = False
-        self.param.update(role=role, problem="", connected=True)
+        self._tell(None, role=role, connected=True)
         self._read(info)
         return True
 
@@ -169,17 +196,17 @@ class ClassSession(param.Parameterized):
 
     def _as_teacher(self, act: Callable[[str], object]):
         if not self.is_teacher:
-            self.problem = "Only the class's teacher can do that."
+            self._tell(Said("Only the class's teacher can do that."))
             return None
         try:
             result = act(self.key)
         except StoreUnavailable:
-            self.param.update(connected=False, problem=LOST)
+            self._tell(LOST, connected=False)
             return None
         except ClassError as exc:
-            self.problem = str(exc)
+            self._tell(told(exc))
             return None
-        self.problem = ""
+        self._tell(None)
         return result
 
     def teach_step(self, step: int) -> None:
@@ -242,12 +269,12 @@ class ClassSession(param.Parameterized):
         try:
             pairing = self._store.ask_to_teach(self.code, self.student_id)
         except StoreUnavailable:
-            self.param.update(connected=False, problem=LOST)
+            self._tell(LOST, connected=False)
             return ""
         except ClassError as exc:
-            self.problem = str(exc)
+            self._tell(told(exc))
             return ""
-        self.param.update(asking=pairing, problem="")
+        self._tell(None, asking=pairing)
         return pairing
 
     def vote(self, step: int, choice: int | None) -> None:
@@ -255,7 +282,7 @@ class ClassSession(param.Parameterized):
         if self.role != "student" or choice is None or not step:
             return
         if isinstance(choice, bool) or not isinstance(choice, int):
-            self.problem = f"That is not one of the step's answers: {choice!r}"
+            self._tell(Said("That is not one of the step's answers: {given}", given=repr(choice)))
             return
         self._unsent[("vote", step)] = choice
         self._send()
@@ -280,12 +307,12 @@ class ClassSession(param.Parameterized):
                     else:
                         self._store.measured(self.code, self.student_id, step, value)
                 except StoreUnavailable:
-                    self.param.update(connected=False, problem=LOST)
+                    self._tell(LOST, connected=False)
                     return  # kept: sent again when the connection is back
                 except ClassError as exc:
-                    self.problem = str(exc)
+                    self._tell(told(exc))
                 else:
-                    self.problem = ""
+                    self._tell(None)
                 if self._unsent.get((kind, step)) == value:  # unless changed meanwhile
                     del self._unsent[(kind, step)]
             if not self._send_arrival():
@@ -303,7 +330,7 @@ class ClassSession(param.Parameterized):
         try:
             self._store.arrived(self.code, self.student_id, step)
         except StoreUnavailable:
-            self.param.update(connected=False, problem=LOST)
+            self._tell(LOST, connected=False)
             return False  # kept: sent again when the connection is back
         except ClassError:
             pass
@@ -379,9 +406,9 @@ class ClassSession(param.Parameterized):
             self._read(self._store.info(self.code))
         except UnknownClass:
             self.leave()
-            self.problem = "This class has ended."
+            self._tell(Said("This class has ended."))
         except StoreUnavailable:
-            self.param.update(connected=False, problem=LOST)
+            self._tell(LOST, connected=False)
 
     def _still_in_place(self) -> bool:
         """After a seat was removed or a device changed: is this page still what it was?"""
@@ -389,12 +416,14 @@ class ClassSession(param.Parameterized):
         self._check_seat = self._check_devices = False
         if seat and self.role == "student" and not self._store.seated(self.code, self.student_id):
             self.leave()
-            self.problem = "The teacher took this seat away from the class."
+            self._tell(Said("The teacher took this seat away from the class."))
             return False
         if devices and self.role == "teacher":
             if not self._store.is_teacher(self.code, self.key):
                 self.leave()
-                self.problem = "This device no longer teaches the class (the teacher revoked it)."
+                self._tell(
+                    Said("This device no longer teaches the class (the teacher revoked it).")
+                )
                 return False
             self.devices_changed += 1
         elif devices and self.asking:
@@ -422,7 +451,7 @@ class ClassSession(param.Parameterized):
             my_vote=mine,
         )
         if not self.connected:
-            updates.update(connected=True, problem="")
+            updates.update(connected=True, problem="", problem_said=None)
         # Only what changed: Param cannot compare a Tally, so an unchanged one would still
         # wake every watcher and redraw the class view for nothing.
         changed = {name: value for name, value in updates.items() if getattr(self, name) != value}

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.classroom import codes
+from app.i18n.markers import N_
+from app.i18n.said import Said
+from engine.messages import Problem
 
 # A class nobody has touched for this long is deleted with everything in it.
 IDLE_S = 12 * 3600
@@ -59,9 +62,21 @@ DEVICE_ASK_S = 600
 
 log = logging.getLogger("attention_lab.classroom")
 
+# Words the store says more than once, translated where a page shows them (app/i18n/).
+ENDED = N_("there is no class {code} (it may have ended)")
+FULL = N_("class {code} is full ({most} students)")
+# A teacher's device, as the teacher's More card lists it. The store keeps a device's pairing
+# number ('' for the device that started the class), never its label: each teacher's page
+# writes the label in its own language.
+STARTED_DEVICE = N_("The device that started it")
+# TRANSLATORS: a device the teacher approved; {pairing} is the four-digit number it showed.
+ASKED_DEVICE = N_("A device that asked ({pairing})")
+ANY_DEVICE = N_("A teacher's device")
 
-class ClassError(ValueError):
-    """A request the store refuses; the message names why, in words for the page."""
+
+class ClassError(Problem):
+    """A request the store refuses; the message names why, in words for the page. A `Problem`
+    (a ValueError): its English template and values are translated where a page shows it."""
 
 
 class UnknownClass(ClassError):
@@ -104,7 +119,7 @@ class Device:
     """A teacher's device: `ref` names it without its key; `mine` is the device asking."""
 
     ref: str
-    label: str
+    label: Said  # in the teacher's language where shown: `label.text(tr)`
     mine: bool
 
 
@@ -175,21 +190,38 @@ def device_ref(key_digest: str) -> str:
     return codes.digest("device:" + key_digest)[:12]
 
 
+def device_label(pairing: str | None) -> Said:
+    """A teacher's device in words, from what the store keeps of it (its pairing number)."""
+    if pairing == "":
+        return Said(STARTED_DEVICE)
+    return (
+        Said(ASKED_DEVICE, pairing=pairing) if pairing and pairing.isdigit() else Said(ANY_DEVICE)
+    )
+
+
 def check_step(step) -> int:
     if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= MAX_STEP:
-        raise ClassError(f"step must be a whole number from 1 to {MAX_STEP}, not {step!r}")
+        raise ClassError(
+            N_("step must be a whole number from 1 to {most}, not {given}"),
+            most=MAX_STEP,
+            given=repr(step),
+        )
     return step
 
 
 def check_choice(choice) -> int:
     if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < MAX_CHOICES:
-        raise ClassError(f"a choice must be a number from 0 to {MAX_CHOICES - 1}, not {choice!r}")
+        raise ClassError(
+            N_("a choice must be a number from 0 to {most}, not {given}"),
+            most=MAX_CHOICES - 1,
+            given=repr(choice),
+        )
     return choice
 
 
 def check_student(student) -> str:
     if not codes.is_student_id(student):
-        raise ClassError("that is not a student id this lab hands out")
+        raise ClassError(N_("that is not a student id this lab hands out"))
     return student
 
 
@@ -198,12 +230,12 @@ def clean_nickname(nickname) -> str:
     if nickname is None:
         return ""
     if not isinstance(nickname, str):
-        raise ClassError("a nickname must be text")
+        raise ClassError(N_("a nickname must be text"))
     text = " ".join(nickname.split())
     if len(text) > MAX_NICKNAME:
-        raise ClassError(f"a nickname has at most {MAX_NICKNAME} characters")
+        raise ClassError(N_("a nickname has at most {most} characters"), most=MAX_NICKNAME)
     if any(not c.isprintable() for c in text):
-        raise ClassError("a nickname must be printable text")
+        raise ClassError(N_("a nickname must be printable text"))
     return text
 
 
@@ -211,7 +243,9 @@ def check_code(code) -> str:
     normal = codes.normalize(code) if isinstance(code, str) else None
     if normal is None:
         raise UnknownClass(
-            f"a class code is {codes.LENGTH} letters and digits, such as {codes.ALPHABET[:6]}"
+            N_("a class code is {length} letters and digits, such as {example}"),
+            length=codes.LENGTH,
+            example=codes.ALPHABET[:6],
         )
     return normal
 
@@ -231,17 +265,17 @@ class ClassStore:
         """A new class: (its code, the teacher's key). The key's digest is all that is kept."""
         mine, address = f"create:{_browser(browser, client)}", f"create:a:{_who(client)}"
         if not self._hit(mine, CREATES_PER_BROWSER, 3600, peek=True):
-            raise RateLimited("too many classes started from this browser in the last hour")
+            raise RateLimited(N_("too many classes started from this browser in the last hour"))
         if not self._hit(address, CREATES_PER_ADDRESS, 3600):
-            raise RateLimited("too many classes started from this network in the last hour")
+            raise RateLimited(N_("too many classes started from this network in the last hour"))
         self._hit(mine, CREATES_PER_BROWSER, 3600)
         key = codes.new_secret()
         for _ in range(20):
             code = codes.new_code()
             if self._create(code, codes.digest(key)):
-                self._map_set(code, "devices", codes.digest(key), "The device that started it")
+                self._map_set(code, "devices", codes.digest(key), "")
                 return code, key
-        raise ClassError("could not find a free class code; try again")
+        raise ClassError(N_("could not find a free class code; try again"))
 
     def is_teacher(self, code: str, key: str | None) -> bool:
         try:
@@ -253,9 +287,9 @@ class ClassStore:
     def _require_teacher(self, code: str, key: str | None) -> str:
         code = check_code(code)
         if not self._exists(code):
-            raise UnknownClass(f"there is no class {code} (it may have ended)")
+            raise UnknownClass(ENDED, code=code)
         if not codes.same(key, self._teacher_digests(code)):
-            raise NotAllowed("only the class's teacher can do that")
+            raise NotAllowed(N_("only the class's teacher can do that"))
         return code
 
     def set_step(self, code: str, key: str | None, step: int, *, locked: bool | None = None):
@@ -327,7 +361,7 @@ class ClassStore:
         labels = self._map_all(code, "devices")
         mine = codes.digest(key)
         return [
-            Device(device_ref(d), labels.get(d, "A teacher's device"), d == mine)
+            Device(device_ref(d), device_label(labels.get(d)), d == mine)
             for d in sorted(self._teacher_digests(code), key=lambda d: labels.get(d, ""))
         ]
 
@@ -338,7 +372,7 @@ class ClassStore:
         for d in self._teacher_digests(code):
             if device_ref(d) == ref:
                 if d == mine:
-                    raise NotAllowed("this is the device you are using; revoke it from another")
+                    raise NotAllowed(N_("this is the device you are using; revoke it from another"))
                 self._remove_teacher(code, d)
                 self._map_del(code, "devices", d)
                 self._publish(Event(code, "device"))
@@ -355,7 +389,7 @@ class ClassStore:
         if student in asks:
             return asks[student][0]
         if len(asks) >= MAX_ASKS:
-            raise RateLimited("too many devices are asking to teach this class; try again soon")
+            raise RateLimited(N_("too many devices are asking to teach this class; try again soon"))
         pairing = f"{secrets.randbelow(10_000):04d}"
         self._map_set(code, "asks", student, f"{pairing}:{int(now + DEVICE_ASK_S)}:ask")
         self._publish(Event(code, "device"))
@@ -390,10 +424,10 @@ class ClassStore:
         code, student = check_code(code), check_student(student)
         ask = self._live_asks(code, self._now()).get(student)
         if ask is None or ask[1] != "yes" or not self._map_del(code, "asks", student):
-            raise NotAllowed("the class's teacher has not approved this device (or it expired)")
+            raise NotAllowed(N_("the class's teacher has not approved this device (or it expired)"))
         key = codes.new_secret()
         self._add_teacher(code, codes.digest(key))
-        self._map_set(code, "devices", codes.digest(key), f"A device that asked ({ask[0]})")
+        self._map_set(code, "devices", codes.digest(key), ask[0])
         self._publish(Event(code, "device"))
         return key
 
@@ -428,31 +462,37 @@ class ClassStore:
                 self._saw(code, student)
                 return self._info(code)
             if not self._hit(mine, JOIN_FAILURES_PER_BROWSER, JOIN_WINDOW_S, peek=True):
-                raise RateLimited("too many wrong codes from this browser; wait ten minutes")
+                raise RateLimited(N_("too many wrong codes from this browser; wait ten minutes"))
             if not self._hit(address, JOIN_FAILURES_PER_ADDRESS, JOIN_WINDOW_S, peek=True):
-                raise RateLimited("too many wrong codes from this network; wait ten minutes")
+                raise RateLimited(N_("too many wrong codes from this network; wait ten minutes"))
             if not self._exists(code):
-                raise UnknownClass(f"there is no class {code}: check the code on the board")
+                raise UnknownClass(
+                    N_("there is no class {code}: check the code on the board"), code=code
+                )
         except UnknownClass:
             self._hit(mine, JOIN_FAILURES_PER_BROWSER, JOIN_WINDOW_S)
             self._hit(address, JOIN_FAILURES_PER_ADDRESS, JOIN_WINDOW_S)
             raise
         if self._map_get(code, "removed", student):
-            raise NotAllowed("the teacher took this seat away; ask them if that was a mistake")
+            raise NotAllowed(N_("the teacher took this seat away; ask them if that was a mistake"))
         info = self._info(code)
         if not info.open:
             self._refused(code, "closed")
-            raise ClassError(f"class {code} is closed to newcomers; ask the teacher to open it")
+            raise ClassError(
+                N_("class {code} is closed to newcomers; ask the teacher to open it"), code=code
+            )
         if info.students >= MAX_STUDENTS:
             self._refused(code, "full")
-            raise ClassError(f"class {code} is full ({MAX_STUDENTS} students)")
+            raise ClassError(FULL, code=code, most=MAX_STUDENTS)
         if not self._hit(f"seat:{code}:{_who(client)}", NEW_SEATS_PER_ADDRESS, NEW_SEATS_WINDOW_S):
             self._refused(code, "seats")
-            raise RateLimited("too many new seats from this network just now; wait a few minutes")
+            raise RateLimited(
+                N_("too many new seats from this network just now; wait a few minutes")
+            )
         new = self._add_student(code, student, nickname, MAX_SEATS)
         if new is None:
             self._refused(code, "full")
-            raise ClassError(f"class {code} is full ({MAX_STUDENTS} students)")
+            raise ClassError(FULL, code=code, most=MAX_STUDENTS)
         self._saw(code, student)
         if new:
             self._publish(Event(code, "join"))
@@ -465,13 +505,13 @@ class ClassStore:
         code = check_code(code)
         check_student(student)
         if not self._has_student(code, student):
-            raise NotAllowed("join the class first")
+            raise NotAllowed(N_("join the class first"))
         return code
 
     def _require_student(self, code: str, student: str) -> str:
         code = self._require_seat(code, student)
         if not self._hit(f"msg:{code}:{student}", MESSAGES_PER_MINUTE, 60):
-            raise RateLimited("too many answers in a minute; wait a moment")
+            raise RateLimited(N_("too many answers in a minute; wait a moment"))
         self._saw(code, student)
         return code
 
@@ -496,7 +536,7 @@ class ClassStore:
         step, code = check_step(step), check_code(code)
         check_student(student)
         if not self._has_student(code, student):
-            raise NotAllowed("join the class first")
+            raise NotAllowed(N_("join the class first"))
         if not self._hit(f"at:{code}:{student}", ARRIVALS_PER_MINUTE, 60):
             return False
         self._arrive(code, student, step)

@@ -14,7 +14,7 @@ from panel.reactive import ReactiveHTML
 import attention_lab_assets
 from app import js
 from app.classroom import codes, shared
-from app.classroom.session import NEW_ROUTE, ClassSession
+from app.classroom.session import NEW_ROUTE, ClassSession, in_language
 from app.classroom.visitor import of_request, read_visitor
 from app.i18n.translator import ENGLISH
 from app.page.session_thread import on_session_thread
@@ -24,6 +24,9 @@ from app.views.class_panel import ClassView
 class ClassLink(ReactiveHTML):
     navigate = param.String(default="", doc="an address the page goes to when set")
     in_class = param.Boolean(default=False, doc="the page is in a class: no Teach button")
+    # The route that starts a class, with the page's language: the teacher's page comes back
+    # from it speaking the language it was in.
+    action = param.String(default=NEW_ROUTE)
     # The button's text and tooltip in the session's language (app/i18n/; English by default).
     teach_text = param.String(default="Teach a class")
     teach_title = param.String(
@@ -31,7 +34,7 @@ class ClassLink(ReactiveHTML):
     )
 
     _template = (
-        f'<form id="teach_form" method="post" action="{NEW_ROUTE}" class="lab-teach-form">'
+        '<form id="teach_form" method="post" action="{{action}}" class="lab-teach-form">'
         '<button id="teach_btn" type="submit" class="lab-teach" '
         'title="{{teach_title}}">{{teach_text}}</button></form>'
     )
@@ -58,7 +61,7 @@ def join_classes(doc, lessons, *, style_figure, tr=ENGLISH) -> tuple[ClassLink, 
         deliver=on_session_thread(doc) if served else None,
     )
     view = ClassView(session, lessons, page_address=page_address, style_figure=style_figure, tr=tr)
-    return ClassLink(margin=0), view
+    return ClassLink(margin=0, action=in_language(NEW_ROUTE, tr.code)), view
 
 
 def page_address() -> tuple[str, str]:

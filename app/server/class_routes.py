@@ -15,8 +15,19 @@ import html
 from tornado.web import RequestHandler
 
 from app.classroom import shared
-from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, STUDENT_COOKIE, TEACHER_COOKIE_PREFIX
+from app.classroom.session import (
+    DEVICE_ROUTE,
+    LANG_ARGUMENT,
+    NEW_ROUTE,
+    STUDENT_COOKIE,
+    TEACHER_COOKIE_PREFIX,
+    in_language,
+    told,
+)
 from app.classroom.store import ClassError, RateLimited, StoreUnavailable, check_code
+from app.i18n.languages import SOURCE
+from app.i18n.negotiation import MAX_HEADER_CHARS, MAX_QUERY_CHARS, choose
+from app.i18n.translator import Translator
 from app.server.guard import set_class_cookie
 
 # Both routes sit one folder below the lab's page (/class/... beside /app).
@@ -31,23 +42,41 @@ class _ClassHandler(RequestHandler):
         """This browser's student id (the lab's HttpOnly cookie), '' if it has none."""
         return (self.get_cookie(STUDENT_COOKIE, "") or "")[:64]
 
-    def _refuse(self, exc: Exception) -> None:
+    def _language(self) -> tuple[str, bool]:
+        """This request's language (its `?lang=`, then its Accept-Language) and whether the
+        address named it: the page it redirects to keeps a language the address named."""
+        asked = self.get_argument(LANG_ARGUMENT, "")[: MAX_QUERY_CHARS + 1]
+        header = self.request.headers.get("Accept-Language", "")[:MAX_HEADER_CHARS]
+        choice = choose(asked, header)
+        return choice.code, choice.from_link
+
+    def _page(self, address: str = PAGE) -> str:
+        code, from_link = self._language()
+        return in_language(address, code if from_link else SOURCE)
+
+    def _refuse(self, exc: ClassError) -> None:
         if isinstance(exc, RateLimited):
             self.set_status(429)
         else:
             self.set_status(503 if isinstance(exc, StoreUnavailable) else 403)
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
+        tr = Translator(self._language()[0])
+        _ = tr.gettext
+        # TRANSLATORS: the title of the page that says why a class could not start.
+        title = html.escape(_("Attention Lab: class"))
+        back = html.escape(_("Back to the lab"))
         self.write(
-            "<!doctype html><meta name=viewport content='width=device-width'>"
-            "<title>Attention Lab: class</title>"
-            f"<p>{html.escape(str(exc))}</p><p><a href='{PAGE}'>Back to the lab</a></p>"
+            f"<!doctype html><html lang='{tr.lang}' dir='{tr.dir}'>"
+            f"<meta name=viewport content='width=device-width'><title>{title}</title>"
+            f"<p>{html.escape(told(exc).text(tr))}</p>"
+            f"<p><a href='{html.escape(self._page())}'>{back}</a></p>"
         )
 
     def _teach(self, code: str, key: str) -> None:
         set_class_cookie(self, TEACHER_COOKIE_PREFIX + code, key)
         self.set_header("Cache-Control", "no-store")
-        self.redirect(f"{PAGE}?class={code}", status=303)
+        self.redirect(self._page(f"{PAGE}?class={code}"), status=303)
 
 
 class NewClassHandler(_ClassHandler):

@@ -20,7 +20,8 @@ import segno
 from bokeh.models import AdaptiveTicker, ColumnDataSource, Range1d
 from bokeh.models.glyphs import HBar, Text
 
-from app.classroom.session import DEVICE_ROUTE, ClassSession
+from app.classroom.session import DEVICE_ROUTE, NEW_ROUTE, ClassSession, in_language
+from app.i18n.said import Said
 from app.i18n.translator import ENGLISH, Translator
 from app.state.chart_tables import votes_table
 from app.views.lesson_panel import ALL_LESSONS, LessonsView
@@ -48,9 +49,16 @@ def answer_of(step: int) -> int | None:
     return ALL_LESSONS[step - 1].answer if 1 <= step <= len(ALL_LESSONS) else None
 
 
-def vote_rows(step: int, tally, *, mark_answer: bool) -> dict:
-    """The chart's columns: one row per choice of the step, in the lesson's order."""
-    texts = choices_of(step)
+def shown_choice(choice, tr: Translator) -> str:
+    """A step's answer in `tr`'s language (the lesson declares it in English, `N_`)."""
+    return choice.text(tr) if isinstance(choice, Said) else tr.gettext(choice)
+
+
+def vote_rows(step: int, tally, *, mark_answer: bool, tr: Translator = ENGLISH) -> dict:
+    """The chart's columns: one row per choice of the step, in the lesson's order. The store
+    counts a choice by its index, whatever language each student saw it in; the rows write
+    it in the language of the page that draws the chart."""
+    texts = [shown_choice(choice, tr) for choice in choices_of(step)]
     counts = [int(tally.counts.get(i, 0)) if tally else 0 for i in range(len(texts))]
     answer = answer_of(step) if mark_answer else None
     correct = [i == answer for i in range(len(texts))]
@@ -83,17 +91,21 @@ def caption(text: str, width: int = CAPTION_LINE) -> str:
 class VotesChart:
     """The class's predictions for one step: a bar per choice, its text above it."""
 
-    def __init__(self):
+    def __init__(self, tr: Translator = ENGLISH):
+        self.tr = tr
+        _ = tr.gettext
         self.source = ColumnDataSource(
             name="class_votes", data=vote_rows(0, None, mark_answer=False)
         )
+        # TRANSLATORS: the title of the chart of the class's votes (the teacher's screen).
         fig = make_figure(
-            "The class's predictions", height=260, x_range=Range1d(0, 1), y_range=Range1d(1, -1)
+            _("The class's predictions"), height=260, x_range=Range1d(0, 1), y_range=Range1d(1, -1)
         )
         fig.width = None  # the lesson column's width, not Bokeh's default 600 px
         fig.name = "class_votes_plot"
         fig.yaxis.visible = False
-        fig.xaxis.axis_label = "students"
+        # TRANSLATORS: the axis of the class's votes chart: how many students chose an answer.
+        fig.xaxis.axis_label = _("students")
         fig.xaxis.ticker = AdaptiveTicker(min_interval=1, num_minor_ticks=0)  # whole students
         fig.ygrid.visible = False
         add_glyph(
@@ -129,10 +141,10 @@ class VotesChart:
         )
         fig.add_glyph(self.source, self.counts)
         self.figure = fig
-        self.text = PlotText("The class's predictions in words")
+        self.text = PlotText(_("The class's predictions in words"))
 
     def update(self, step: int, tally, *, mark_answer: bool) -> None:
-        rows = vote_rows(step, tally, mark_answer=mark_answer)
+        rows = vote_rows(step, tally, mark_answer=mark_answer, tr=self.tr)
         assign(self.source, rows)
         self.text.show((votes_table(step, rows, revealed=mark_answer),))
         n = len(rows["choice"])
@@ -144,59 +156,85 @@ class VotesChart:
             self.figure.height = height
 
 
-def refusals_html(counts: dict[str, int]) -> str:
+def refusals_html(counts: dict[str, int], tr: Translator = ENGLISH) -> str:
     """What the class's door and the code limits refused lately, in words."""
+    _, ngettext = tr.gettext, tr.ngettext
     wrong, closed = counts.get("wrong codes", 0), counts.get("closed", 0)
     full, seats = counts.get("full", 0), counts.get("seats", 0)
+    # TRANSLATORS: the teacher's More card: refusals lately. {wrong_codes} is "N wrong code(s)",
+    # {joins} is "N join(s)" (both translated below), {full} and {seats} are numbers.
+    sentence = _(
+        "Refused lately: {wrong_codes} from this network (last 10 minutes, each browser is "
+        "limited on its own); in the last hour {joins} while the door was shut, {full} while "
+        "the class was full, {seats} for too many new seats from one network."
+    )
+    # TRANSLATORS: part of "Refused lately: ...": codes typed that name no class.
+    wrong_codes = ngettext("{n} wrong code", "{n} wrong codes", wrong).format(n=wrong)
+    # TRANSLATORS: part of "Refused lately: ...": students refused at the class's door.
+    joins = ngettext("{n} join", "{n} joins", closed).format(n=closed)
     return (
-        '<p class="lab-class-refused" data-refused-wrong="{}" data-refused-closed="{}">'
-        "Refused lately: {} wrong code{} from this network (last 10 minutes, each browser "
-        "is limited on its own); in the last hour {} join{} while the door was shut, {} "
-        "while the class was full, {} for too many new seats from one network.</p>"
-    ).format(
-        wrong,
-        closed,
-        wrong,
-        "" if wrong == 1 else "s",
-        closed,
-        "" if closed == 1 else "s",
-        full,
-        seats,
+        f'<p class="lab-class-refused" data-refused-wrong="{wrong}" '
+        f'data-refused-closed="{closed}">'
+        + html.escape(sentence.format(wrong_codes=wrong_codes, joins=joins, full=full, seats=seats))
+        + "</p>"
     )
 
 
-def seat_label(seat, n: int) -> str:
+def seat_label(seat, n: int, tr: Translator = ENGLISH) -> str:
     """A seat in the teacher's list: its number, nickname and whether it is active (the
     number tells two seats without a nickname apart; no id is shown)."""
-    name = seat.nickname or "no nickname"
-    return f"{n}. {name} · {'active' if seat.active else 'idle'}"
+    _ = tr.gettext
+    name = seat.nickname or _("no nickname")
+    if seat.active:
+        # TRANSLATORS: a seat in the teacher's list: its number, the student's nickname.
+        return _("{number}. {name} · active").format(number=n, name=name)
+    return _("{number}. {name} · idle").format(number=n, name=name)
 
 
-def devices_html(devices) -> str:
+def devices_html(devices, tr: Translator = ENGLISH) -> str:
+    _ = tr.gettext
     items = "".join(
-        f"<li>{html.escape(d.label)}{' (this one)' if d.mine else ''}</li>" for d in devices
+        "<li>{}</li>".format(
+            # TRANSLATORS: the teacher's device list: the device this page runs on.
+            _("{device} (this one)").format(device=html.escape(d.label.text(tr)))
+            if d.mine
+            else html.escape(d.label.text(tr))
+        )
+        for d in devices
+    )
+    lead = _(
+        'Devices that teach this class (another device joins as a student, then presses "I '
+        'teach this class"; you approve it here):'
     )
     return (
-        '<p class="lab-class-devices-lead">Devices that teach this class (another device '
-        'joins as a student, then presses "I teach this class"; you approve it here):</p>'
+        f'<p class="lab-class-devices-lead">{html.escape(lead, quote=False)}</p>'
         f'<ul class="lab-class-devices">{items}</ul>'
     )
 
 
-def join_html(code: str, address: str, link: str) -> str:
+def join_html(code: str, address: str, link: str, tr: Translator = ENGLISH) -> str:
     """The projector's join panel: the code huge, where to type it, and a QR of the link."""
+    _ = tr.gettext
     qr = segno.make(link, error="m").svg_inline(scale=7, border=2, dark="#000000")
     shown = html.escape(code)
+    # TRANSLATORS: what a screen reader says of the projected code, letter by letter.
+    code_name = html.escape(_("class code {letters}").format(letters=" ".join(code)))
+    # TRANSLATORS: the projector's join panel; {address} is the lab's address, in bold.
+    how = html.escape(_("Open {address} and type the code, or scan:"), quote=False).format(
+        address=f"<b>{html.escape(address)}</b>"
+    )
+    qr_name = html.escape(_("QR code of {link}").format(link=link))
+    # TRANSLATORS: the projector's join panel's heading, above the code.
+    lead = html.escape(_("Join the class"))
     return (
         '<div class="lab-join">'
-        '<p class="lab-join-lead">Join the class</p>'
-        f'<p class="lab-join-code" data-class-code="{shown}" aria-label="class code '
-        f'{" ".join(shown)}">{shown[:3]}<span class="lab-join-gap"></span>{shown[3:]}</p>'
-        f'<p class="lab-join-how">Open <b>{html.escape(address)}</b> and type the code, '
-        "or scan:</p>"
-        f'<div class="lab-join-qr" role="img" aria-label="QR code of {html.escape(link)}">'
+        f'<p class="lab-join-lead">{lead}</p>'
+        f'<p class="lab-join-code" data-class-code="{shown}" aria-label="{code_name}">'
+        f'{shown[:3]}<span class="lab-join-gap"></span>{shown[3:]}</p>'
+        f'<p class="lab-join-how">{how}</p>'
+        f'<div class="lab-join-qr" role="img" aria-label="{qr_name}" dir="ltr">'
         f"{qr}</div>"
-        f'<p class="lab-join-link">{html.escape(link)}</p>'
+        f'<p class="lab-join-link" dir="ltr">{html.escape(link)}</p>'
         "</div>"
     )
 
@@ -216,8 +254,9 @@ class ClassView(pn.viewable.Viewer):
         **params,
     ):
         super().__init__(session=session, lessons=lessons, **params)
+        self.tr = tr
         _ = tr.gettext
-        join = _("Join a class")  # the class's own screens are not translated yet
+        join = _("Join a class")
         self._address = page_address  # () -> (origin, path) of this page, e.g. http://h:5006, /app
         self._template = self._link = None
         self._loaded = False
@@ -277,12 +316,12 @@ class ClassView(pn.viewable.Viewer):
     def _join_box_opened(self, event) -> None:
         if event.new or self.join_form is not None:
             return
-        form = self.join_form = JoinForm.build()
+        form = self.join_form = JoinForm.build(self.tr)
         form.button.on_click(lambda e: self.join(form.code.value, form.nickname.value))
         self._join_holder.objects = [form.row()]
 
     def _build_class_parts(self) -> ClassParts:
-        parts = self.parts = ClassParts.build()
+        parts = self.parts = ClassParts.build(self.tr)
         parts.follow.param.watch(self._follow_changed, "value")
         parts.ask_button.on_click(lambda e: self.session.ask_to_teach())
         parts.close_join.on_click(lambda e: self._template and self._template.close_modal())
@@ -295,7 +334,7 @@ class ClassView(pn.viewable.Viewer):
 
     def _build_teacher_controls(self, parts: ClassParts) -> None:
         s = self.session
-        t = self.teacher = TeacherControls.build(locked=s.locked, open_door=s.open)
+        t = self.teacher = TeacherControls.build(self.tr, locked=s.locked, open_door=s.open)
         t.show_code.on_click(lambda e: self.open_join_panel())
         t.lock.param.watch(lambda e: s.set_locked(e.new), "value")
         t.reveal_button.on_click(lambda e: s.reveal())
@@ -318,17 +357,21 @@ class ClassView(pn.viewable.Viewer):
         if t.door.value != s.open:
             t.door.value = s.open
         refused = s.refusals()
-        t.refused.object = refusals_html(refused)
+        t.refused.object = refusals_html(refused, self.tr)
         self._draw_seats()
         self._draw_devices()
 
     def _draw_seats(self) -> None:
         seats = self.session.seats()
-        options = {seat_label(seat, n): seat.ref for n, seat in enumerate(seats, 1)}
+        options = {seat_label(seat, n, self.tr): seat.ref for n, seat in enumerate(seats, 1)}
         self.teacher.seat_list.options = options
         if self.teacher.seat_list.value not in options.values():
             self.teacher.seat_list.value = next(iter(options.values()), None)
-        self.teacher.seat_list.name = f"Seats ({sum(seat.active for seat in seats)} active)"
+        active = sum(seat.active for seat in seats)
+        # TRANSLATORS: the name of the teacher's list of seats; {active} is a number.
+        self.teacher.seat_list.name = self.tr.gettext("Seats ({active} active)").format(
+            active=active
+        )
         self.teacher.seat_remove.disabled = not options
 
     def _remove_seat(self, _event=None) -> None:
@@ -337,8 +380,8 @@ class ClassView(pn.viewable.Viewer):
 
     def _draw_devices(self) -> None:
         devices = self.session.devices()
-        self.teacher.device_list.object = devices_html(devices)
-        others = {d.label: d.ref for d in devices if not d.mine}
+        self.teacher.device_list.object = devices_html(devices, self.tr)
+        others = {d.label.text(self.tr): d.ref for d in devices if not d.mine}
         self.teacher.device_pick.options = others
         if self.teacher.device_pick.value not in others.values():
             self.teacher.device_pick.value = next(iter(others.values()), None)
@@ -352,16 +395,20 @@ class ClassView(pn.viewable.Viewer):
 
     def _draw_asks(self) -> None:
         """A device asking to teach: its pairing number with Approve and Refuse."""
+        _ = self.tr.gettext
         asks = self.session.asks() if self.session.role == "teacher" else []
         rows = []
         for ask in asks:
-            approve = pn.widgets.Button(label="Approve", color="primary", width=110)
-            refuse = pn.widgets.Button(label="Refuse", width=90)
+            approve = pn.widgets.Button(label=_("Approve"), color="primary", width=110)
+            refuse = pn.widgets.Button(label=_("Refuse"), width=90)
             approve.on_click(lambda e, ref=ask.ref: self._answer(ref, True))
             refuse.on_click(lambda e, ref=ask.ref: self._answer(ref, False))
+            # TRANSLATORS: {pairing} is the four-digit number the asking device shows, in bold.
+            said = _("A device asks to teach this class. Approve it only if it shows {pairing}.")
+            pairing = f'<b dir="ltr">{html.escape(ask.pairing)}</b>'
             text = pn.pane.HTML(
-                f'<p class="lab-class-ask" role="status">A device asks to teach this class. '
-                f"Approve it only if it shows <b>{html.escape(ask.pairing)}</b>.</p>",
+                '<p class="lab-class-ask" role="status">'
+                f"{html.escape(said, quote=False).format(pairing=pairing)}</p>",
                 stylesheets=[CLASS_CSS],
                 margin=(0, 5),
             )
@@ -377,7 +424,7 @@ class ClassView(pn.viewable.Viewer):
             self._draw_devices()
 
     def _build_chart(self) -> None:
-        self.chart = VotesChart()
+        self.chart = VotesChart(self.tr)
         self._style_figure(self.chart.figure)  # the page's type sizes, presenter mode included
         self.parts.chart_pane.objects = [
             pn.pane.Bokeh(self.chart.figure, sizing_mode="stretch_width"),
@@ -413,7 +460,7 @@ class ClassView(pn.viewable.Viewer):
 
     def start_new(self) -> None:
         """/app?teach=new: go to the route that starts a class and sets the teacher's key."""
-        self._link.navigate = "class/new"
+        self._link.navigate = in_language(NEW_ROUTE, self.tr.code)
 
     def open_join_panel(self) -> None:
         s = self.session
@@ -422,7 +469,7 @@ class ClassView(pn.viewable.Viewer):
         origin, path = self._address()
         link = f"{origin}{path}?class={s.code}"
         self.parts.join_panel.object = join_html(
-            s.code, f"{origin}{path}".split("://", 1)[-1], link
+            s.code, f"{origin}{path}".split("://", 1)[-1], link, self.tr
         )
         if self._loaded:
             self._template.open_modal()
@@ -434,7 +481,7 @@ class ClassView(pn.viewable.Viewer):
         approval into the teacher's cookie on this browser, and brings the page back."""
         s = self.session
         if s.approved and s.code and self._link is not None:
-            self._link.navigate = f"{DEVICE_ROUTE}?code={s.code}"
+            self._link.navigate = in_language(f"{DEVICE_ROUTE}?code={s.code}", self.tr.code)
 
     def _lesson_moved(self, event) -> None:
         step = event.new
@@ -513,11 +560,7 @@ class ClassView(pn.viewable.Viewer):
                 self._asking_devices = 0
             parts.status.object = self._status_html() if s.code else ""
             parts.status.visible = bool(s.code)
-            parts.problem.object = (
-                f'<p class="lab-class-problem" role="alert">{html.escape(s.problem)}</p>'
-                if s.problem
-                else ""
-            )
+            parts.problem.object = self._problem_html()
             parts.problem.visible = bool(s.problem)
             self._draw_chart(parts)
             if self._link is not None:
@@ -529,58 +572,93 @@ class ClassView(pn.viewable.Viewer):
                     self.lessons.predict(s.my_vote)  # a rejoin shows the vote kept
             self._set_waiting()
 
-    def _status_html(self) -> str:
+    def _problem_html(self) -> str:
         s = self.session
-        tally = s.tally
-        code = html.escape(s.code)
+        if not s.problem:
+            return ""
+        said = s.problem_said.text(self.tr) if s.problem_said is not None else s.problem
+        return f'<p class="lab-class-problem" role="alert">{html.escape(said)}</p>'
+
+    def _status_html(self) -> str:
+        s, _ = self.session, self.tr.gettext
+        code = f'<b data-class-code="{html.escape(s.code)}">{html.escape(s.code)}</b>'
         if not s.connected:
-            live = '<span class="lab-class-lost">connection lost, retrying</span>'
+            lost = html.escape(_("connection lost, retrying"))
+            live = f'<span class="lab-class-lost">{lost}</span>'
         else:
-            live = '<span class="lab-class-live">live</span>'
+            # TRANSLATORS: the class's status line: the page hears the class as it happens.
+            hearing = html.escape(_("live"))
+            live = f'<span class="lab-class-live">{hearing}</span>'
         if s.role == "teacher":
-            joined = s.joined
-            answered = tally.answered if tally else 0
-            step = f"step {s.step}" if s.step else "no step yet"
-            facts = (
-                f"<b data-class-joined='{joined}'>{joined}</b> joined · "
-                f"<b data-class-answered='{answered}'>{answered}</b> answered ({step})"
-            )
-            if s.step and tally is not None and tally.step == s.step:
-                # Who sees the step now: the rest are still loading it or not following.
-                here = tally.arrived
-                facts += (
-                    f" · <b data-class-arrived='{here}'>{here} of {joined}</b> "
-                    f"{'is' if here == 1 else 'are'} on it"
-                )
-            if self._asking_devices:
-                n = self._asking_devices
-                facts += (
-                    f" · <b data-class-asking='{n}'>{n} device{'' if n == 1 else 's'} "
-                    f"{'asks' if n == 1 else 'ask'} to teach</b> (open More to answer)"
-                )
+            # TRANSLATORS: the teacher's status line; {code} is the class's code.
+            teaching = self._words(_("You teach class {code}"), code=code)
             return (
-                f'<p class="lab-class-status lab-class-teaching">You teach class '
-                f'<b data-class-code="{code}">'
-                f"{code}</b> · {facts} · {live}</p>"
+                f'<p class="lab-class-status lab-class-teaching">{teaching} · '
+                f"{self._teacher_facts()} · {live}</p>"
             )
         if s.my_vote is not None:
-            counted = '<span class="lab-class-counted" data-vote-counted="1">your prediction is counted</span>'
+            counted = html.escape(_("your prediction is counted"))
+            counted = f'<span class="lab-class-counted" data-vote-counted="1">{counted}</span>'
         else:
-            counted = "predict below: your answer goes to the class"
-        pace = " · the teacher keeps the class on this step" if s.locked else ""
-        asking = (
-            f" · <b>asking to teach</b>: the teacher's screen must show "
-            f"<b data-pairing='{html.escape(s.asking)}'>{html.escape(s.asking)}</b>"
-            if s.asking
-            else ""
+            counted = html.escape(_("predict below: your answer goes to the class"))
+        pace = (
+            " · " + html.escape(_("the teacher keeps the class on this step")) if s.locked else ""
         )
-        return (
-            f'<p class="lab-class-status">In class <b data-class-code="{code}">{code}</b>'
-            f"{pace} · {counted}{asking} · {live}</p>"
+        asking = ""
+        if s.asking:
+            pairing = html.escape(s.asking)
+            # TRANSLATORS: a device's status line while it asks to teach.
+            words = html.escape(_("asking to teach"))
+            # TRANSLATORS: a device that asked to teach; {asking} is "asking to teach" in bold,
+            # {pairing} the four-digit number the teacher's screen must show.
+            asking = " · " + self._words(
+                _("{asking}: the teacher's screen must show {pairing}"),
+                asking=f"<b>{words}</b>",
+                pairing=f"<b data-pairing='{pairing}' dir='ltr'>{pairing}</b>",
+            )
+        # TRANSLATORS: a student's status line; {code} is the class's code.
+        in_class = self._words(_("In class {code}"), code=code)
+        return f'<p class="lab-class-status">{in_class}{pace} · {counted}{asking} · {live}</p>'
+
+    @staticmethod
+    def _words(template: str, **parts: str) -> str:
+        """A translated sentence as HTML, its `parts` (HTML already) put in its places."""
+        return html.escape(template, quote=False).format(**parts)
+
+    def _teacher_facts(self) -> str:
+        """How many joined, answered and are on the step, and devices asking to teach."""
+        s, _, ngettext = self.session, self.tr.gettext, self.tr.ngettext
+        tally = s.tally
+        joined = s.joined
+        answered = tally.answered if tally else 0
+        step = _("step {number}").format(number=s.step) if s.step else _("no step yet")
+        # TRANSLATORS: the teacher's status line; {joined} and {answered} are numbers in bold.
+        facts = self._words(
+            _("{joined} joined · {answered} answered ({step})"),
+            joined=f"<b data-class-joined='{joined}'>{joined}</b>",
+            answered=f"<b data-class-answered='{answered}'>{answered}</b>",
+            step=html.escape(step),
         )
+        if s.step and tally is not None and tally.step == s.step:
+            # Who sees the step now: the rest are still loading it or not following.
+            here = tally.arrived
+            share = _("{here} of {joined}").format(here=here, joined=joined)
+            # TRANSLATORS: students whose page shows the class's step; {students} is "N of M".
+            on_it = ngettext("{students} is on it", "{students} are on it", here)
+            facts += " · " + self._words(
+                on_it, students=f"<b data-class-arrived='{here}'>{html.escape(share)}</b>"
+            )
+        if self._asking_devices:
+            n = self._asking_devices
+            asks = ngettext("{n} device asks to teach", "{n} devices ask to teach", n)
+            facts += " · " + self._words(
+                _("{devices} (open More to answer)"),
+                devices=f"<b data-class-asking='{n}'>{html.escape(asks.format(n=n))}</b>",
+            )
+        return facts
 
     def _draw_chart(self, parts: ClassParts) -> None:
-        s = self.session
+        s, _ = self.session, self.tr.gettext
         tally = s.tally
         step = s.shown_step or s.step
         revealed = bool(tally and tally.revealed)
@@ -592,20 +670,32 @@ class ClassView(pn.viewable.Viewer):
         if self.chart is None:
             self._build_chart()
         self.chart.update(step, tally, mark_answer=revealed)
-        self.chart.figure.title.text = f"The class's predictions, step {step}"
+        # TRANSLATORS: the title of the chart of the class's votes on step {step}.
+        self.chart.figure.title.text = _("The class's predictions, step {step}").format(step=step)
         if revealed:
-            measured = (
-                f"<b>{tally.borne_out} of {tally.measured}</b> students who measured saw the "
-                "result bear their prediction out."
-                if tally.measured
-                else "Nobody has measured yet: press Measure after you act."
-            )
-            parts.outcome.object = (
-                f'<p class="lab-class-outcome" data-borne-out="{tally.borne_out}" '
-                f'data-measured="{tally.measured}">The right answer is ticked. {measured}</p>'
-            )
+            parts.outcome.object = self._outcome_html(tally)
         elif s.role == "teacher":
             parts.outcome.object = ""
+
+    def _outcome_html(self, tally) -> str:
+        """Under the revealed chart: how many who measured saw their prediction borne out."""
+        _ = self.tr.gettext
+        if tally.measured:
+            share = _("{borne_out} of {measured}").format(
+                borne_out=tally.borne_out, measured=tally.measured
+            )
+            measured = self._words(
+                # TRANSLATORS: under the revealed votes; {share} is "N of M", in bold.
+                _("{share} students who measured saw the result bear their prediction out."),
+                share=f"<b>{html.escape(share)}</b>",
+            )
+        else:
+            measured = html.escape(_("Nobody has measured yet: press Measure after you act."))
+        ticked = html.escape(_("The right answer is ticked."))
+        return (
+            f'<p class="lab-class-outcome" data-borne-out="{tally.borne_out}" '
+            f'data-measured="{tally.measured}">{ticked} {measured}</p>'
+        )
 
     def __panel__(self):
         return self._layout

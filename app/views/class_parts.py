@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import panel as pn
 
 import attention_lab_assets
+from app.i18n.translator import ENGLISH, Translator
 
 from .headings import card_header
 
@@ -28,15 +29,21 @@ class JoinForm:
     button: pn.widgets.Button
 
     @classmethod
-    def build(cls) -> JoinForm:
+    def build(cls, tr: Translator = ENGLISH) -> JoinForm:
+        _ = tr.gettext
         return cls(
             code=pn.widgets.TextInput(
-                label="Class code", placeholder="e.g. ACE F47", max_length=16, width=140
+                # TRANSLATORS: the join form's example keeps the code's letters (ACE F47).
+                label=_("Class code"),
+                placeholder=_("e.g. ACE F47"),
+                max_length=16,
+                width=140,
             ),
             nickname=pn.widgets.TextInput(
-                label="Nickname (optional; only your teacher sees it)", max_length=24, width=230
+                label=_("Nickname (optional; only your teacher sees it)"), max_length=24, width=230
             ),
-            button=pn.widgets.Button(label="Join", color="primary", width=90),
+            # TRANSLATORS: the join form's button.
+            button=pn.widgets.Button(label=_("Join"), color="primary", width=90),
         )
 
     def row(self) -> pn.FlexBox:
@@ -76,8 +83,10 @@ class ClassParts:
     close_join: pn.widgets.Button
 
     @classmethod
-    def build(cls) -> ClassParts:
-        more = "More: the door, seats, devices, end the class"
+    def build(cls, tr: Translator = ENGLISH) -> ClassParts:
+        _ = tr.gettext
+        # TRANSLATORS: the teacher's folded card of the class's less used controls.
+        more = _("More: the door, seats, devices, end the class")
         return cls(
             status=_class_html(margin=(0, 10)),
             problem=_class_html(margin=(0, 10), visible=False),
@@ -97,15 +106,15 @@ class ClassParts:
                 margin=(0, 10, 6, 10),
             ),
             follow=pn.widgets.Checkbox(
-                label="Follow the teacher", value=True, visible=False, margin=(0, 10)
+                label=_("Follow the teacher"), value=True, visible=False, margin=(0, 10)
             ),
             # The way a teacher's second device asks to teach.
             ask_button=pn.widgets.Button(
-                label="I teach this class: pace from this device",
+                label=_("I teach this class: pace from this device"),
                 button_type="light",
                 visible=False,
                 margin=(0, 10),
-                description=(
+                description=_(
                     "Asks the teacher's screen to approve this device; nothing secret is shown"
                 ),
             ),
@@ -114,7 +123,8 @@ class ClassParts:
             outcome=_class_html(margin=(0, 10), visible=False),
             join_panel=pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS]),
             close_join=pn.widgets.Button(
-                label="Start the lesson",
+                # TRANSLATORS: closes the projector's join panel.
+                label=_("Start the lesson"),
                 color="primary",
                 width=260,
                 height=52,
@@ -155,34 +165,39 @@ class TeacherControls:
     device_revoke: pn.widgets.Button
 
     @classmethod
-    def build(cls, *, locked: bool, open_door: bool) -> TeacherControls:
+    def build(cls, tr: Translator = ENGLISH, *, locked: bool, open_door: bool) -> TeacherControls:
+        _ = tr.gettext
         return cls(
-            show_code=pn.widgets.Button(label="Show the join code", width=170),
-            lock=pn.widgets.Toggle(label="Lock to this step", width=160, value=locked),
+            show_code=pn.widgets.Button(label=_("Show the join code"), width=170),
+            lock=pn.widgets.Toggle(label=_("Lock to this step"), width=160, value=locked),
             reveal_button=pn.widgets.Button(
-                label="Reveal to the class", color="warning", width=170
+                label=_("Reveal to the class"), color="warning", width=170
             ),
             end_button=pn.widgets.Button(
-                label="End the class", color="danger", variant="outline", width=140
+                label=_("End the class"), color="danger", variant="outline", width=140
             ),
             door=pn.widgets.Checkbox(
-                label="Let newcomers join (seated students always come back)", value=open_door
+                label=_("Let newcomers join (seated students always come back)"), value=open_door
             ),
             refused=pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS]),
             seat_list=pn.widgets.Select(
-                name="Seats", options={}, sizing_mode="stretch_width", max_width=360, min_width=200
-            ),
-            seat_remove=pn.widgets.Button(label="Remove this seat", width=160),
-            seat_reload=pn.widgets.Button(label="List the seats", width=140),
-            device_list=pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS]),
-            device_pick=pn.widgets.Select(
-                name="Your other devices",
+                name=_("Seats"),
                 options={},
                 sizing_mode="stretch_width",
                 max_width=360,
                 min_width=200,
             ),
-            device_revoke=pn.widgets.Button(label="Stop it teaching", width=160),
+            seat_remove=pn.widgets.Button(label=_("Remove this seat"), width=160),
+            seat_reload=pn.widgets.Button(label=_("List the seats"), width=140),
+            device_list=pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS]),
+            device_pick=pn.widgets.Select(
+                name=_("Your other devices"),
+                options={},
+                sizing_mode="stretch_width",
+                max_width=360,
+                min_width=200,
+            ),
+            device_revoke=pn.widgets.Button(label=_("Stop it teaching"), width=160),
         )
 
     def row(self) -> list:
