@@ -10,12 +10,14 @@ const HIGHLIGHT_MS = 3000;
 const TRIES = 25;
 const TRY_MS = 150;
 // A label names the control when it is the name, or the name then a note, a colon or a value
-// ("Query position (causal hides keys after it)", "Temperature τ (log scale): 1.00").
+// ("Query position (causal hides keys after it)", "Temperature τ (log scale): 1.00"), in the
+// page's language: the names come translated (app/page/step_follower.py), and a Chinese label's
+// note opens with a full-width bracket ("温度 τ（对数刻度）").
 function labelMatches(text, name) {
   const t = (text || '').replace(/\s+/g, ' ').trim();
   if (!name || !t.startsWith(name)) return false;
   const rest = t.slice(name.length);
-  return rest === '' || /^[\s:(]/.test(rest);
+  return rest === '' || /^[\s:(（：]/.test(rest);
 }
 function deep(root, test, out) {
   for (const el of root.querySelectorAll('*')) {

@@ -22,18 +22,21 @@ from types import MappingProxyType
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
 from app.lessons import reveals
+from app.lessons.numbers import fixed, integer, percent, signed, significant
 from app.state.lab_state import LabState
 from engine.snapshot import LabSnapshot
 
 PARTS = (
-    "The address is not the message",
-    "How geometry becomes a route",
-    "The two controls",
-    "Build it, break it",
+    N_("The address is not the message"),
+    N_("How geometry becomes a route"),
+    N_("The two controls"),
+    N_("Build it, break it"),
 )
 
-Measure = Callable[[LabSnapshot, LabSnapshot], str]
+Measure = Callable[[LabSnapshot, LabSnapshot], Said]
 Confirms = Callable[[LabSnapshot, LabSnapshot], bool]
 
 
@@ -68,8 +71,8 @@ class LessonStep:
             raise RuntimeError(f"lesson step {self.title!r} could not start: {state.error}")
         return state.snapshot
 
-    def run(self, state: LabState) -> tuple[LabSnapshot, LabSnapshot, str]:
-        """Start, act, and measure: (before, after, the measured sentence)."""
+    def run(self, state: LabState) -> tuple[LabSnapshot, LabSnapshot, Said]:
+        """Start, act, and measure: (before, after, the measured sentence, English as `str`)."""
         before = self.start(state)
         self.act(state)
         after = state.snapshot
@@ -82,12 +85,6 @@ class LessonStep:
 # ------------------------------------------------------------------------- measurements
 
 
-def _f(x: float, digits: int = 2) -> str:
-    """Fixed-point text that never shows a negative zero ("-0.00")."""
-    text = f"{x:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
 def _max_change(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
 
@@ -96,12 +93,24 @@ def _moved(before: LabSnapshot, after: LabSnapshot) -> float:
     return float(np.linalg.norm(after.output - before.output))
 
 
-def _point(p: np.ndarray) -> str:
-    return f"({_f(p[0], 1)}, {_f(p[1], 1)})"
+def _point(p: np.ndarray) -> Said:
+    # TRANSLATORS: a point of the plane, (x, y); where a decimal comma is used, a semicolon
+    # between the two keeps them apart: "(0,5; 1,2)".
+    return Said("({x}, {y})", x=fixed(p[0], 1), y=fixed(p[1], 1))
 
 
-def _top(snap: LabSnapshot) -> str:
-    return f"{snap.labels[snap.winner]} ({_f(snap.weights[snap.winner])})"
+def _scientific(x: float) -> Said | str:
+    """`f"{x:.2e}"` ("1.23e-05"), its mantissa written the way the language writes it."""
+    if not math.isfinite(x):
+        return f"{x:.2e}"
+    mantissa, exponent = f"{x:.2e}".split("e")
+    # TRANSLATORS: a number in scientific notation, 1.23e-05; keep it as it is.
+    return Said("{mantissa}e{exponent}", mantissa=fixed(float(mantissa), 2), exponent=exponent)
+
+
+def _top(snap: LabSnapshot) -> Said:
+    # TRANSLATORS: a key's label and its weight: "A (0.67)".
+    return Said("{key} ({weight})", key=_winner(snap), weight=fixed(snap.weights[snap.winner]))
 
 
 def _winner(snap: LabSnapshot) -> str:
@@ -118,24 +127,32 @@ def _plane_leader(snap: LabSnapshot) -> int:
     return int(np.argmax(visible))
 
 
-def _hidden_note(snap: LabSnapshot) -> str:
+def _hidden_note(snap: LabSnapshot) -> Said | str:
     """When hidden dimensions put another key on top than the plane does, say so, measured."""
     top, leader = snap.winner, _plane_leader(snap)
     if snap.d_k <= 2 or top == leader:
         return ""
     hidden = snap.scores - snap.keys @ snap.query
-    win, lead = snap.labels[top], snap.labels[leader]
-    return (
-        f"; {win} wins, not {lead}, which lines up best in the plane: the {snap.d_k - 2} "
-        f"hidden random components add {hidden[top]:+.1f} to {win}'s score and "
-        f"{hidden[leader]:+.1f} to {lead}'s, so they decide the winner, not the geometry you see"
+    # TRANSLATORS: added to a measurement after d_k is raised; starts with "; ".
+    return Said(
+        "; {winner} wins, not {leader}, which lines up best in the plane: the {count} hidden "
+        "random components add {to_winner} to {winner}'s score and {to_leader} to {leader}'s, "
+        "so they decide the winner, not the geometry you see",
+        winner=snap.labels[top],
+        leader=snap.labels[leader],
+        count=integer(snap.d_k - 2),
+        to_winner=signed(hidden[top]),
+        to_leader=signed(hidden[leader]),
     )
 
 
 def _swap_measure(b, a):
-    return (
-        f"weights changed by at most {_max_change(a.weights, b.weights):.4f}; "
-        f"output moved by {_f(_moved(b, a))}, from {_point(b.output)} to {_point(a.output)}"
+    return Said(
+        "weights changed by at most {change}; output moved by {moved}, from {before} to {after}",
+        change=fixed(_max_change(a.weights, b.weights), 4),
+        moved=fixed(_moved(b, a)),
+        before=_point(b.output),
+        after=_point(a.output),
     )
 
 
@@ -150,7 +167,11 @@ def _turn_degrees(b, a) -> float:
 
 
 def _rotate_measure(b, a):
-    return f"the query turned by {_f(_turn_degrees(b, a), 0)} degrees; " + _winner_measure(b, a)
+    return Said(
+        "the query turned by {degrees} degrees; {winner}",
+        degrees=fixed(_turn_degrees(b, a), 0),
+        winner=_winner_measure(b, a),
+    )
 
 
 def _rotate_confirms(b, a):
@@ -160,9 +181,11 @@ def _rotate_confirms(b, a):
 
 
 def _winner_measure(b, a):
-    return (
-        f"top key before: {_top(b)}; after: {_top(a)}; largest weight change "
-        f"{_f(_max_change(a.weights, b.weights))}"
+    return Said(
+        "top key before: {before}; after: {after}; largest weight change {change}",
+        before=_top(b),
+        after=_top(a),
+        change=fixed(_max_change(a.weights, b.weights)),
     )
 
 
@@ -174,11 +197,16 @@ def _normalise_confirms(b, a):
 
 
 def _distractor_measure(b, a):
-    added = len(a.weights) - a.n_pairs
-    return (
-        f"{b.labels[0]}: raw score {_f(b.scores[0])} -> {_f(a.scores[0])}, weight "
-        f"{_f(b.weights[0], 3)} -> {_f(a.weights[0], 3)} among {len(a.weights)} keys "
-        f"({added} of them distractors)"
+    return Said(
+        "{key}: raw score {score_before} -> {score_after}, weight {weight_before} -> "
+        "{weight_after} among {keys} keys ({added} of them distractors)",
+        key=b.labels[0],
+        score_before=fixed(b.scores[0]),
+        score_after=fixed(a.scores[0]),
+        weight_before=fixed(b.weights[0], 3),
+        weight_after=fixed(a.weights[0], 3),
+        keys=integer(len(a.weights)),
+        added=integer(len(a.weights) - a.n_pairs),
     )
 
 
@@ -187,15 +215,26 @@ def _distractor_confirms(b, a):
 
 
 def _entropy_measure(b, a):
-    return (
-        f"entropy {_f(_entropy(b))} -> {_f(_entropy(a))} nats; top weight "
-        f"{_f(b.weights.max())} -> {_f(a.weights.max())}; logit spread (max - min) "
-        f"{_f(np.ptp(b.logits), 1)} -> {_f(np.ptp(a.logits), 1)}"
+    return Said(
+        "entropy {before} -> {after} nats; top weight {top_before} -> {top_after}; logit "
+        "spread (max - min) {spread_before} -> {spread_after}",
+        before=fixed(_entropy(b)),
+        after=fixed(_entropy(a)),
+        top_before=fixed(b.weights.max()),
+        top_after=fixed(a.weights.max()),
+        spread_before=fixed(np.ptp(b.logits), 1),
+        spread_after=fixed(np.ptp(a.logits), 1),
     )
 
 
 def _dimension_measure(b, a):
-    return f"d_k {b.d_k} -> {a.d_k}; " + _entropy_measure(b, a) + _hidden_note(a)
+    return Said(
+        "d_k {before} -> {after}; {entropy}{hidden}",
+        before=integer(b.d_k),
+        after=integer(a.d_k),
+        entropy=_entropy_measure(b, a),
+        hidden=_hidden_note(a),
+    )
 
 
 def _sharper(b, a):
@@ -207,8 +246,13 @@ def _broader(b, a):
 
 
 def _scale_measure(b, a):
-    factor = f"scale factor {_f(b.scale_factor, 3)} -> {_f(a.scale_factor, 3)}; "
-    return factor + _entropy_measure(b, a) + _hidden_note(a)
+    return Said(
+        "scale factor {before} -> {after}; {entropy}{hidden}",
+        before=fixed(b.scale_factor, 3),
+        after=fixed(a.scale_factor, 3),
+        entropy=_entropy_measure(b, a),
+        hidden=_hidden_note(a),
+    )
 
 
 def _scale_confirms(b, a):
@@ -220,11 +264,14 @@ def _ranking(s: LabSnapshot) -> list[int]:
 
 
 def _ranking_measure(b, a):
-    same = "unchanged" if _ranking(a) == _ranking(b) else "changed"
-    return (
-        f"temperature {b.temperature:.3g} -> {a.temperature:.3g}; ranking {same}; "
-        + _entropy_measure(b, a)
-    )
+    values = {
+        "before": significant(b.temperature),
+        "after": significant(a.temperature),
+        "entropy": _entropy_measure(b, a),
+    }
+    if _ranking(a) == _ranking(b):
+        return Said("temperature {before} -> {after}; ranking unchanged; {entropy}", **values)
+    return Said("temperature {before} -> {after}; ranking changed; {entropy}", **values)
 
 
 def _temperature_confirms(b, a):
@@ -237,9 +284,12 @@ def _temperature_confirms(b, a):
 
 def _causal_measure(b, a):
     hidden = ~a.legal
-    return (
-        f"{int(hidden.sum())} keys hidden; their weight {_f(b.weights[hidden].sum())} -> "
-        f"{_f(a.weights[hidden].sum())}; visible keys now share {_f(a.weights[~hidden].sum())}"
+    return Said(
+        "{count} keys hidden; their weight {before} -> {after}; visible keys now share {visible}",
+        count=integer(int(hidden.sum())),
+        before=fixed(b.weights[hidden].sum()),
+        after=fixed(a.weights[hidden].sum()),
+        visible=fixed(a.weights[~hidden].sum()),
     )
 
 
@@ -252,11 +302,19 @@ def _causal_confirms(b, a):
 
 def _null_measure(b, a):
     if a.null_weight is None:
-        return f"the null route is off; the keys share {_f(a.weights.sum())} (top {_top(a)})"
-    return (
-        f"without the null route the keys shared {_f(b.weights.sum())} (top {_top(b)}); with "
-        f"it the null candidate, at logit {_f(a.null_logit, 1)}, takes {_f(a.null_weight)} and "
-        f"the keys {_f(a.weights.sum())}"
+        return Said(
+            "the null route is off; the keys share {share} (top {top})",
+            share=fixed(a.weights.sum()),
+            top=_top(a),
+        )
+    return Said(
+        "without the null route the keys shared {share_before} (top {top}); with it the null "
+        "candidate, at logit {logit}, takes {null} and the keys {share_after}",
+        share_before=fixed(b.weights.sum()),
+        top=_top(b),
+        logit=fixed(a.null_logit, 1),
+        null=fixed(a.null_weight),
+        share_after=fixed(a.weights.sum()),
     )
 
 
@@ -277,10 +335,13 @@ def _kept_weights(b, a) -> float:
 
 
 def _permute_measure(b, a):
-    return (
-        f"order {', '.join(b.labels[: b.n_pairs])} -> {', '.join(a.labels[: a.n_pairs])}; "
-        f"output moved by {_moved(b, a):.2e}; each key kept its weight to within "
-        f"{_kept_weights(b, a):.2e}"
+    return Said(
+        "order {before} -> {after}; output moved by {moved}; each key kept its weight to "
+        "within {kept}",
+        before=", ".join(b.labels[: b.n_pairs]),  # the keys' own labels: data
+        after=", ".join(a.labels[: a.n_pairs]),
+        moved=_scientific(_moved(b, a)),
+        kept=_scientific(_kept_weights(b, a)),
     )
 
 
@@ -302,15 +363,41 @@ def diagnose_start(scenario: str):
     return start.diagnose()
 
 
+# The diagnosis's causes (engine/diagnosis.py CAUSES), as the sentence names them.
+CAUSE_WORDS = {
+    "alignment": N_("alignment"),
+    "key_norm": N_("key norm"),
+    "dimension_scale": N_("dimension scale"),
+    "temperature": N_("temperature"),
+}
+
+
+def _listed(words: list[str]) -> Said | str:
+    """Words as a list, "a, b, c", each translated, joined the way the language joins them."""
+    if not words:
+        return Said("none of the four")
+    if len(words) == 1:
+        return Said(words[0])
+    # TRANSLATORS: joins the items of a list: "alignment, key norm".
+    return Said("{first}, {rest}", first=Said(words[0]), rest=_listed(words[1:]))
+
+
 def _sharp_measure(b, a):
     # The step points the student to "Why is it sharp?", but after the action the lab holds a
     # broad route (about 41%) whose causes differ: the diagnosis is of the sharp start instead.
     report = diagnose_start("sharp")
-    causes = ", ".join(f.cause.replace("_", " ") for f in report.ranked if f.implicated)
-    return (
-        f"{_ranking_measure(b, a)}. Why is it sharp?, run on the route you started from "
-        f"(temperature {b.temperature:.3g}): {report.winner_label} holds {report.max_weight:.1%}; "
-        f"the causes that move it, strongest first: {causes or 'none of the four'}"
+    causes = [
+        CAUSE_WORDS.get(f.cause, f.cause.replace("_", " ")) for f in report.ranked if f.implicated
+    ]
+    return Said(
+        "{ranking}. Why is it sharp?, run on the route you started from (temperature "
+        "{temperature}): {winner} holds {share}; the causes that move it, strongest first: "
+        "{causes}",
+        ranking=_ranking_measure(b, a),
+        temperature=significant(b.temperature),
+        winner=report.winner_label,
+        share=percent(report.max_weight, 1),
+        causes=_listed(causes),
     )
 
 
@@ -324,297 +411,353 @@ LESSONS: tuple[LessonStep, ...] = (
     LessonStep(
         part=PARTS[0],
         slug="swap-values",
-        title="Swap the payloads",
+        title=N_("Swap the payloads"),
         scenario="basic",
         # A cool temperature makes A lead clearly, so swapping its value moves the output a
         # long way across the payload plane (about 9 units; at temperature 1 it was 0.8).
         settings={"temperature": 0.25},
         setup=(
-            "One query, three keys A, B and C, each paired with a value. The keys decide who "
-            "is listened to; the values are what gets passed on. **Temperature τ** is 0.25, "
-            "so A leads clearly."
+            N_(
+                "One query, three keys A, B and C, each paired with a value. The keys decide who "
+                "is listened to; the values are what gets passed on. **Temperature τ** is 0.25, "
+                "so A leads clearly."
+            )
         ),
-        question="If you swap the values of A and C, and leave the keys alone, what happens?",
+        question=N_("If you swap the values of A and C, and leave the keys alone, what happens?"),
         choices=(
-            "The weights swap as well",
-            "The weights stay exactly the same and the output moves",
-            "Nothing changes at all",
+            N_("The weights swap as well"),
+            N_("The weights stay exactly the same and the output moves"),
+            N_("Nothing changes at all"),
         ),
         answer=1,
         action=(
-            "Pick A in **Swap the value of** and C in **with the value of**, then press "
-            "**Swap values**."
+            N_(
+                "Pick A in **Swap the value of** and C in **with the value of**, then press "
+                "**Swap values**."
+            )
         ),
         act=lambda s: s.swap_values(0, 2),
         measure=_swap_measure,
         confirms=_swap_confirms,
         takeaway=(
-            "Weights are computed from the query and the keys only. A value never votes on "
-            "its own weight; it only decides what the chosen route delivers."
+            N_(
+                "Weights are computed from the query and the keys only. A value never votes on "
+                "its own weight; it only decides what the chosen route delivers."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[1],
         slug="rotate-query",
-        title="Turn the query",
+        title=N_("Turn the query"),
         scenario="basic",
         settings={},
-        setup="The query points right, towards A, and A gets the largest weight.",
+        setup=N_("The query points right, towards A, and A gets the largest weight."),
         question=(
-            "Turn the query a quarter turn anticlockwise, so it points straight up. Which key wins?"
+            N_(
+                "Turn the query a quarter turn anticlockwise, so it points straight up. Which key wins?"
+            )
         ),
-        choices=("A still wins", "C wins: it points up", "All three end up equal"),
+        choices=(N_("A still wins"), N_("C wins: it points up"), N_("All three end up equal")),
         answer=1,
         action=(
-            "Set **Query angle** to 90 degrees, or drag the query's tip to the top of the "
-            "address plane."
+            N_(
+                "Set **Query angle** to 90 degrees, or drag the query's tip to the top of the "
+                "address plane."
+            )
         ),
         act=lambda s: s.param.update(angle=s.angle + 90.0),
         measure=_rotate_measure,
         confirms=_rotate_confirms,
         takeaway=(
-            "A new query rescores every key. The route follows the dot product, so the key "
-            "best lined up with the query collects the weight."
+            N_(
+                "A new query rescores every key. The route follows the dot product, so the key "
+                "best lined up with the query collects the weight."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[1],
         slug="length-counts",
-        title="Does length count, or only direction?",
+        title=N_("Does length count, or only direction?"),
         scenario="sharp",
         settings={},
         setup=(
-            "The 'long key' points about 41 degrees away from the query, yet it takes almost "
-            "the whole route. 'aligned' points exactly where the query does."
+            N_(
+                "The 'long key' points about 41 degrees away from the query, yet it takes almost "
+                "the whole route. 'aligned' points exactly where the query does."
+            )
         ),
-        question="Make the query and every key unit length. Which key wins now?",
-        choices=("The long key, still", "The aligned key", "No key: the weights become equal"),
+        question=N_("Make the query and every key unit length. Which key wins now?"),
+        choices=(
+            N_("The long key, still"),
+            N_("The aligned key"),
+            N_("No key: the weights become equal"),
+        ),
         answer=1,
-        action="Switch on **Normalise q and keys to unit length**.",
+        action=N_("Switch on **Normalise q and keys to unit length**."),
         act=lambda s: s.param.update(normalise=True),
         measure=_winner_measure,
         confirms=_normalise_confirms,
         takeaway=(
-            "A dot product rewards length as much as alignment. When normalising hands the "
-            "route to another key, the norm was carrying the decision."
+            N_(
+                "A dot product rewards length as much as alignment. When normalising hands the "
+                "route to another key, the norm was carrying the decision."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[1],
         slug="local-contest",
-        title="What do newcomers do to a weight?",
+        title=N_("What do newcomers do to a weight?"),
         scenario="contest",
         settings={},
-        setup="Three keys with logits 2, 1 and 0 share the route about 0.67 / 0.24 / 0.09.",
+        setup=N_("Three keys with logits 2, 1 and 0 share the route about 0.67 / 0.24 / 0.09."),
         question=(
-            "Add 64 unrelated distractor keys. The top key's raw score does not change. What "
-            "happens to its weight?"
+            N_(
+                "Add 64 unrelated distractor keys. The top key's raw score does not change. What "
+                "happens to its weight?"
+            )
         ),
         choices=(
-            "It stays at 0.67: its score did not change",
-            "It falls: the newcomers take a share of the route",
-            "It rises",
+            N_("It stays at 0.67: its score did not change"),
+            N_("It falls: the newcomers take a share of the route"),
+            N_("It rises"),
         ),
         answer=1,
-        action="Set **Distractor keys** to 64.",
+        action=N_("Set **Distractor keys** to 64."),
         act=lambda s: s.param.update(distractors=64),
         measure=_distractor_measure,
         confirms=_distractor_confirms,
         takeaway=(
-            "A weight only means something against the other candidates. More candidates "
-            "dilute the route even when the useful key scores exactly as before."
+            N_(
+                "A weight only means something against the other candidates. More candidates "
+                "dilute the route even when the useful key scores exactly as before."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[2],
         slug="dimension-unscaled",
-        title="Dimension without scaling",
+        title=N_("Dimension without scaling"),
         scenario="basic",
         settings={"scale": False},
         setup=(
-            "**Divide logits by √d_k** is off and **d_k** is 2. The lab can add hidden "
-            "dimensions with random components: the plane you see stays the same."
+            N_(
+                "**Divide logits by √d_k** is off and **d_k** is 2. The lab can add hidden "
+                "dimensions with random components: the plane you see stays the same."
+            )
         ),
-        question="Raise d_k from 2 to 512 with scaling still off. What happens to the route?",
+        question=N_("Raise d_k from 2 to 512 with scaling still off. What happens to the route?"),
         choices=(
-            "Nothing: the visible geometry did not move",
-            "It sharpens: the entropy falls",
-            "It flattens: the entropy rises",
+            N_("Nothing: the visible geometry did not move"),
+            N_("It sharpens: the entropy falls"),
+            N_("It flattens: the entropy rises"),
         ),
         answer=1,
-        action="Set **d_k** to 512.",
+        action=N_("Set **d_k** to 512."),
         act=lambda s: s.param.update(d_k=512),
         measure=_dimension_measure,
         confirms=_sharper,
         takeaway=(
-            "Each hidden dimension adds a random product to every dot product, so the logits "
-            "spread like sqrt(d_k). The route sharpens for statistical reasons, not because "
-            "any key became more relevant, and the random part can even pick the winner."
+            N_(
+                "Each hidden dimension adds a random product to every dot product, so the logits "
+                "spread like sqrt(d_k). The route sharpens for statistical reasons, not because "
+                "any key became more relevant, and the random part can even pick the winner."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[2],
         slug="scale-on",
-        title="What does the 1/√d_k scale do?",
+        title=N_("What does the 1/√d_k scale do?"),
         scenario="basic",
         settings={"scale": False, "d_k": 512},
         setup=(
-            "**d_k** is 512, **Divide logits by √d_k** is off, and one key takes almost everything."
+            N_(
+                "**d_k** is 512, **Divide logits by √d_k** is off, and one key takes almost everything."
+            )
         ),
-        question="Switch the 1/sqrt(d_k) scale on. What happens?",
+        question=N_("Switch the 1/sqrt(d_k) scale on. What happens?"),
         choices=(
-            "The route stays just as sharp",
-            "The logits shrink by sqrt(512), about 22.6, and the route broadens again",
-            "The winner changes",
+            N_("The route stays just as sharp"),
+            N_("The logits shrink by sqrt(512), about 22.6, and the route broadens again"),
+            N_("The winner changes"),
         ),
         answer=1,
-        action="Switch on **Divide logits by √d_k**.",
+        action=N_("Switch on **Divide logits by √d_k**."),
         act=lambda s: s.param.update(scale=True),
         measure=_scale_measure,
         confirms=_scale_confirms,
         takeaway=(
-            "Dividing by sqrt(d_k) cancels the growth that dimension alone causes, so several "
-            "keys can still compete however wide the vectors are. It divides every score by "
-            "the same number, so it never reorders them."
+            N_(
+                "Dividing by sqrt(d_k) cancels the growth that dimension alone causes, so several "
+                "keys can still compete however wide the vectors are. It divides every score by "
+                "the same number, so it never reorders them."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[2],
         slug="temperature",
-        title="What does temperature change?",
+        title=N_("What does temperature change?"),
         scenario="contest",
         settings={},
-        setup="Logits 2, 1, 0 at temperature 1.",
-        question="Lower the temperature from 1 to 0.25. What happens?",
+        setup=N_("Logits 2, 1, 0 at temperature 1."),
+        question=N_("Lower the temperature from 1 to 0.25. What happens?"),
         choices=(
-            "The order of the keys changes",
-            "Same order; the top key's weight rises toward 1",
-            "Same order and the same weights",
+            N_("The order of the keys changes"),
+            N_("Same order; the top key's weight rises toward 1"),
+            N_("Same order and the same weights"),
         ),
         answer=1,
-        action="Set **Temperature τ** to 0.25.",
+        action=N_("Set **Temperature τ** to 0.25."),
         act=lambda s: s.param.update(temperature=0.25),
         measure=_ranking_measure,
         confirms=_temperature_confirms,
         takeaway=(
-            "Temperature divides every logit by the same positive number: it never reorders "
-            "keys, it only decides how decisively the leader wins."
+            N_(
+                "Temperature divides every logit by the same positive number: it never reorders "
+                "keys, it only decides how decisively the leader wins."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[3],
         slug="causal-mask",
-        title="What the query may not see",
+        title=N_("What the query may not see"),
         scenario="bank",
         settings={},
         setup=(
-            "'The bank approved the loan': the query sits at 'approved', **Query position** 2 "
-            "(positions count from 0, at the first 'the'). 'the (2)' and 'loan' come after it."
+            N_(
+                "'The bank approved the loan': the query sits at 'approved', **Query position** 2 "
+                "(positions count from 0, at the first 'the'). 'the (2)' and 'loan' come after it."
+            )
         ),
-        question="Switch causal on. What weight do the two later words get?",
+        question=N_("Switch causal on. What weight do the two later words get?"),
         choices=(
-            "Exactly zero, and the earlier words share the whole route",
-            "Half of what they had",
-            "The same as before",
+            N_("Exactly zero, and the earlier words share the whole route"),
+            N_("Half of what they had"),
+            N_("The same as before"),
         ),
         answer=0,
-        action="Switch on **Causal**.",
+        action=N_("Switch on **Causal**."),
         act=lambda s: s.param.update(causal=True),
         measure=_causal_measure,
         confirms=_causal_confirms,
         takeaway=(
-            "A masked key is not a weak candidate; it is not a candidate. Its weight is "
-            "exactly zero, the same as deleting it."
+            N_(
+                "A masked key is not a weak candidate; it is not a candidate. Its weight is "
+                "exactly zero, the same as deleting it."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[3],
         slug="null-route",
-        title="When no key fits the query",
+        title=N_("When no key fits the query"),
         scenario="null_route",
         settings={"null_route": False},
         setup=(
-            "No key points where the query looks, yet the weights still add up to one: "
-            "softmax always hands out the whole route."
+            N_(
+                "No key points where the query looks, yet the weights still add up to one: "
+                "softmax always hands out the whole route."
+            )
         ),
         question=(
-            "Add a null candidate: one more entry whose value is zero. It is not scored "
-            "against the query (a zero key would score 0); its logit is a fixed bar, the "
-            "**Null-route threshold**, here 2. What takes most of the route?"
+            N_(
+                "Add a null candidate: one more entry whose value is zero. It is not scored "
+                "against the query (a zero key would score 0); its logit is a fixed bar, the "
+                "**Null-route threshold**, here 2. What takes most of the route?"
+            )
         ),
         choices=(
-            "north, the least bad key",
-            "The null candidate: most of the route is refused",
-            "The three keys equally",
+            N_("north, the least bad key"),
+            N_("The null candidate: most of the route is refused"),
+            N_("The three keys equally"),
         ),
         answer=1,
-        action="Switch on **Null route**.",
+        action=N_("Switch on **Null route**."),
         act=lambda s: s.param.update(null_route=True),
         measure=_null_measure,
         confirms=_null_confirms,
         takeaway=(
-            "Softmax cannot say 'none of these'. A null candidate with a threshold gives the "
-            "router a way to refuse, and its weight measures how much was refused."
+            N_(
+                "Softmax cannot say 'none of these'. A null candidate with a threshold gives the "
+                "router a way to refuse, and its weight measures how much was refused."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[3],
         slug="audit-permute",
-        title="An audit by hand: reorder the pairs",
+        title=N_("An audit by hand: reorder the pairs"),
         scenario="basic",
         settings={},
         setup=(
-            "An audit checks that the implementation obeys the mechanism. One check: the "
-            "order in which keys are listed should not matter."
+            N_(
+                "An audit checks that the implementation obeys the mechanism. One check: the "
+                "order in which keys are listed should not matter."
+            )
         ),
         question=(
-            "Reverse the order of the key/value pairs, moving each value with its key. What "
-            "happens to the output?"
+            N_(
+                "Reverse the order of the key/value pairs, moving each value with its key. What "
+                "happens to the output?"
+            )
         ),
         choices=(
-            "It stays the same; the weights travel with their keys",
-            "It changes, because attention reads keys in order",
+            N_("It stays the same; the weights travel with their keys"),
+            N_("It changes, because attention reads keys in order"),
         ),
         answer=0,
         action=(
-            "Press **Reverse the pairs** under the key/value pairs (the Audit tab's **Run the "
-            "audit** checks this and more)."
+            N_(
+                "Press **Reverse the pairs** under the key/value pairs (the Audit tab's **Run the "
+                "audit** checks this and more)."
+            )
         ),
         act=_reverse_pairs,
         measure=_permute_measure,
         confirms=_permute_confirms,
         takeaway=(
-            "Without a mask or positions, attention treats its keys as a set. A passing audit "
-            "shows the code obeys such invariants; it does not show a model learned anything."
+            N_(
+                "Without a mask or positions, attention treats its keys as a set. A passing audit "
+                "shows the code obeys such invariants; it does not show a model learned anything."
+            )
         ),
     ),
     LessonStep(
         part=PARTS[3],
         slug="why-sharp",
-        title="Why is it sharp? Test one cause",
+        title=N_("Why is it sharp? Test one cause"),
         scenario="sharp",
         settings={},
         setup=(
-            "One key holds about 0.98 of the route at temperature 0.5. The diagnosis panel "
-            "tests four causes; here you test one of them yourself."
+            N_(
+                "One key holds about 0.98 of the route at temperature 0.5. The diagnosis panel "
+                "tests four causes; here you test one of them yourself."
+            )
         ),
-        question="Raise the temperature from 0.5 to 4. What do you expect to see?",
+        question=N_("Raise the temperature from 0.5 to 4. What do you expect to see?"),
         choices=(
-            "The same key still leads, but the route is much broader",
-            "A different key takes over",
-            "Nothing changes",
+            N_("The same key still leads, but the route is much broader"),
+            N_("A different key takes over"),
+            N_("Nothing changes"),
         ),
         answer=0,
-        action="Set **Temperature τ** to 4.",
+        action=N_("Set **Temperature τ** to 4."),
         act=lambda s: s.param.update(temperature=4.0),
         measure=_sharp_measure,
         confirms=_sharp_temperature_confirms,
         takeaway=(
-            "Each cause predicts its own response: temperature softens without reordering, "
-            "normalising exposes norm, scaling exposes dimension, rotating the query exposes "
-            "a key that wins whatever is asked. The diagnosis above is of the sharp start; "
-            "**Why is it sharp?** in its tab reads the route on screen, so press **Load this "
-            "step** (back to 0.5) before it to see the sharp route's whole table."
+            N_(
+                "Each cause predicts its own response: temperature softens without reordering, "
+                "normalising exposes norm, scaling exposes dimension, rotating the query exposes "
+                "a key that wins whatever is asked. The diagnosis above is of the sharp start; "
+                "**Why is it sharp?** in its tab reads the route on screen, so press **Load this "
+                "step** (back to 0.5) before it to see the sharp route's whole table."
+            )
         ),
     ),
 )

@@ -8,6 +8,8 @@ negative zero prints "0.00", not "-0.00".
 
 from __future__ import annotations
 
+import math
+
 from app.i18n.said import Number
 
 
@@ -16,10 +18,19 @@ def _rounded(text: str) -> float:
     return 0.0 if value == 0 else value  # no negative zero
 
 
-def fixed(x: float, digits: int = 2) -> Number:
-    """`f"{x:.{digits}f}"`, in the session's language (0.25 -> "0,25" in Spanish)."""
+def fixed(x: float, digits: int = 2) -> Number | str:
+    """`f"{x:.{digits}f}"`, in the session's language (0.25 -> "0,25" in Spanish); "inf" and
+    "nan" as Python writes them (a measure of keys that no longer match up)."""
+    if not math.isfinite(x):
+        return f"{x:.{digits}f}"
     pattern = "0." + "0" * digits if digits else "0"
     return Number(_rounded(f"{x:.{digits}f}"), "decimal", pattern)
+
+
+def signed(x: float, digits: int = 1) -> Number:
+    """`f"{x:+.{digits}f}"`: a change, always with its sign ("+0.4", "-1.2")."""
+    places = "0." + "0" * digits if digits else "0"
+    return Number(float(f"{x:+.{digits}f}"), "decimal", f"+{places};-{places}")
 
 
 def percent(x: float, digits: int = 1) -> Number:

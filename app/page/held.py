@@ -15,13 +15,24 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
+from app.i18n.translator import ENGLISH
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
 from engine.head_names import head_name
 
-HEADLINE = "Predict first: the numbers appear when you press Measure."
+# TRANSLATORS: the headline above the plots while a lesson step waits for Measure.
+HEADLINE = N_("Predict first: the numbers appear when you press Measure.")
+# TRANSLATORS: the title of the trained model's answer chart while a step holds it back.
+MODEL_ANSWER = N_("The model's answer")
 # The head finder's token a held page picked in place of the top weight's, per sidebar.
 _PICKED: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _tr(view):
+    """The session's translator of a view that has one (`view.tr`), else English."""
+    return getattr(view, "tr", ENGLISH)
 
 
 def covering(what: str, title: str, draw):
@@ -37,7 +48,7 @@ def covering(what: str, title: str, draw):
 
 
 def headline(view, snap, held) -> None:
-    view.hold(HEADLINE)
+    view.hold(_tr(view).gettext(HEADLINE))
 
 
 def plots_in_words(draw):
@@ -72,7 +83,7 @@ def model_answer(shown, draw):
         if not shown():
             return
         if ANSWER in held:
-            conceal(view.prediction, "The model's answer")
+            conceal(view.prediction, _tr(view).gettext(MODEL_ANSWER))
         else:
             draw(view, snap)
 
@@ -108,10 +119,10 @@ def found_head_note(shown):
         view.loss.hold(ANSWER in held)  # each token's loss answers the steps on copying
         token = view.finder_token  # the head finder's token: the top weight's by default
         if WEIGHTS in held:
-            text = (
-                f"Opened first: {head_name(*m.loaded.retrieval_head)}. What was measured to "
-                "find it shows once you measure."
-            )
+            text = Said(
+                "Opened first: {head}. What was measured to find it shows once you measure.",
+                head=head_name(*m.loaded.retrieval_head),
+            ).text(_tr(view))
             # The query's own token instead (Panel's Select takes no None once drawn).
             query = m.run.query_position if m.run is not None else None
             if query is not None and token.value != query and query in token.options.values():

@@ -7,15 +7,37 @@ verdict and a counted vote are told to a screen reader.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from app.i18n.markers import N_
 from app.lessons.lab_lessons import control_names
 from app.state.route_news import vote_counted
+from app.state.settings_schema import FIELDS
 
 # The sidebar button that opens "More settings", by the name the pointer finds it by.
 MORE_SETTINGS = N_("More settings: candidates, engine, key/value pairs")
 MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]
+# The settings' labels, by which a step's bold names are known whatever the page's language.
+LABELS = tuple(field.label for field in FIELDS.values() if field.label)
+
+
+def shown_name(name: str, tr) -> str:
+    """A control a step names in English, as the page labels it in `tr`'s language.
+
+    A step's bold name is a control's English label, or a setting's label without its bracketed
+    note ("Temperature τ" for "Temperature τ (log scale)"): the label is the catalogue's id, so
+    its translation is what the sidebar shows, and the pointer finds the control in any
+    language by the text the browser has (app/js/control_pointer.js)."""
+    for label in LABELS:
+        if name == label:
+            return tr.gettext(label)
+        if name == label.split(" (")[0].strip():
+            # Without its bracketed note, as the step wrote it (Chinese brackets "（").
+            return re.split(r" \(|（", tr.gettext(label))[0].strip()
+    if name == MORE_SETTINGS_BUTTON:
+        return re.split(r":|：", tr.gettext(MORE_SETTINGS))[0]
+    return tr.gettext(name)
 
 
 class StepFollower:
@@ -67,7 +89,7 @@ class StepFollower:
                 # these controls on each held up the next Next and the votes
                 # (docs/performance.md). So a student opens them with one press, and the
                 # pointer shows that button first.
-                self.pointer.point([MORE_SETTINGS_BUTTON, *control_names(step)])
+                self.pointer.point(self.shown([MORE_SETTINGS_BUTTON, *control_names(step)]))
                 return
             # Built once the server's loop has nothing else waiting: a class's Next reaches
             # the teacher's page first, and its settings after it.
@@ -89,7 +111,11 @@ class StepFollower:
         names = control_names(step)
         # The ones the action asks for first: the sidebar scrolls to the first found.
         acted = [n for n in names if f"**{n}**" in step.action]
-        self.pointer.point(dict.fromkeys(acted + names))
+        self.pointer.point(self.shown(dict.fromkeys(acted + names)))
+
+    def shown(self, names) -> list[str]:
+        """The controls named, as this page labels them (its language's labels)."""
+        return [shown_name(name, self.lessons.tr) for name in names]
 
     def measured(self, event) -> None:
         """Measure's verdict, told to a screen reader (the status's live region) and scrolled
@@ -100,6 +126,7 @@ class StepFollower:
 
     def vote_counted(self, event) -> None:
         """A student's prediction reached the class: say so (not on a rejoin's first drawing)."""
-        choices = self.lessons.step.choices
+        # The vote is the answer's index; the page says the answer as it showed it.
+        choices = self.lessons.choice_texts()
         if event.new is not None and event.new != event.old and 0 <= event.new < len(choices):
             self.status.news.say(vote_counted(choices[event.new]))

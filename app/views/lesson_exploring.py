@@ -13,6 +13,7 @@ import html
 
 import panel as pn
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.model_state import short_title
 
 
@@ -21,15 +22,29 @@ def exploring(step, model: str, text: str) -> bool:
     return getattr(step, "source", "") == "model" and (model != step.model or text != step.text)
 
 
-def exploring_words(step, model: str, text: str) -> str:
-    """What the pane says instead of the step's question, as Markdown."""
+def exploring_words(step, model: str, text: str, tr: Translator = ENGLISH) -> str:
+    """What the pane says instead of the step's question, as Markdown, in `tr`'s language."""
+    _ = tr.gettext
     shown = text if len(text) <= 80 else text[:77] + "..."
-    on = "" if model == step.model else f" on {short_title(model)}"
-    return (
-        f"**You are exploring your own sentence**{html.escape(on)}: “{html.escape(shown)}”. "
-        f"This step asks about “{html.escape(step.text)}” on {html.escape(short_title(step.model))}, "
-        "so its question waits until that sentence is back."
+    # The sentences and the models' names are data: escaped, never translated.
+    values = {
+        "sentence": html.escape(shown),
+        "step_sentence": html.escape(step.text),
+        "step_model": html.escape(short_title(step.model)),
+    }
+    if model == step.model:
+        template = _(
+            "**You are exploring your own sentence**: “{sentence}”. This step asks about "
+            "“{step_sentence}” on {step_model}, so its question waits until that sentence is "
+            "back."
+        )
+        return template.format(**values)
+    template = _(
+        "**You are exploring your own sentence** on {model}: “{sentence}”. This step asks "
+        "about “{step_sentence}” on {step_model}, so its question waits until that sentence "
+        "is back."
     )
+    return template.format(model=html.escape(short_title(model)), **values)
 
 
 class ExploringNote:
@@ -38,11 +53,15 @@ class ExploringNote:
 
     def __init__(self, lessons):
         self._lessons = lessons
+        _ = lessons.tr.gettext
         self._watched = None
         self.active = False
         self.note = pn.pane.Markdown("", visible=False, sizing_mode="stretch_width")
         self.back = pn.widgets.Button(
-            label="Put the step's sentence back", color="primary", visible=False, width=240
+            label=_("Put the step's sentence back"),
+            color="primary",
+            visible=False,
+            width=240,
         )
         self.back.on_click(lambda _e: self.put_back())
 
@@ -73,7 +92,7 @@ class ExploringNote:
             and exploring(step, m.model, m.text)
         )
         if now:
-            self.note.object = exploring_words(step, m.model, m.text)
+            self.note.object = exploring_words(step, m.model, m.text, lessons.tr)
         if now == self.active:
             return
         self.active = now

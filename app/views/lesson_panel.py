@@ -14,11 +14,14 @@ import param
 
 import attention_lab_assets
 from app import js
+from app.i18n.markers import N_
+from app.i18n.said import Said, shown_value
 from app.i18n.translator import ENGLISH
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS, ModelStillLoading, reading
 from app.patches.bokeh_walks import walk_once
 from app.state.lab_state import LabState
+from app.state.model_state import short_title
 from app.state.sources import SourceSwitch
 from app.views.group_name import name_group
 from app.views.headings import TITLE_CSS
@@ -36,7 +39,9 @@ ASK_CSS = attention_lab_assets.read_text("components", "lesson-ask.css")
 FIT_CSS = attention_lab_assets.read_text("components", "fit-button.css")
 
 
-WAITING_FOR_REVEAL = (
+# TRANSLATORS: the lesson's result line on a student's page in a class, after Measure and
+# before the teacher reveals the step.
+WAITING_FOR_REVEAL = N_(
     "Measured and counted for the class. The numbers, and whether your prediction held, "
     "appear when your teacher reveals the answer."
 )
@@ -90,7 +95,7 @@ class LessonsView(pn.viewable.Viewer):
 
     def __init__(self, state, *, sources=None, show_ghost=None, tr=ENGLISH, **params):
         super().__init__(state=state, sources=sources, **params)
-        # The session's language: the panel's own words (the steps' text is not translated yet).
+        # The session's language: the panel's own words and each step's (app/lessons/__init__.py).
         self._tr = tr
         _ = tr.gettext
         self._steps = ALL_LESSONS if sources is not None else LESSONS
@@ -119,7 +124,7 @@ class LessonsView(pn.viewable.Viewer):
         )
         self.question = pn.pane.Markdown("", sizing_mode="stretch_width", margin=(0, 10))
         self.choices = pn.widgets.RadioBoxGroup(
-            options=[], value=None, inline=False, label="Your prediction"
+            options=[], value=None, inline=False, label=_("Your prediction")
         )
         # The radio's value is the answer's index as built here, but the answer's text once
         # Panel 1.9.4 has taken its own update of the labels for one from the browser (a step
@@ -151,7 +156,7 @@ class LessonsView(pn.viewable.Viewer):
         # After a Measure, the way on sits under the verdict: by keyboard one Tab from Measure
         # (Next above was many Tabs on, or four back), on a phone no scroll back up.
         self.onward = pn.widgets.Button(
-            label="On to the next step ▶", width=150, visible=False, stylesheets=[FIT_CSS]
+            label=_("On to the next step ▶"), width=150, visible=False, stylesheets=[FIT_CSS]
         )
         self.onward.js_on_click(code=_ONWARD_FOCUS)
         self.previous.on_click(self._go_back)
@@ -192,6 +197,11 @@ class LessonsView(pn.viewable.Viewer):
 
             return ModelState()
         return LabState(backend=self.state.backend)
+
+    @property
+    def tr(self):
+        """The session's translator: the language this panel and its steps are shown in."""
+        return self._tr
 
     @property
     def ready(self) -> bool:
@@ -247,31 +257,38 @@ class LessonsView(pn.viewable.Viewer):
         step = self.step
         _ = self._tr.gettext
         where = _("Step {number} of {total}").format(number=self._index + 1, total=len(self._steps))
-        self.position.object = f"**{where}** · {html.escape(step.part)}"
+        self.position.object = f"**{where}** · {html.escape(_(step.part))}"
         self._set_nav()
-        self.text.object = f"## {html.escape(step.title)}\n\n{_text(step.setup)}"
+        self.text.object = f"## {html.escape(_(step.title))}\n\n{_text(_(step.setup))}"
         predict, act = _("Predict:"), _("Then act:")
-        self.question.object = f"**{predict}** {_text(step.question)}"
+        self.question.object = f"**{predict}** {_text(_(step.question))}"
         self.choices.options = self._options()
         self.choices.value = None
-        name_group(self.choices, f"Predict: {step.question}")
-        self.action.object = f"**{act}** {_text(step.action)}"
+        # TRANSLATORS: the name a screen reader gives the answers' group: "Predict: " and the
+        # step's question.
+        name_group(self.choices, _("Predict: {question}").format(question=_(step.question)))
+        self.action.object = f"**{act}** {_text(_(step.action))}"
         # A step with nothing to do (its act is None) offers no button to do it.
         self.do_it.visible = step.act is not None
         if idle:
-            self._not_ready("Load the step, make your prediction, act, then press Measure.")
+            self._not_ready(_("Load the step, make your prediction, act, then press Measure."))
 
     def _not_ready(self, result: str) -> None:
         self.result.object = result
         self._set_ready(False)
 
+    def choice_texts(self) -> list[str]:
+        """The step's answers as this page shows them, in its language, in their order."""
+        return [self._tr.gettext(text) for text in self.step.choices]
+
     def _options(self) -> dict[str, int]:
-        return {text: i for i, text in enumerate(self.step.choices)}
+        return {text: i for i, text in enumerate(self.choice_texts())}
 
     def choice_index(self, value) -> int | None:
         """The answer a radio value names: its index (as the options are built) or its text
-        (as a browser's echo leaves them); None for no answer or one not in this step."""
-        choices = self.step.choices
+        (as a browser's echo leaves them, in the page's language); None for no answer or one
+        not in this step."""
+        choices = self.choice_texts()
         if isinstance(value, int) and not isinstance(value, bool):
             return value if 0 <= value < len(choices) else None
         if isinstance(value, str) and value in choices:
@@ -284,7 +301,7 @@ class LessonsView(pn.viewable.Viewer):
             return
         options = self.choices.options
         if index is not None and not isinstance(options, dict):
-            index = self.step.choices[index]
+            index = self.choice_texts()[index]
         self.choices.value = index
 
     def _choice_moved(self, event) -> None:
@@ -322,7 +339,9 @@ class LessonsView(pn.viewable.Viewer):
         """The way on under the verdict: shown once a step is measured, while Next is on."""
         last = self._index == len(self._steps) - 1
         if measured and not self.pinned and not last:
-            self.onward.param.update(visible=True, label=f"On to step {self._index + 2} ▶")
+            _ = self._tr.gettext
+            label = _("On to step {number} ▶").format(number=self._index + 2)
+            self.onward.param.update(visible=True, label=label)
         elif self.onward.visible:  # a follower's step change sends nothing more
             self.onward.visible = False
 
@@ -340,9 +359,10 @@ class LessonsView(pn.viewable.Viewer):
             self._wait_for_model("load", exc)
             return
         except Exception as exc:  # noqa: BLE001 - a message in the page, never a traceback
-            self._not_ready(html.escape(f"This step could not start: {exc}"))
+            self._not_ready(html.escape(self._could_not_start(exc)))
             return
-        self.result.object = "Loaded. Predict, act, then press Measure."
+        _ = self._tr.gettext
+        self.result.object = _("Loaded. Predict, act, then press Measure.")
         self._set_ready(True)
 
     def _restore(self) -> None:
@@ -353,13 +373,19 @@ class LessonsView(pn.viewable.Viewer):
             self._wait_for_model("restore", exc)
             return
         except Exception as exc:  # noqa: BLE001
-            self._not_ready(html.escape(f"This step could not start: {exc}"))
+            self._not_ready(html.escape(self._could_not_start(exc)))
             return
-        self.result.object = (
+        _ = self._tr.gettext
+        self.result.object = _(
             "Restored from the link with its settings. Predict, act, then press Measure "
             "(or Load this step to start it afresh)."
         )
         self._set_ready(True)
+
+    def _could_not_start(self, exc: Exception) -> str:
+        # The error itself stays as raised (English, as logged): it names what failed.
+        _ = self._tr.gettext
+        return _("This step could not start: {error}").format(error=exc)
 
     def _wait_for_model(self, how: str, exc: ModelStillLoading) -> None:
         """The step's model loads in the background: say so, and start the step (or restore
@@ -368,12 +394,12 @@ class LessonsView(pn.viewable.Viewer):
         if not self._watching_loads:
             self.sources.model.param.watch(self._model_loaded, "loading")
             self._watching_loads = True
-        self._not_ready(
-            html.escape(
-                f"{exc}: this step starts by itself once it is ready (the bar above the plots "
-                "shows how far it is)."
-            )
+        waiting = Said(
+            "{model} is still loading: this step starts by itself once it is ready (the bar "
+            "above the plots shows how far it is).",
+            model=short_title(exc.model),
         )
+        self._not_ready(html.escape(waiting.text(self._tr)))
 
     def _stop_waiting(self) -> None:
         """Another step is shown: the one that waited for its model no longer does, and the
@@ -396,7 +422,9 @@ class LessonsView(pn.viewable.Viewer):
         try:
             self.step.act(self._target())
         except Exception as exc:  # noqa: BLE001
-            self.result.object = html.escape(f"The action failed: {exc}")
+            _ = self._tr.gettext
+            failed = _("The action failed: {error}").format(error=exc)
+            self.result.object = html.escape(failed)
 
     def _measure(self, _event=None) -> None:
         if self._before is None:
@@ -407,38 +435,21 @@ class LessonsView(pn.viewable.Viewer):
             measured = step.measure(self._before, after)
             confirmed = step.confirms(self._before, after)
         except Exception as exc:  # noqa: BLE001
-            self.result.object = html.escape(f"Could not measure: {exc}")
+            _ = self._tr.gettext
+            failed = _("Could not measure: {error}").format(error=exc)
+            self.result.object = html.escape(failed)
             return
         # The reveal: the output before the action stays on the payload plane, faded. A trained
         # head's payload plane turns with its output, so an old output has no place in it.
         if not is_model_step(step):
             self._ghost((float(self._before.output[0]), float(self._before.output[1])))
         choice = self.prediction
-        if choice is None:
-            verdict = plain = "You made no prediction this time."
-        elif step.is_right(choice):
-            verdict = plain = "Your prediction was right."
-        else:
-            expected = step.choices[step.answer]
-            verdict = f"**Not this time:** the expected answer was *{html.escape(expected)}*."
-            plain = f"Not this time: the expected answer was {expected}."
-        outcome = (
-            "The measurement bears it out."
-            if confirmed
-            else "The measurement does not show it yet: compare the numbers with the action "
-            "above, then press Measure again."
-        )
-        result = (
-            f"**Measured:** {html.escape(measured)}.\n\n{verdict} {outcome}\n\n"
-            f"{_text(step.takeaway)}"
-        )
-        # What a screen reader is told (the page's live region, app/views/announcer.py).
-        spoken = f"Measured: {measured}. {plain} {outcome}"
+        result, spoken = self._verdict(shown_value(measured, self._tr), choice, confirmed)
         if self.class_waiting:
             # Counted for the class now (the outcome below), shown when the teacher reveals:
             # until then this page, and the neighbour who reads it, sees no number.
             self._pending = (result, spoken)
-            self.result.object = self.verdict = WAITING_FOR_REVEAL
+            self.result.object = self.verdict = self._tr.gettext(WAITING_FOR_REVEAL)
         else:
             self._reveal(result, spoken)
         self.outcome = (
@@ -447,6 +458,34 @@ class LessonsView(pn.viewable.Viewer):
             choice is not None and step.is_right(choice),
             confirmed,
         )
+
+    def _verdict(self, measured: str, choice: int | None, confirmed: bool) -> tuple[str, str]:
+        """Measure's result as Markdown, and as a screen reader is told it (the page's live
+        region, app/views/announcer.py), in the page's language."""
+        step, _ = self.step, self._tr.gettext
+        if choice is None:
+            verdict = plain = _("You made no prediction this time.")
+        elif step.is_right(choice):
+            verdict = plain = _("Your prediction was right.")
+        else:
+            expected = self.choice_texts()[step.answer]
+            verdict = _("**Not this time:** the expected answer was *{answer}*.").format(
+                answer=html.escape(expected)
+            )
+            plain = _("Not this time: the expected answer was {answer}.").format(answer=expected)
+        outcome = (
+            _("The measurement bears it out.")
+            if confirmed
+            else _(
+                "The measurement does not show it yet: compare the numbers with the action "
+                "above, then press Measure again."
+            )
+        )
+        # TRANSLATORS: the start of Measure's result; {measured} is the measured numbers.
+        measured_line = _("**Measured:** {measured}.").format(measured=html.escape(measured))
+        result = f"{measured_line}\n\n{verdict} {outcome}\n\n{_text(_(step.takeaway))}"
+        spoken_measured = _("Measured: {measured}.").format(measured=measured)
+        return result, f"{spoken_measured} {plain} {outcome}"
 
     def update_hold(self) -> None:
         """Hold the step's views back while it is set up and not yet measured, unless the

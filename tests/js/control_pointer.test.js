@@ -46,6 +46,15 @@ test("a label names a control when it is the name, or the name then a note or a 
   assert.ok(!labelMatches(null, "Causal"));
 });
 
+test("a translated label names its control too, a Chinese note's full-width bracket included", () => {
+  const {labelMatches} = render();
+  assert.ok(labelMatches("Temperatura τ (escala logarítmica): 1,00", "Temperatura τ"));
+  assert.ok(labelMatches("温度 τ（对数刻度）: 1.00", "温度 τ"));
+  assert.ok(labelMatches("更多设置：候选键", "更多设置"));
+  assert.ok(!labelMatches("温度计", "温度"));
+  assert.ok(!labelMatches("Temperatura τ (escala logarítmica)", "Temperature τ"));
+});
+
 test("each name finds the component its label is drawn in, or null", () => {
   const {findControls} = render();
   const sliderRoot = el("#shadow", {children: [el("DIV", {cls: ["bk-slider-title"],
