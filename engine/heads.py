@@ -112,23 +112,36 @@ def shown_tokens(tokens: Sequence[str]) -> list[str]:
     return [shown_token("".join(p)) if p else shown_token("") for p in parts]
 
 
+# What each mark in a token label means: English templates, which a page may translate (the
+# app's catalogue has them: app/views/head_axes.py `token_marks_words`).
+MARK_WORDS = {
+    "␣": "␣ = a space before the word",
+    "⏎": "⏎ = a line break",
+    "⇥": "⇥ = a tab",
+    CONTINUED: "{mark}{char} = rest of {char} (its bytes split)",
+    "<0x": "<0x..> = a byte of a cut-off character",
+}
+
+
+def token_mark_phrases(labels: Iterable[str]) -> list[tuple[str, dict[str, str]]]:
+    """The marks used in these token labels, each as (`MARK_WORDS` template, its values)."""
+    text = "".join(labels)
+    said = []
+    for mark, template in MARK_WORDS.items():
+        if mark not in text:
+            continue
+        values = {}
+        if mark == CONTINUED:
+            at = text.index(CONTINUED) + 1
+            values = {"mark": CONTINUED, "char": text[at : at + 1]}
+        said.append((template, values))
+    return said
+
+
 def token_marks(labels: Iterable[str], sep: str = "; ") -> str:
     """What the marks in these token labels mean, one short phrase each joined by ``sep``
     ("" when none is used): a page prints it beside the tokens it shows."""
-    text = "".join(labels)
-    said = []
-    if "␣" in text:
-        said.append("␣ = a space before the word")
-    if "⏎" in text:
-        said.append("⏎ = a line break")
-    if "⇥" in text:
-        said.append("⇥ = a tab")
-    if CONTINUED in text:
-        char = text[text.index(CONTINUED) + 1 : text.index(CONTINUED) + 2]
-        said.append(f"{CONTINUED}{char} = rest of {char} (its bytes split)")
-    if "<0x" in text:
-        said.append("<0x..> = a byte of a cut-off character")
-    return sep.join(said)
+    return sep.join(t.format(**values) for t, values in token_mark_phrases(labels))
 
 
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:

@@ -63,7 +63,7 @@ def model_panel(lab):
     """The trained model's sidebar controls; a model opened offers its first lesson step."""
     from app.views.model_panel import ModelPanel
 
-    panel = ModelPanel(lab.sources.model, link_warning=lab.status.link_warning)
+    panel = ModelPanel(lab.sources.model, tr=lab.tr, link_warning=lab.status.link_warning)
     lab.style.add([panel.loss.figure])
     lab.sources.model.param.watch(lab.offer_model_lesson, ["model", "loading"])
     return panel
@@ -73,7 +73,7 @@ def model_main(lab):
     """The model's answer (in the logits' place) and its experiments."""
     from app.views.model_panel import ModelMainView
 
-    main = ModelMainView(lab.sources.model)
+    main = ModelMainView(lab.sources.model, tr=lab.tr)
     lab.style.add([main.prediction.figure])
     return main
 
@@ -120,7 +120,7 @@ def every_head(lab) -> Deferred:
 def head_grid(lab):
     from app.views.head_grid import HeadGridView
 
-    grid = HeadGridView(lab.sources.model)
+    grid = HeadGridView(lab.sources.model, tr=lab.tr)
     lab.style.add(grid.figures(), share=False)
     # Drawn as the page draws it: held back while a lesson step asks about it.
     lab.parts.draw_one("head_grid", grid, lab.sources.snapshot)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state.model_runs import edit_key
 from app.state.pipeline import BoundedCache, MiB
 from engine.head_names import head_name
@@ -21,18 +23,18 @@ MARKED = 5  # the heads ranked first, outlined and numbered on the grid
 LISTED = 20  # the heads the table in words lists, highest first
 # What each choice colours the cells by, as a student reads it (the control's options).
 FIND_TITLES = {
-    "patterns": "Each head's pattern",
-    "previous_token": "Previous token",
-    "duplicate_token": "Earlier copy of the same token",
-    "induction": "Token after an earlier copy (induction)",
-    "first_token": "First token (attention sink)",
+    "patterns": N_("Each head's pattern"),
+    "previous_token": N_("Previous token"),
+    "duplicate_token": N_("Earlier copy of the same token"),
+    "induction": N_("Token after an earlier copy (induction)"),
+    "first_token": N_("First token (attention sink)"),
 }
 # What a score measures, for the legend and the table: "the share of attention on ...".
 TARGETS = {
-    "previous_token": "the token just before",
-    "duplicate_token": "an earlier copy of the same token",
-    "induction": "the token that followed an earlier copy of the same token",
-    "first_token": "the first token",
+    "previous_token": N_("the token just before"),
+    "duplicate_token": N_("an earlier copy of the same token"),
+    "induction": N_("the token that followed an earlier copy of the same token"),
+    "first_token": N_("the first token"),
 }
 # About 100 bytes a head: SmolLM2's 270 heads are tens of KB.
 SCORES = BoundedCache(
@@ -66,14 +68,15 @@ def ranked_heads(scores, kind: str, top: int) -> list:
     return measured[:top]
 
 
-def unmeasured(kind: str) -> str:
+def unmeasured(kind: str, tr: Translator = ENGLISH) -> str:
     """Why a text scores no head for `kind` (the grid says it in its place)."""
+    _ = tr.gettext
     if kind in ("duplicate_token", "induction"):
-        return (
+        return _(
             "This text repeats no token, so no head can be scored for copying. Try the text "
             "Repeated random words, or a text that says something twice."
         )
-    return "This text has a single token, so no head can be scored: try a longer text."
+    return _("This text has a single token, so no head can be scored: try a longer text.")
 
 
 def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
@@ -98,13 +101,25 @@ def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
     return SceneTable("head_scores", title, description, ("rank", "head", "score"), body)
 
 
-def ranked_words(scores, kind: str) -> str:
+def _isolated(phrase: str, tr: Translator) -> str:
+    # Right to left: the phrase in its own isolate (app/views/head_axes.py `in_line`).
+    return f"\u2068{phrase}\u2069" if tr.dir == "rtl" else phrase
+
+
+def ranked_words(scores, kind: str, tr: Translator = ENGLISH) -> str:
     """The marked heads in one line, for the grid's caption ("" when none is scored)."""
     top = ranked_heads(scores, kind, MARKED)
     if not top:
         return ""
+    _ = tr.gettext
+    # TRANSLATORS: one ranked head in the grid's caption, "1. layer 4 head 2, 0.91".
+    ranked = _("{rank}. {head}, {score}")
     heads = "; ".join(
-        f"{i}. {head_name(s.layer, s.head)}, {number(s.score(kind))}"
+        ranked.format(
+            rank=i,
+            head=_isolated(_("layer {layer} head {head}").format(layer=s.layer, head=s.head), tr),
+            score=tr.format_decimal(float(f"{s.score(kind):.3f}"), "0.000"),  # as Python rounds
+        )
         for i, s in enumerate(top, start=1)
     )
-    return f"Outlined in black and numbered, highest first: {heads}."
+    return _("Outlined in black and numbered, highest first: {heads}.").format(heads=heads)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state.scene_tables import SceneTable, marks_said
 from engine.heads import shown_tokens
 
@@ -71,32 +73,48 @@ def copy_means(losses: np.ndarray, copies: tuple[range, range]) -> tuple[float, 
     return tuple(float(np.mean([losses[p - 1] for p in copy])) for copy in copies)
 
 
-def _nats(x: float) -> str:
-    return f"{x:.1f}"
+def _nats(x: float, tr: Translator = ENGLISH) -> str:
+    """A loss with one decimal, rounded as Python rounds, in `tr`'s language (2,3 in Spanish)."""
+    text = f"{x:.1f}"
+    return text if tr.code == "en" else tr.format_decimal(float(text), "0.0")
 
 
-def strip_words(strip: LossStrip) -> str:
+def strip_words(strip: LossStrip, tr: Translator = ENGLISH) -> str:
     """The strip's numbers as a sentence: each copy's mean loss for repeated words, else the
     text's mean loss; the same with the edits when there are some."""
+    _ = tr.gettext
     if strip.copies is not None:
-        first, second = copy_means(strip.before, strip.copies)
-        said = f"Mean loss: first copy {_nats(first)} nats a word, second copy {_nats(second)}"
-        if strip.after is not None:
-            first, second = copy_means(strip.after, strip.copies)
-            said += f"; with your edits {_nats(first)} and {_nats(second)}"
-        return said + "."
-    said = f"Mean loss {_nats(float(np.mean(strip.before)))} nats a token"
-    if strip.after is not None:
-        said += f"; with your edits {_nats(float(np.mean(strip.after)))}"
-    return said + "."
+        first, second = (_nats(x, tr) for x in copy_means(strip.before, strip.copies))
+        if strip.after is None:
+            said = _("Mean loss: first copy {first} nats a word, second copy {second}.")
+            return said.format(first=first, second=second)
+        edited = [_nats(x, tr) for x in copy_means(strip.after, strip.copies)]
+        said = _(
+            "Mean loss: first copy {first} nats a word, second copy {second}; with your edits "
+            "{edited_first} and {edited_second}."
+        )
+        return said.format(
+            first=first, second=second, edited_first=edited[0], edited_second=edited[1]
+        )
+    mean = _nats(float(np.mean(strip.before)), tr)
+    if strip.after is None:
+        return _("Mean loss {mean} nats a token.").format(mean=mean)
+    edited = _nats(float(np.mean(strip.after)), tr)
+    return _("Mean loss {mean} nats a token; with your edits {edited}.").format(
+        mean=mean, edited=edited
+    )
 
 
-def copy_of(strip: LossStrip, position: int) -> str:
+FIRST_COPY, SECOND_COPY = N_("first copy"), N_("second copy")
+
+
+def copy_of(strip: LossStrip, position: int, tr: Translator = ENGLISH) -> str:
     """Which copy of the repeated words a token position is in ("" for none)."""
     if strip.copies is None:
         return ""
     first, second = strip.copies
-    return "first copy" if position in first else "second copy" if position in second else ""
+    copy = FIRST_COPY if position in first else SECOND_COPY if position in second else ""
+    return tr.gettext(copy) if copy else ""
 
 
 def strip_table(strip: LossStrip) -> SceneTable:

@@ -32,6 +32,9 @@ from numbers import Integral
 import numpy as np
 import param
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.param_values import check_value
 from app.state import head_patterns, jobs, loss_tables, model_runs, settings_schema
 from app.state.pipeline import dimension_sweep_of
@@ -50,8 +53,8 @@ URL_KEYS = tuple(MODEL_FIELDS)
 ENGINE_BACKENDS = dict(
     zip(settings_schema.BACKENDS, ("numpy", "torch:cpu", "torch:cuda"), strict=True)
 )
-BACKEND_WORDS = {"numpy": "NumPy on the CPU", "torch:cpu": "torch on the CPU"}
-BACKEND_WORDS["torch:cuda"] = "torch on the GPU (CUDA)"
+BACKEND_WORDS = {"numpy": N_("NumPy on the CPU"), "torch:cpu": N_("torch on the CPU")}
+BACKEND_WORDS["torch:cuda"] = N_("torch on the GPU (CUDA)")
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ class ModelState(param.Parameterized):
                         raise ValueError(problem)
                 check_value(self, name, value)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
             return False
         if "model" in settings and settings["model"] != current["model"]:
             if not self._ready(settings["model"]):
@@ -301,7 +304,7 @@ class ModelState(param.Parameterized):
         try:
             settings = self._with_words(settings, current)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
             return False
         if "text" in settings and settings["text"] != current["text"]:
             # Positions refer to the old program; a query position the new one lacks goes back
@@ -343,7 +346,7 @@ class ModelState(param.Parameterized):
             asked = self._asked_for(values, experiment)
             runs = None if experiment else self._runs_now(asked, compute=not off_loop)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
             return False
         if runs is None:
             # The settings wait with the earlier request's (one request: the newest wins).
@@ -358,7 +361,7 @@ class ModelState(param.Parameterized):
             # With the earlier request's settings, if one waits: `values` includes them.
             self._show((self._asked or {}) | settings, values, asked, runs)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
             return False
         return True
 
@@ -400,7 +403,7 @@ class ModelState(param.Parameterized):
         try:
             self._show(settings, values, self._asked_for(values), runs)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
 
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until no request's runs are being computed (a test's or a notebook's way to
@@ -461,7 +464,8 @@ class ModelState(param.Parameterized):
         with param.edit_constant(self):
             self.param.update(loading="", load_fraction=0.0 if error else 1.0)
         if error:
-            self._set_error(f"model: {name} could not be loaded ({error})")
+            failed = Said("model: {name} could not be loaded ({error})", name=name, error=error)
+            self._set_error(failed)
         elif self._pending_link:
             # The link's values are checked only now: the page names each bad one, as it does
             # for a link read when the page opened (`take_link_warnings`).
@@ -584,7 +588,7 @@ class ModelState(param.Parameterized):
             asked = self._asked_for(values)
             self._show({}, values, asked, self._runs_now(asked, compute=True))
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(exc)
             return False
         return True
 
@@ -638,9 +642,19 @@ class ModelState(param.Parameterized):
                 snapshot=snap, prediction=prediction, run=edited, error="", running=""
             )
 
-    def _set_error(self, message: str) -> None:
+    def _set_error(self, message: str | Said | ValueError) -> None:
+        """`error` in English; `error_text(tr)` in a session's language (an engine's `Problem`
+        and a `Said` are translated, any other message is shown as written)."""
+        self._error_said = said_of(message)
         with param.edit_constant(self):
-            self.error = message
+            self.error = str(self._error_said)
+
+    def error_text(self, tr: Translator = ENGLISH) -> str:
+        """The refusal shown now (`error`), in `tr`'s language."""
+        said = getattr(self, "_error_said", None)
+        if said is None or str(said) != self.error:  # set directly: no template kept
+            return self.error
+        return said.text(tr)
 
     # ---------------------------------------------------------------- every head, every row
 
@@ -702,7 +716,7 @@ class ModelState(param.Parameterized):
         try:
             result = ex.run_experiment(self.loaded, self.text, name, self.layer, self.head)
         except ValueError as exc:
-            self._set_error(f"{name}: {exc}")
+            self._set_error(Said("{name}: {problem}", name=name, problem=said_of(exc)))
             return None
         with param.edit_constant(self):
             self.experiments = [*self.experiments, result]
@@ -837,6 +851,20 @@ class ModelState(param.Parameterized):
                 warnings.append(f"{error}; using the default")
         self._set_error("")
         return warnings
+
+
+AS_WRITTEN = "{text}"  # a message with no template: not a catalogue entry (not a literal)
+
+
+def said_of(message: str | Said | ValueError) -> Said:
+    """A refusal as a `Said`: an engine's `Problem` keeps its template and values; any other
+    message is its own text (no catalogue entry: shown as written)."""
+    if isinstance(message, Said):
+        return message
+    template, values = getattr(message, "template", None), getattr(message, "values", None)
+    if isinstance(template, str) and isinstance(values, dict):
+        return Said(template, **values)
+    return Said(AS_WRITTEN, text=str(message))
 
 
 def patched_from(edits, layer: int, head: int) -> str:

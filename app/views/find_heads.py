@@ -21,10 +21,12 @@ from bokeh.palettes import Viridis256
 from bokeh.transform import transform
 
 import attention_lab_assets
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once
 from app.state import copy_tables as ct
 from app.state.settings_schema import FIND_HEADS, MODEL_FIELDS
 
+from .head_axes import head_words, in_line
 from .notify import notify
 from .style import add_glyph, f32
 from .two_way import Echo
@@ -36,31 +38,34 @@ DARK_FROM = 0.45  # a number on a cell at least this score is written white, els
 MARK_EDGE = 0.06  # how far a marked head's outline stands out of its cell (data units)
 
 
-def legend_html(kind: str) -> str:
+def legend_html(kind: str, tr: Translator = ENGLISH) -> str:
     """What the colours and the marks mean, beside the control (the ramp is drawn by CSS)."""
-    target = html.escape(ct.TARGETS[kind])
+    _ = tr.gettext
+    scale = html.escape(_("colour scale: light yellow for 0, dark purple for 1"))
+    said = _(
+        "the share of each head's attention on {target}; outlined and numbered: the {count} highest"
+    ).format(target=in_line(_(ct.TARGETS[kind]), tr), count=ct.MARKED)
     return (
         '<div class="lab-score-legend">'
         '<span class="lab-score-end">0</span>'
-        '<span class="lab-score-ramp" role="img" '
-        'aria-label="colour scale: light yellow for 0, dark purple for 1"></span>'
+        f'<span class="lab-score-ramp" role="img" aria-label="{scale}"></span>'
         '<span class="lab-score-end">1</span>'
-        f"<span>the share of each head's attention on {target}; outlined and numbered: "
-        f"the {ct.MARKED} highest</span></div>"
+        f"<span>{html.escape(said)}</span></div>"
     )
 
 
 class ScoreLayer:
     """The grid's "Find heads" control, its score colouring, its marks, legend and notice."""
 
-    def __init__(self, mstate, fig, cells: ColumnDataSource, hover):
-        self.mstate, self.hover = mstate, hover
+    def __init__(self, mstate, fig, cells: ColumnDataSource, hover, tr: Translator = ENGLISH):
+        self.mstate, self.hover, self.tr = mstate, hover, tr
+        _ = tr.gettext
         self.pattern_tips = list(hover.tooltips)
         self._echo = Echo()
         field = MODEL_FIELDS["find"]
         self.control = pn.widgets.Select(
-            label=field.label,
-            options={ct.FIND_TITLES[k]: k for k in FIND_HEADS},
+            label=_(field.label),
+            options={_(ct.FIND_TITLES[k]): k for k in FIND_HEADS},
             value=mstate.find,
             sizing_mode="stretch_width",
             max_width=480,  # the longest title whole, in presenter type too
@@ -131,7 +136,7 @@ class ScoreLayer:
         if self._echo.active or event.new == self.mstate.find:
             return
         if not self.mstate.request(find=event.new):
-            notify("warning", self.mstate.error)
+            notify("warning", self.mstate.error_text(self.tr))
 
     def draw(self, run, data: dict, share: float) -> tuple:
         """Fill `data` (the grid's rows) with the chosen score and draw the marks; returns the
@@ -147,12 +152,13 @@ class ScoreLayer:
         data["score"] = column if measured else f32(np.full(n, np.nan))
         self.cells.visible = self.outlines.visible = self.numbers.visible = measured
         self.hover.tooltips = self._tips(kind) if measured else self.pattern_tips
-        self.legend.object = legend_html(kind) if measured else ""
+        self.legend.object = legend_html(kind, self.tr) if measured else ""
         self.legend.visible = measured
-        self.notice.object = html.escape(ct.unmeasured(kind)) if shown and not measured else ""
+        unmeasured = shown and not measured
+        self.notice.object = html.escape(ct.unmeasured(kind, self.tr)) if unmeasured else ""
         self.notice.visible = shown and not measured
         self._mark(scores, kind, share if measured else None)
-        self.summary = ct.ranked_words(scores, kind) if measured else ""
+        self.summary = ct.ranked_words(scores, kind, self.tr) if measured else ""
         if not shown:
             return ()
         return (ct.ranked_table(scores, kind, self.mstate.open_head),)
@@ -176,11 +182,11 @@ class ScoreLayer:
             "bottom": f32(heads + edge),
         }
 
-    @staticmethod
-    def _tips(kind: str) -> list:
+    def _tips(self, kind: str) -> list:
+        _ = self.tr.gettext
         return [
-            ("head", "layer @layer head @head"),
-            (ct.FIND_TITLES[kind].lower(), "@score{0.000}"),
+            (_("head"), head_words("@layer", "@head", self.tr)),
+            (_(ct.FIND_TITLES[kind]).lower(), "@score{0.000}"),
         ]
 
     def conceal(self) -> None:

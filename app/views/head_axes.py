@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from bokeh.models import FixedTicker, Range1d
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
+from engine.heads import token_mark_phrases
+
 LAYER, HEAD = "layer", "head"  # the data columns a map's cells are placed by: x, y
 
 
@@ -22,10 +26,11 @@ def head_map_ranges(n_layers: int = 2, n_heads: int = 2) -> dict:
     }
 
 
-def label_head_map(fig) -> None:
+def label_head_map(fig, tr: Translator = ENGLISH) -> None:
     """Axis titles and tickers of a new map (ticks set by `fit_head_map`)."""
-    fig.xaxis.axis_label = "layer"
-    fig.yaxis.axis_label = "head"
+    _ = tr.gettext
+    fig.xaxis.axis_label = _("layer")
+    fig.yaxis.axis_label = _("head")
     fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
     fig.yaxis.ticker = FixedTicker(ticks=[0, 1])
 
@@ -36,3 +41,35 @@ def fit_head_map(fig, n_layers: int, n_heads: int) -> None:
     fig.y_range.start, fig.y_range.end = n_heads - 0.5, -0.5
     fig.xaxis.ticker.ticks = list(range(0, n_layers, 1 if n_layers <= 10 else 5))
     fig.yaxis.ticker.ticks = list(range(n_heads))
+
+
+def head_words(layer: int, head: int, tr: Translator = ENGLISH) -> str:
+    """`engine.head_names.head_name` in the session's language: "layer 13 head 8"."""
+    _ = tr.gettext
+    # TRANSLATORS: the one way the lab names a head in words (counted from 0).
+    return in_line(_("layer {layer} head {head}").format(layer=layer, head=head), tr)
+
+
+def in_line(phrase: str, tr: Translator = ENGLISH) -> str:
+    """A translated phrase set into a sentence's placeholder: in a right-to-left language it
+    sits in a first-strong isolate (FSI ... PDI), so the left-to-right isolate that the
+    placeholder has in an Arabic sentence does not reorder its Arabic words."""
+    return f"\u2068{phrase}\u2069" if tr.dir == "rtl" and phrase else phrase
+
+
+# The engine's words for the marks in token labels (engine/heads.py MARK_WORDS), marked for the
+# catalogue here: the engine has no marker of its own.
+MARK_WORDS = (
+    N_("␣ = a space before the word"),
+    N_("⏎ = a line break"),
+    N_("⇥ = a tab"),
+    N_("{mark}{char} = rest of {char} (its bytes split)"),
+    N_("<0x..> = a byte of a cut-off character"),
+)
+
+
+def token_marks_words(labels, tr: Translator = ENGLISH, sep: str = "; ") -> str:
+    """`engine.heads.token_marks` in the session's language."""
+    return sep.join(
+        tr.gettext(template).format(**values) for template, values in token_mark_phrases(labels)
+    )

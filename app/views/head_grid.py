@@ -43,17 +43,18 @@ from bokeh.models import (
 from bokeh.palettes import Blues256
 
 import attention_lab_assets
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once
 from app.state import head_patterns as hp
 from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
 from app.state.settings_schema import MODEL_FIELDS
-from engine.head_names import head_name
-from engine.heads import shown_token, shown_tokens, token_marks
+from engine.heads import shown_token, shown_tokens
 
 from .covered import conceal
 from .find_heads import ScoreLayer
+from .head_axes import head_words, in_line, token_marks_words
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText
@@ -104,18 +105,19 @@ class QueryPicker(pn.viewable.Viewer):
 
     mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
 
-    def __init__(self, mstate, **params):
+    def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(mstate=mstate, **params)
+        self.tr, _ = tr, tr.gettext
         self._echo = Echo()  # while update writes the slider, what it reports is its echo
         self.slider = pn.widgets.IntSlider(
-            label=MODEL_FIELDS["query"].label,
+            label=_(MODEL_FIELDS["query"].label),
             start=0,
             end=1,
             value=0,
             sizing_mode="stretch_width",
         )
         self.last = pn.widgets.Button(
-            label="Back to the last token", color="light", sizing_mode="stretch_width"
+            label=_("Back to the last token"), color="light", sizing_mode="stretch_width"
         )
         self.note = pn.pane.Markdown("", margin=(0, 10))
         self.slider.param.watch(self._picked, "value_throttled")
@@ -132,7 +134,7 @@ class QueryPicker(pn.viewable.Viewer):
         if position == self.mstate.query or (position is None and self.mstate.query in (None, -1)):
             return
         if not self.mstate.request(query=position):
-            notify("warning", self.mstate.error)
+            notify("warning", self.mstate.error_text(self.tr))
             self.update()
 
     def _picked(self, event) -> None:
@@ -147,9 +149,15 @@ class QueryPicker(pn.viewable.Viewer):
         with self._echo.writing():
             self.slider.param.update(end=max(1, n - 1), value=q, disabled=n < 2)
         self.last.visible = q != n - 1
-        where = "the last token" if q == n - 1 else f"token {q + 1} of {n}"
+        _ = self.tr.gettext
+        where = _("the last token") if q == n - 1 else _("token {number} of {total}")
+        note = _("Row {row}: {token} ({where}); the answer is its next token.")
         self.note.object = html.escape(
-            f"Row {q}: {shown_token(run.tokens[q])} ({where}); the answer is its next token."
+            note.format(
+                row=q,
+                token=shown_token(run.tokens[q]),
+                where=in_line(where.format(number=q + 1, total=n), self.tr),
+            )
         )
 
     def __panel__(self):
@@ -161,8 +169,9 @@ class HeadGridView(pn.viewable.Viewer):
 
     mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
 
-    def __init__(self, mstate, **params):
+    def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(mstate=mstate, **params)
+        self.tr, self._ = tr, tr.gettext  # the session's language (app/i18n/translator.py)
         self._drawn_image = None  # the mosaic last sent (sent again only when it changes)
         self._drawn_pattern = None
         cols = ["layer", "head", "top_key", "top_token", "top_weight", "entropy", "on_focus"]
@@ -183,18 +192,18 @@ class HeadGridView(pn.viewable.Viewer):
         self.query_source = ColumnDataSource(name="pattern_query", data=box_data())
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
-        self.text = PlotText("Every head and the open head's pattern in words")
+        self.text = PlotText(self._("Every head and the open head's pattern in words"))
         self.grid_pane = self.grid_box = None  # made with the page (__panel__)
 
     # ------------------------------------------------------------------ figures
 
     def _grid_figure(self):
-        model = self.mstate.loaded
+        model, _ = self.mstate.loaded, self._
         L, H = model.n_layers, model.n_heads
         cell = cell_px(L, H)
         # Fixed borders around a frame of square cells (no toolbar: hover and click need none).
         fig = make_figure(
-            "Every head at once",
+            _("Every head at once"),
             x_range=Range1d(-0.5, L - 0.5),
             y_range=Range1d(H - 0.5, -0.5),  # head 0 on top
             sizing_mode="fixed",
@@ -204,32 +213,33 @@ class HeadGridView(pn.viewable.Viewer):
         fig.toolbar_location = None
         fig.name = "head_grid_plot"
         fig.grid.visible = False
-        fig.xaxis.axis_label = "layer"
-        fig.yaxis.axis_label = "head"
+        fig.xaxis.axis_label = _("layer")
+        fig.yaxis.axis_label = _("head")
         fig.xaxis.ticker = FixedTicker(ticks=[])
         fig.yaxis.ticker = FixedTicker(ticks=list(range(H)))
         mapper = LinearColorMapper(palette=grid_palette(), low=0, high=256)
-        _, cells = add_head_image(
+        _image, cells = add_head_image(
             fig, mapper, self.image_source, self.grid_source, self.open_source, outline_width=3
         )
         add_hover(
             fig,
             [cells],
             [
-                ("head", "layer @layer head @head"),
-                ("strongest key", "@top_token @@@top_key: @top_weight{0.000}"),
-                ("entropy", "@entropy{0.00} nats"),
-                ("on the open head's key", "@on_focus{0.000}"),
+                (_("head"), head_words("@layer", "@head", self.tr)),
+                (_("strongest key"), "@top_token @@@top_key: @top_weight{0.000}"),
+                (_("entropy"), _("{value} nats").format(value="@entropy{0.00}")),
+                (_("on the open head's key"), "@on_focus{0.000}"),
             ],
         )
         # Find heads: the cells coloured by a copying score instead, on top of the mosaic.
-        self.scores = ScoreLayer(self.mstate, fig, self.grid_source, fig.hover[0])
+        self.scores = ScoreLayer(self.mstate, fig, self.grid_source, fig.hover[0], tr=self.tr)
         fig.on_event(Tap, self._tap_grid)
         return fig
 
     def _pattern_figure(self):
+        _ = self._
         fig = make_figure(
-            "The open head's whole pattern",
+            _("The open head's whole pattern"),
             height=PATTERN_HEIGHT,
             sizing_mode="stretch_width",
             x_range=Range1d(-0.5, 0.5),
@@ -245,8 +255,8 @@ class HeadGridView(pn.viewable.Viewer):
         # a tool in the toolbar to zoom or pan.
         fig.toolbar.active_drag = None
         fig.toolbar.active_scroll = None
-        fig.xaxis.axis_label = "key position"
-        fig.yaxis.axis_label = "query position (click a row)"
+        fig.xaxis.axis_label = _("key position")
+        fig.yaxis.axis_label = _("query position (click a row)")
         fig.xaxis.major_label_orientation = np.pi / 2
         # Ticks on whole positions that thin out (and fill in again when zoomed).
         fig.xaxis.ticker = BasicTicker(desired_num_ticks=10, min_interval=1)
@@ -275,12 +285,16 @@ class HeadGridView(pn.viewable.Viewer):
         add_hover(
             fig,
             [image],
-            [("query position", "$y{0}"), ("key position", "$x{0}"), ("weight", "@image{0.000}")],
+            [
+                (_("query position"), "$y{0}"),
+                (_("key position"), "$x{0}"),
+                (_("weight"), "@image{0.000}"),
+            ],
         )
         bar = ColorBar(
             color_mapper=mapper,
             ticker=FixedTicker(ticks=[0.001, 0.01, 0.1, 1]),
-            title="weight (log)",
+            title=_("weight (log)"),
             major_label_overrides={0.001: "0.001", 0.01: "0.01", 0.1: "0.1", 1: "1"},
             title_text_font_size="14px",
             major_label_text_font_size="14px",
@@ -305,7 +319,7 @@ class HeadGridView(pn.viewable.Viewer):
         if (layer, head) != self.mstate.open_head and not self.mstate.request(
             layer=layer, head=head
         ):
-            notify("warning", self.mstate.error)
+            notify("warning", self.mstate.error_text(self.tr))
 
     def _tap_pattern(self, event) -> None:
         run = self.mstate.run
@@ -319,7 +333,7 @@ class HeadGridView(pn.viewable.Viewer):
         if row == run.query_position:
             return
         if not self.mstate.request(query=None if last else row):
-            notify("warning", self.mstate.error)
+            notify("warning", self.mstate.error_text(self.tr))
 
     # ------------------------------------------------------------------ drawing
 
@@ -422,21 +436,27 @@ class HeadGridView(pn.viewable.Viewer):
             self.pattern_fig.x_range.update(start=-0.5, end=n - 0.5)
             self.pattern_fig.y_range.update(start=n - 0.5, end=-0.5)
         self.query_source.data = box_data(-0.5, q + 0.5, q - 0.5, q + 0.5)
-        title = head_name(layer, head).capitalize()
+        title = head_words(layer, head, self.tr).capitalize()
         if self.pattern_fig.title.text != title:
             self.pattern_fig.title.text = title
         top = int(np.argmax(run.head(layer, head).weights))
         names = short_labels(run.tokens)
-        marks = token_marks(names)
+        self.caption.object = html.escape(self._caption(names, layer, head, q, top))
+
+    def _caption(self, names, layer: int, head: int, q: int, top: int) -> str:
+        """The grid's caption: the marked heads, the open head, its query and strongest key,
+        how to pick another, and what the tokens' marks mean."""
+        _ = self._
         summary = f"{self.scores.summary} " if self.scores.summary else ""
-        self.caption.object = html.escape(
-            summary
-            + f"The outlined cell is the open head ({head_name(layer, head)}); the outlined row "
-            f"is the query, {names[q]}, whose strongest key is {names[top]}. Click a cell to "
-            "open that head, or a row of the pattern to make it the query (by keyboard: Layer "
-            "and Head, and Query position, in the sidebar)."
-            + (f" Tokens: {marks}." if marks else "")
-        )
+        text = _(
+            "The outlined cell is the open head ({head}); the outlined row is the query, "
+            "{query}, whose strongest key is {key}. Click a cell to open that head, or a row of "
+            "the pattern to make it the query (by keyboard: Layer and Head, and Query position, "
+            "in the sidebar)."
+        ).format(head=head_words(layer, head, self.tr), query=names[q], key=names[top])
+        marks = token_marks_words(names, self.tr)
+        tokens = (" " + _("Tokens: {marks}.").format(marks=marks)) if marks else ""
+        return summary + text + tokens
 
     def conceal(self) -> None:
         """Every head's weights held back until a lesson step is measured (covered.py)."""
@@ -444,7 +464,7 @@ class HeadGridView(pn.viewable.Viewer):
         conceal(self.scores, "Every head")
         self.scores.conceal()
         self._drawn_image = self._drawn_pattern = None  # the next drawing sends them again
-        self.caption.object = "Every head's weights: predict first, then press Measure."
+        self.caption.object = self._("Every head's weights: predict first, then press Measure.")
 
     def figures(self) -> list:
         return [self.grid, self.pattern_fig]

@@ -17,12 +17,21 @@ import panel as pn
 from bokeh.models import BoxAnnotation, ColumnDataSource, Label, Range1d
 from bokeh.models.glyphs import VBar
 
-from app.state.loss_tables import copy_of, loss_strip, strip_table, strip_words
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
+from app.state.loss_tables import (
+    FIRST_COPY,
+    SECOND_COPY,
+    copy_of,
+    loss_strip,
+    strip_table,
+    strip_words,
+)
 
 from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
-TITLE = "Loss of each token"
+TITLE = N_("Loss of each token")
 HEIGHT, LEGEND_PX = 200, 50
 HEADROOM = 1.25  # the range's top over the tallest bar: room for the copies' names
 # A bar a token, two side by side with edits: each this share of a position (a gap between).
@@ -33,23 +42,24 @@ BEFORE_PAIRED = {"fill_color": "#ffffff", "line_color": "#555555", "line_dash": 
 COPY_FILL = ("#eeeeee", "#dff3ea")
 # While a lesson step holds the model's answer back: the second copy's loss answers the steps
 # on copying heads, so the strip waits for Measure too.
-HELD_WORDS = "The loss of each token shows once you measure."
+HELD_WORDS = N_("The loss of each token shows once you measure.")
 
 
 class LossStripView(pn.viewable.Viewer):
     """The strip of a `ModelState`'s text; `update` draws the run on screen."""
 
-    def __init__(self, mstate, **params):
+    def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.mstate = mstate
+        self.mstate, self.tr = mstate, tr
+        _ = tr.gettext
         self.held = False  # see `hold`
-        self.text = PlotText("The loss of each token in words")
+        self.text = PlotText(_("The loss of each token in words"))
         cols = {c: f32([]) for c in ("x", "x_before", "x_after", "before", "after")}
         self.source = ColumnDataSource(name="loss_strip", data=cols | {"token": [], "copy": []})
-        fig = make_figure(TITLE, height=HEIGHT, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
+        fig = make_figure(_(TITLE), height=HEIGHT, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.name = "loss_strip_plot"
-        fig.xaxis.axis_label = "token position"
-        fig.yaxis.axis_label = "loss (nats)"
+        fig.xaxis.axis_label = _("token position")
+        fig.yaxis.axis_label = _("loss (nats)")
         fig.xgrid.visible = False
         self.bands = [
             BoxAnnotation(fill_color=c, fill_alpha=1.0, level="underlay") for c in COPY_FILL
@@ -58,22 +68,25 @@ class LossStripView(pn.viewable.Viewer):
             Label(
                 text=t, x=0, y=0, text_baseline="top", text_font_size="13px", text_color="#333333"
             )
-            for t in ("first copy", "second copy")
+            for t in (_(FIRST_COPY), _(SECOND_COPY))
         ]
         for item in (*self.bands, *self.band_labels):
             fig.add_layout(item)
         self.before = add_glyph(
             fig, VBar, x="x_before", top="before", width=ALONE, source=self.source,
-            legend_label="without your edits", **BEFORE_ALONE,
+            legend_label=_("without your edits"), **BEFORE_ALONE,
         )  # fmt: skip
         self.after = add_glyph(
             fig, VBar, x="x_after", top="after", width=PAIRED, source=self.source,
-            color=OKABE_ITO["purple"], legend_label="with your edits",
+            color=OKABE_ITO["purple"], legend_label=_("with your edits"),
         )  # fmt: skip
         # A hover of its own for each bar: a token without edits has no "with your edits".
-        token = ("token", "@token (position @x) @copy")
-        add_hover(fig, [self.before], [token, ("loss", "@before{0.00} nats")])
-        add_hover(fig, [self.after], [token, ("with your edits", "@after{0.00} nats")])
+        token = (_("token"), _("{token} (position {position}) {copy}"))
+        token = (token[0], token[1].format(token="@token", position="@x", copy="@copy"))
+        nats = _("{value} nats")
+        add_hover(fig, [self.before], [token, (_("loss"), nats.format(value="@before{0.00}"))])
+        edits = (_("with your edits"), nats.format(value="@after{0.00}"))
+        add_hover(fig, [self.after], [token, edits])
         style_legend(fig, below=True)
         self.figure = fig
         self.words = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-loss-words"])
@@ -98,12 +111,12 @@ class LossStripView(pn.viewable.Viewer):
             # The figure, not its pane: with its pane hidden here, a served page's lesson
             # step that waited for the model never started (tests/browser/test_model_browser).
             self.figure.visible = False
-            self.words.object = HELD_WORDS
+            self.words.object = self.tr.gettext(HELD_WORDS)
             self.text.show(())
             self.column.visible = True
             return
         self._draw(strip)
-        self.words.object = html.escape(strip_words(strip))
+        self.words.object = html.escape(strip_words(strip, self.tr))
         self.text.show((strip_table(strip),))
         self.figure.visible = self.column.visible = True
 
@@ -128,7 +141,7 @@ class LossStripView(pn.viewable.Viewer):
                 "before": f32(strip.before),
                 "after": f32(after),
                 "token": [strip.tokens[int(p)] for p in x],
-                "copy": [copy_of(strip, int(p)) for p in x],
+                "copy": [copy_of(strip, int(p), self.tr) for p in x],
             },
         )
         self.before.glyph.update(width=PAIRED if paired else ALONE, **_before_style(paired))

@@ -13,6 +13,8 @@ import panel as pn
 import param
 
 import attention_lab_assets
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once, widgets_of
 from app.state.model_state import (
     MAX_TEXT_CHARS,
@@ -23,11 +25,11 @@ from app.state.model_state import (
 )
 from app.state.settings_schema import MODEL_FIELDS, WORDS_SEED_MAX
 from app.views.headings import group_heading
-from engine.head_names import head_name
 from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.trained import experiments as ex
 from engine.trained.edits import PatchHead
 
+from .head_axes import head_words, in_line
 from .head_grid import QueryPicker
 from .loss_strip import LossStripView
 from .notify import notify
@@ -35,23 +37,46 @@ from .prediction import PredictionView
 from .two_way import Echo, Sent
 
 MODEL_BACKENDS = {
-    "NumPy (CPU)": "numpy",
-    "torch, CPU": "torch-cpu",
-    "torch, GPU (CUDA)": "torch-cuda",
+    N_("NumPy (CPU)"): "numpy",
+    N_("torch, CPU"): "torch-cpu",
+    N_("torch, GPU (CUDA)"): "torch-cuda",
 }
 # The example menu's entry for a seeded draw of repeated random words (a language model's only):
 # its value is no text of the menu, and choosing it draws the text (ModelState's `words`).
-REPEATED_WORDS = "Repeated random words"
+REPEATED_WORDS = N_("Repeated random words")
 REPEATED_WORDS_VALUE = "(repeated random words)"
 # The head's temperature slider offers a teaching range; the state accepts a wider one
 # (tests/app/test_model_panel.py checks that it holds every value the slider offers).
 HEAD_TEMPERATURE_SLIDER = (0.25, 8.0)
+# The model settings' labels, declared in app/state/settings_schema.py (MODEL_FIELDS) without a
+# marker: marked here so the catalogue has them; the panel translates MODEL_FIELDS' own label.
+FIELD_LABELS = (
+    N_("Model"),
+    N_("Program (press Enter to run)"),
+    N_("Layer"),
+    N_("Head"),
+    N_("Query position"),
+    N_("This head's temperature"),
+    N_("Rotate this head's query (degrees)"),
+    N_("Hide positions from this head"),
+    N_("Ablate heads (zero their output)"),
+    N_("Run the model with"),
+    N_("Seed of the words"),
+    N_("Find heads"),
+)
+# The finders' descriptions, declared in engine/heads.py (HEAD_FINDERS: the engine has no
+# marker), shown as the finder's options.
+FINDER_LABELS = (
+    N_("most weight on a chosen token"),
+    N_("the sharpest routes (lowest entropy)"),
+    N_("most weight parked on the first token"),
+)
 
 
-def head_choices(model) -> dict[str, str]:
+def head_choices(model, tr: Translator = ENGLISH) -> dict[str, str]:
     """Every head of `model`, named as the page names it, with its "layer.head" value."""
     return {
-        head_name(layer, head): f"{layer}.{head}"
+        head_words(layer, head, tr): f"{layer}.{head}"
         for layer in range(model.n_layers)
         for head in range(model.n_heads)
     }
@@ -65,8 +90,9 @@ class ModelPanel(pn.viewable.Viewer):
         default=None, doc="shows a link's warning in the page (a toast if None)"
     )
 
-    def __init__(self, mstate, **params):
+    def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(mstate=mstate, **params)
+        self.tr, self._ = tr, tr.gettext  # the session's language (app/i18n/translator.py)
         # While _from_state writes these widgets, what they report is its echo, not a student's.
         self._echo = Echo()
         # A refused program or sentence stays in its box for editing (the plots keep the last
@@ -76,8 +102,8 @@ class ModelPanel(pn.viewable.Viewer):
         self._make_source_controls()
         self._make_head_controls()
         self._make_intervention_controls()
-        self.query = QueryPicker(mstate)  # the query position (app/views/head_grid.py)
-        self.loss = LossStripView(mstate)  # under the text: each token's loss
+        self.query = QueryPicker(mstate, tr=tr)  # the query position (app/views/head_grid.py)
+        self.loss = LossStripView(mstate, tr=tr)  # under the text: each token's loss
         self._links = self._link()
         self._from_state()
         self._watch_loading()  # a link may have asked for a model that is still loading
@@ -85,37 +111,37 @@ class ModelPanel(pn.viewable.Viewer):
 
     def _make_source_controls(self) -> None:
         """The model, its program or sentence, and how far a model being loaded is."""
-        mstate, model = self.mstate, self.mstate.loaded
+        mstate, model, _ = self.mstate, self.mstate.loaded, self._
         choices = model_choices()
         self.model = pn.widgets.Select(
-            label=MODEL_FIELDS["model"].label,
-            options={title: name for name, title, ok, _ in choices if ok},
+            label=_(MODEL_FIELDS["model"].label),
+            options={_(title): name for name, title, ok, _r in choices if ok},
             value=mstate.model,
             sizing_mode="stretch_width",
         )
-        missing = [f"{title}: {reason}" for _, title, ok, reason in choices if not ok]
+        missing = [f"{_(title)}: {reason}" for _n, title, ok, reason in choices if not ok]
         self.about = pn.pane.Markdown("", margin=(0, 10))
         self.missing = pn.pane.Markdown(
-            "\n".join(f"- not installed: {html.escape(m)}" for m in missing),
+            "\n".join(_("- not installed: {model}").format(model=html.escape(m)) for m in missing),
             visible=bool(missing),
             margin=(0, 10),
         )
         self.example = pn.widgets.Select(
-            label="Ready-made programs",
-            options=example_options(model),
+            label=_("Ready-made programs"),
+            options=example_options(model, self.tr),
             sizing_mode="stretch_width",
         )
         self.text = pn.widgets.TextInput(
-            label=MODEL_FIELDS["text"].label,
+            label=_(MODEL_FIELDS["text"].label),
             value=mstate.text,
             max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
         )
         # Shown while the text is a draw of repeated random words: its seed, and a new draw.
         self.words = pn.widgets.IntInput(
-            label=MODEL_FIELDS["words"].label, start=0, end=WORDS_SEED_MAX, width=170
+            label=_(MODEL_FIELDS["words"].label), start=0, end=WORDS_SEED_MAX, width=170
         )
-        self.new_words = pn.widgets.Button(label="New words", color="primary", align="end")
+        self.new_words = pn.widgets.Button(label=_("New words"), color="primary", align="end")
         self.words_row = pn.Row(self.words, self.new_words, visible=False, margin=0)
         # A language model takes seconds to load: the page shows how far it is meanwhile.
         self.progress = pn.indicators.Progress(
@@ -123,8 +149,8 @@ class ModelPanel(pn.viewable.Viewer):
         )
         self.progress_note = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self.backend = pn.widgets.Select(
-            label=MODEL_FIELDS["backend"].label,
-            options=MODEL_BACKENDS,
+            label=_(MODEL_FIELDS["backend"].label),
+            options={_(label): value for label, value in MODEL_BACKENDS.items()},
             value=mstate.backend,
             sizing_mode="stretch_width",
         )
@@ -132,32 +158,35 @@ class ModelPanel(pn.viewable.Viewer):
 
     def _make_head_controls(self) -> None:
         """The head open: layer and head, the one found at load, and the finder of heads."""
+        _ = self._
         self.layer = pn.widgets.Select(
-            label=MODEL_FIELDS["layer"].label, sizing_mode="stretch_width"
+            label=_(MODEL_FIELDS["layer"].label), sizing_mode="stretch_width"
         )
-        self.head = pn.widgets.Select(label=MODEL_FIELDS["head"].label, sizing_mode="stretch_width")
+        self.head = pn.widgets.Select(
+            label=_(MODEL_FIELDS["head"].label), sizing_mode="stretch_width"
+        )
         # Named for what was measured to find it (model.retrieval_basis), not for a role: on
         # another text the same head may do something else.
         self.retrieval = pn.widgets.Button(
-            label="Open the head found at load", color="primary", sizing_mode="stretch_width"
+            label=_("Open the head found at load"), color="primary", sizing_mode="stretch_width"
         )
         self.head_note = pn.pane.Markdown(margin=(0, 10))
         self.finder = pn.widgets.Select(
-            label="Find heads with",
-            options={text: key for key, text in HEAD_FINDERS.items()},
+            label=_("Find heads with"),
+            options={_(text): key for key, text in HEAD_FINDERS.items()},
             value="on_token",
             sizing_mode="stretch_width",
         )
-        self.finder_token = pn.widgets.Select(label="The token", sizing_mode="stretch_width")
+        self.finder_token = pn.widgets.Select(label=_("The token"), sizing_mode="stretch_width")
         self.found = pn.widgets.Select(
-            label="Heads found (pick one to open it)", sizing_mode="stretch_width"
+            label=_("Heads found (pick one to open it)"), sizing_mode="stretch_width"
         )
 
     def _make_intervention_controls(self) -> None:
         """What the student changes inside the open head, and which heads are ablated."""
-        model = self.mstate.loaded
+        model, _ = self.mstate.loaded, self._
         self.temperature = pn.widgets.FloatSlider(
-            label=MODEL_FIELDS["head_temperature"].label,
+            label=_(MODEL_FIELDS["head_temperature"].label),
             start=HEAD_TEMPERATURE_SLIDER[0],
             end=HEAD_TEMPERATURE_SLIDER[1],
             step=0.05,
@@ -165,7 +194,7 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.rotate = pn.widgets.FloatSlider(
-            label=MODEL_FIELDS["rotate"].label,
+            label=_(MODEL_FIELDS["rotate"].label),
             start=ROTATE_BOUNDS[0],
             end=ROTATE_BOUNDS[1],
             step=5.0,
@@ -173,18 +202,18 @@ class ModelPanel(pn.viewable.Viewer):
             sizing_mode="stretch_width",
         )
         self.masked = pn.widgets.MultiChoice(
-            label=MODEL_FIELDS["masked"].label, options=[], sizing_mode="stretch_width"
+            label=_(MODEL_FIELDS["masked"].label), options=[], sizing_mode="stretch_width"
         )
         self.ablated = pn.widgets.MultiChoice(
-            label=MODEL_FIELDS["ablated"].label,
-            options=head_choices(model),
+            label=_(MODEL_FIELDS["ablated"].label),
+            options=head_choices(model, self.tr),
             sizing_mode="stretch_width",
         )
         # A patched head is named here, as an ablated one is in the box above (a lesson's
         # patch is no control of its own).
         self.patched = pn.pane.Markdown("", visible=False, margin=(0, 10))
         self.clear = pn.widgets.Button(
-            label="Clear the intervention", color="light", sizing_mode="stretch_width"
+            label=_("Clear the intervention"), color="light", sizing_mode="stretch_width"
         )
 
     def _link(self) -> list[Sent]:
@@ -233,9 +262,15 @@ class ModelPanel(pn.viewable.Viewer):
         found = find_heads(
             m.run, model.n_layers, model.n_heads, criterion=self.finder.value, position=position
         )
-        unit = " nats" if self.finder.value == "sharpest" else ""
-        options = {"(choose one)": ""} | {
-            f"{head_name(layer, head)}: {value:.3f}{unit}": f"{layer}.{head}"
+        _, tr = self._, self.tr
+        # TRANSLATORS: a head found by the finder and its measure, "layer 3 head 1: 0.912".
+        named = (
+            _("{head}: {value}") if self.finder.value != "sharpest" else _("{head}: {value} nats")
+        )
+        options = {_("(choose one)"): ""} | {
+            named.format(
+                head=head_words(layer, head, tr), value=_fixed(value, 3, tr)
+            ): f"{layer}.{head}"
             for layer, head, value in found
         }
         with self._echo.writing():
@@ -282,14 +317,14 @@ class ModelPanel(pn.viewable.Viewer):
         # names those of a link read on opening (app/page/urlsync.py).
         for text in self.mstate.take_link_warnings():
             if self.link_warning is not None:
-                self.link_warning(f"Link: {text}")
+                self.link_warning(self._("Link: {warning}").format(warning=text))
             else:
-                notify("warning", f"Link: {text}")
+                notify("warning", self._("Link: {warning}").format(warning=text))
         if self.mstate.loading:
             self.progress.value = int(100 * fraction)
+            loading = self._("Loading {model} for this server (once, for every page): {progress}")
             self.progress_note.object = html.escape(
-                f"Loading {short_title(self.mstate.loading)} for this server (once, for every "
-                f"page): {message}"
+                loading.format(model=short_title(self.mstate.loading), progress=message)
             )
             return
         if self._poller is not None:
@@ -310,22 +345,24 @@ class ModelPanel(pn.viewable.Viewer):
     # Both may change in one update (a valid change clears the error): one call for both.
     @param.depends("mstate.snapshot", "mstate.error", watch=True)
     def _from_state(self) -> None:
-        m, model = self.mstate, self.mstate.loaded
+        m, model, _, tr = self.mstate, self.mstate.loaded, self._, self.tr
         with self._echo.writing():
             self.model.value = m.model
-            self.about.object = html.escape(getattr(model, "about", ""))
+            about = getattr(model, "about", "")
+            self.about.object = html.escape(_(about) if about else "")
             if not m.error:
                 self._refused_text = None
             self.text.value = m.text if self._refused_text is None else self._refused_text
             self.example.label = (
-                "Ready-made programs" if m.model == "binding" else "Ready-made sentences"
+                _("Ready-made programs") if m.model == "binding" else _("Ready-made sentences")
             )
+            tokens = getattr(model, "max_tokens", 48)
             self.text.label = (
-                "Program (press Enter to run)"
+                _("Program (press Enter to run)")
                 if m.model == "binding"
-                else f"Sentence, up to {getattr(model, 'max_tokens', 48)} tokens (press Enter)"
+                else _("Sentence, up to {tokens} tokens (press Enter)").format(tokens=tokens)
             )
-            self.example.options = example_options(model)
+            self.example.options = example_options(model, tr)
             self.example.value = (
                 REPEATED_WORDS_VALUE
                 if m.words is not None
@@ -336,8 +373,8 @@ class ModelPanel(pn.viewable.Viewer):
             self.words_row.visible = m.words is not None
             if m.words is not None:
                 self.words.value = m.words
-            self.layer.options = {f"layer {i}": i for i in range(model.n_layers)}
-            self.head.options = {f"head {i}": i for i in range(model.n_heads)}
+            self.layer.options = {_("layer {n}").format(n=i): i for i in range(model.n_layers)}
+            self.head.options = {_("head {n}").format(n=i): i for i in range(model.n_heads)}
             self.layer.value, self.head.value = m.layer, m.head
             low, high = HEAD_TEMPERATURE_SLIDER
             self.temperature.value = min(max(m.head_temperature, low), high)
@@ -351,15 +388,17 @@ class ModelPanel(pn.viewable.Viewer):
                 # The answer's source is usually what a student looks for: the top weight.
                 self.finder_token.value = int(np.argmax(m.snapshot.weights)) if labels else None
             self.masked.value = [p for p in m.masked if p < len(labels)]
-            heads = head_choices(model)
+            heads = head_choices(model, tr)
             if self.ablated.options != heads:
                 self.ablated.options = heads
             self.ablated.value = list(m.ablated)
-            patched = patched_words(m.extra)
+            patched = patched_words(m.extra, tr)
             self.patched.param.update(object=patched, visible=bool(patched))
             self.backend.value = m.backend
-            self.ran_on.object = f"This run was computed with {m.ran_on}." if m.ran_on else ""
-            self.head_note.object = html.escape(found_head_note(model, m.layer, m.head))
+            ran_on = _("This run was computed with {backend}.")
+            backend = in_line(_(m.ran_on), tr)
+            self.ran_on.object = ran_on.format(backend=backend) if m.ran_on else ""
+            self.head_note.object = html.escape(found_head_note(model, m.layer, m.head, tr))
         self.loss.update()
         self._find()
 
@@ -381,7 +420,7 @@ class ModelPanel(pn.viewable.Viewer):
             self.finder,
             self.finder_token,
             self.found,
-            group_heading("Intervene inside this head"),
+            group_heading(self._("Intervene inside this head")),
             self.temperature,
             self.rotate,
             self.masked,
@@ -396,70 +435,100 @@ class ModelPanel(pn.viewable.Viewer):
 
 # The table's columns: what was done and on which program, the local change, the final change.
 # The CSV has them all. Tokens are shown with their space marker (a language model's " Paris").
+# Each cell is written in the session's language (`tr`); a column is known by its English name.
 TABLE_COLUMNS = {
-    "experiment": lambda r: r.title,
-    "program": lambda r: r.text_before,
-    "edit": lambda r: r.edit,
-    "largest weight change": lambda r: f"{r.max_weight_change:.3f}",
-    "head output moved": lambda r: f"{r.output_change:.2f}",
-    "answer": lambda r: f"{shown_token(r.answer_before)} → {shown_token(r.answer_after)}",
-    "P(reference answer)": lambda r: (
-        f"{shown_token(r.expected)}: {r.p_expected_before:.1%} → {r.p_expected_after:.1%}"
+    N_("experiment"): lambda r, tr: tr.gettext(r.title),
+    N_("program"): lambda r, tr: r.text_before,
+    N_("edit"): lambda r, tr: r.edit,  # the engine's words (not yet translated)
+    N_("largest weight change"): lambda r, tr: _fixed(r.max_weight_change, 3, tr),
+    N_("head output moved"): lambda r, tr: _fixed(r.output_change, 2, tr),
+    N_("answer"): lambda r, tr: f"{shown_token(r.answer_before)} → {shown_token(r.answer_after)}",
+    N_("P(reference answer)"): lambda r, tr: (
+        f"{shown_token(r.expected)}: {_percent(r.p_expected_before, tr)} → "
+        f"{_percent(r.p_expected_after, tr)}"
     ),
+}
+# The probability column's title when every row follows one kind of reference
+# (`experiments.reference_kind`).
+REFERENCE_HEADERS = {
+    "reference answer": N_("P(reference answer)"),
+    "right answer": N_("P(right answer)"),
+    "first choice": N_("P(first choice)"),
 }
 TABLE_CSS = attention_lab_assets.read_text("components", "experiments-table.css")
 
 
-def example_options(model) -> dict[str, str]:
-    """The ready-made texts of `model`'s menu: its examples, and for a language model (one that
-    encodes words) repeated random words."""
-    options = {"(choose one)": ""} | dict(model.examples)
+def _fixed(x: float, digits: int, tr: Translator) -> str:
+    """`f"{x:.{digits}f}"` in `tr`'s language, rounded as Python rounds (not Babel's way)."""
+    text = f"{x:.{digits}f}"
+    return text if tr.code == "en" else tr.format_decimal(float(text), "0." + "0" * digits)
+
+
+def _percent(x: float, tr: Translator) -> str:
+    """`f"{x:.1%}"` in `tr`'s language, rounded as Python rounds."""
+    text = f"{x:.1%}"
+    return text if tr.code == "en" else tr.format_percent(float(text[:-1]) / 100, "0.0%")
+
+
+def example_options(model, tr: Translator = ENGLISH) -> dict[str, str]:
+    """The ready-made texts of `model`'s menu: its examples (their titles translated, never
+    their texts: the model reads English), and for a language model (one that encodes words)
+    repeated random words."""
+    _ = tr.gettext
+    options = {_("(choose one)"): ""} | {_(title): text for title, text in model.examples.items()}
     if hasattr(model, "encode"):
-        options[REPEATED_WORDS] = REPEATED_WORDS_VALUE
+        options[_(REPEATED_WORDS)] = REPEATED_WORDS_VALUE
     return options
 
 
-def reference_header(results) -> str:
+def reference_header(results, tr: Translator = ENGLISH) -> str:
     """The probability column's title: what the rows follow, the grammar's right answer or a
     language model's own first choice (`experiments.reference_kind`)."""
     kinds = {r.reference for r in results}
-    return f"P({kinds.pop()})" if len(kinds) == 1 else "P(reference answer)"
+    kind = kinds.pop() if len(kinds) == 1 else "reference answer"
+    return tr.gettext(REFERENCE_HEADERS.get(kind, f"P({kind})"))
 
 
-def _program_cell(r) -> str:
+def _program_cell(r, tr: Translator) -> str:
     """The program a row ran on; a rewritten copy (a distractor inserted) is named beneath."""
     cell = html.escape(r.text_before)
     if r.rewrote_program:
-        cell += f'<br><span class="copy">rewritten copy: {html.escape(r.text_after)}</span>'
+        copy = tr.gettext("rewritten copy: {program}").format(program=html.escape(r.text_after))
+        cell += f'<br><span class="copy">{copy}</span>'
     return cell
 
 
-def experiments_table(results) -> str:
+def experiments_table(results, tr: Translator = ENGLISH) -> str:
     """The recorded experiments as an escaped HTML table (newest first). In a card narrower
     than its columns each row becomes a list of its columns; the box scrolls when it is long."""
+    _ = tr.gettext
     if not results:
-        return "<p>No experiment run yet: pick one and press <b>Run</b>.</p>"
-    names = [reference_header(results) if n.startswith("P(") else n for n in TABLE_COLUMNS]
-    head = "".join(f'<th class="{_css(n)}">{html.escape(n)}</th>' for n in names)
+        return _("<p>No experiment run yet: pick one and press <b>Run</b>.</p>")
+    names = [reference_header(results, tr) if n.startswith("P(") else _(n) for n in TABLE_COLUMNS]
+    kinds = [_css(n) for n in TABLE_COLUMNS]  # the classes follow the English names
+    head = "".join(
+        f'<th class="{k}">{html.escape(n)}</th>' for k, n in zip(kinds, names, strict=True)
+    )
     body = []
     for r in reversed(results):
         # Each cell carries its column's name: a card too narrow for the columns shows every
         # row as a list of "name: value" lines (the table's stylesheet).
         cells = "".join(
-            f'<td class="{_css(name)}" data-label="{html.escape(name)}">'
-            + (_program_cell(r) if name == "program" else html.escape(cell(r)))
+            f'<td class="{kind}" data-label="{html.escape(name)}">'
+            + (_program_cell(r, tr) if kind == "program" else html.escape(cell(r, tr)))
             + "</td>"
-            for name, cell in zip(names, TABLE_COLUMNS.values(), strict=True)
+            for kind, name, cell in zip(kinds, names, TABLE_COLUMNS.values(), strict=True)
         )
         body.append(f'<tr class="run">{cells}</tr>')
         if r.note:
-            span = len(TABLE_COLUMNS)
-            body.append(f'<tr><td class="note" colspan="{span}">{html.escape(r.note)}</td></tr>')
+            span, note = len(TABLE_COLUMNS), html.escape(r.note)
+            body.append(f'<tr><td class="note" colspan="{span}">{note}</td></tr>')
     table = f'<table class="lab-experiments"><tr class="head">{head}</tr>{"".join(body)}</table>'
     # Focusable, so a keyboard can scroll it too; a region, so a screen reader names it.
+    label = html.escape(_("Experiments table"))
     return (
         '<div class="lab-experiments-scroll" tabindex="0" role="region" '
-        f'aria-label="Experiments table">{table}</div>'
+        f'aria-label="{label}">{table}</div>'
     )
 
 
@@ -472,26 +541,27 @@ class ModelMainView(pn.viewable.Viewer):
 
     mstate = param.ClassSelector(class_=ModelState, constant=True, doc="the model source")
 
-    def __init__(self, mstate, **params):
+    def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(mstate=mstate, **params)
+        self.tr, _ = tr, tr.gettext
         self.prediction = PredictionView()
         self.experiment = pn.widgets.Select(
-            label="Experiment on this head",
+            label=_("Experiment on this head"),
             options=self._experiment_options(),
             sizing_mode="stretch_width",
         )
-        self.run = pn.widgets.Button(label="Run", color="primary", width=90, align="end")
+        self.run = pn.widgets.Button(label=_("Run"), color="primary", width=90, align="end")
         self.describe = pn.pane.Markdown(margin=(0, 10))
         self.table = pn.pane.HTML(
-            experiments_table([]), sizing_mode="stretch_width", stylesheets=[TABLE_CSS]
+            experiments_table([], tr), sizing_mode="stretch_width", stylesheets=[TABLE_CSS]
         )
         self.download = pn.widgets.FileDownload(
             callback=lambda: _csv_file(mstate),
             filename="experiments.csv",
-            label="Download the table (CSV)",
+            label=_("Download the table (CSV)"),
             color="light",
         )
-        self.clear = pn.widgets.Button(label="Clear the table", color="light")
+        self.clear = pn.widgets.Button(label=_("Clear the table"), color="light")
         self.run.on_click(lambda _e: self._run())
         self.clear.on_click(lambda _e: mstate.clear_experiments())
         self.experiment.param.watch(lambda _e: self._describe(), "value")
@@ -505,7 +575,7 @@ class ModelMainView(pn.viewable.Viewer):
         """The experiments that apply to the open model (those naming definitions need the
         binding task's programs)."""
         names = ex.available(self.mstate.loaded)
-        return {spec_title(ex.EXPERIMENTS[n]): n for n in names}
+        return {self.tr.gettext(spec_title(ex.EXPERIMENTS[n])): n for n in names}
 
     def _model_changed(self) -> None:
         options = self._experiment_options()
@@ -515,15 +585,15 @@ class ModelMainView(pn.viewable.Viewer):
 
     def _describe(self) -> None:
         spec = ex.EXPERIMENTS[self.experiment.value]
-        self.describe.object = html.escape(spec_description(spec))
+        self.describe.object = html.escape(self.tr.gettext(spec_description(spec)))
 
     def _run(self) -> None:
         if not self.mstate.request_experiment(self.experiment.value):
-            notify("warning", self.mstate.error)
+            notify("warning", self.mstate.error_text(self.tr))
 
     @param.depends("mstate.experiments", watch=True)
     def _table(self) -> None:
-        self.table.object = experiments_table(self.mstate.experiments)
+        self.table.object = experiments_table(self.mstate.experiments, self.tr)
 
     def update(self) -> None:
         if self.mstate.prediction is not None:
@@ -540,23 +610,32 @@ class ModelMainView(pn.viewable.Viewer):
         )
 
 
-def found_head_note(model, layer: int, head: int) -> str:
+def found_head_note(model, layer: int, head: int, tr: Translator = ENGLISH) -> str:
     """Which head the model opens first and what was measured to find it, beside the open one:
     no role name, since a head found on one text may do something else on the text shown."""
-    found = model.retrieval_head
-    note = f"Opened first: {head_name(*found)}, {model.retrieval_basis} (measured at load)."
+    _, found = tr.gettext, model.retrieval_head
     if (layer, head) == tuple(found):
-        return note + " It is the head open now."
-    return note + f" The head open now is {head_name(layer, head)}."
+        note = _("Opened first: {head}, {basis} (measured at load). It is the head open now.")
+    else:
+        note = _("Opened first: {head}, {basis} (measured at load). The head open now is {open}.")
+    return note.format(
+        head=head_words(*found, tr),
+        basis=model.retrieval_basis,  # the engine's words (not yet translated)
+        open=head_words(layer, head, tr),
+    )
 
 
-def patched_words(edits) -> str:
+def patched_words(edits, tr: Translator = ENGLISH) -> str:
     """The heads a lesson patched, and the sentence each output came from, as Markdown."""
+    _ = tr.gettext
     said = [
-        f"**Patched:** {head_name(e.layer, e.head)}, its output taken from "
-        f"“{html.escape(e.source)}”"
+        _("**Patched:** {head}, its output taken from “{sentence}”").format(
+            head=head_words(e.layer, e.head, tr), sentence=html.escape(e.source)
+        )
         if e.source
-        else f"**Patched:** {head_name(e.layer, e.head)}, its output taken from another run"
+        else _("**Patched:** {head}, its output taken from another run").format(
+            head=head_words(e.layer, e.head, tr)
+        )
         for e in edits
         if isinstance(e, PatchHead)
     ]

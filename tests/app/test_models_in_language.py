@@ -1,0 +1,52 @@
+"""The trained-model pages in a student's language (issue 44): the model panel, the head grid
+and the experiments table speak the session's language, write numbers its way, name a head the
+one way the catalogue does, and keep the model's own tokens and example texts as they are."""
+
+from __future__ import annotations
+
+from app.i18n.translator import Translator
+from app.state.model_state import ModelState
+from app.views.head_axes import head_words, token_marks_words
+from app.views.head_grid import HeadGridView
+from app.views.model_panel import ModelMainView, ModelPanel, experiments_table
+
+PDI, FSI = "\u2069", "\u2068"
+
+
+def test_the_model_panel_and_the_grid_speak_spanish_and_keep_the_models_text():
+    spanish, m = Translator("es"), ModelState()
+    panel, grid = ModelPanel(m, tr=spanish), HeadGridView(m, tr=spanish)
+    grid.update()
+    assert panel.model.label == "Modelo" and panel.text.label.startswith("Programa")
+    assert list(panel.layer.options)[0] == "capa 0"
+    assert panel.head_note.object.startswith("Abierta primero: capa ")
+    assert "la respuesta es el token siguiente" in panel.query.note.object
+    assert grid.grid.title.text == "Todas las cabezas a la vez"
+    assert grid.caption.object.startswith("La celda con borde es la cabeza abierta")
+    # The examples' texts are what the model reads: their menu entries keep them whole.
+    assert m.text in panel.example.options.values()
+    # A found head's measure with a decimal comma, rounded as the English is.
+    panel.finder.value = "sharpest"
+    found = [label for label in panel.found.options if label.startswith("capa")]
+    assert found and all("," in label.split(": ")[1] for label in found)
+
+
+def test_the_experiments_table_names_its_columns_and_writes_its_numbers_in_chinese():
+    chinese, m = Translator("zh-Hans"), ModelState()
+    main = ModelMainView(m, tr=chinese)
+    assert main.run.label == "运行"
+    m.run_experiment(next(iter(main.experiment.options.values())))
+    table = experiments_table(m.experiments, chinese)
+    assert '<th class="cell">实验</th>' in table and "P(正确答案)" in table
+    english = experiments_table(m.experiments)
+    assert '<th class="cell">experiment</th>' in english and "P(right answer)" in english
+
+
+def test_arabic_keeps_a_heads_name_in_its_own_isolate_and_the_token_marks_translated():
+    arabic = Translator("ar")
+    name = head_words(13, 8, arabic)
+    assert name.startswith(FSI) and name.endswith(PDI) and "13" in name and "8" in name
+    assert head_words(13, 8) == "layer 13 head 8"  # English: exactly as before
+    marks = token_marks_words(["␣loan @0", "↳ア @1"], arabic)
+    assert "مسافة قبل الكلمة" in marks and "ア" in marks
+    assert token_marks_words(["␣loan"]) == "␣ = a space before the word"
