@@ -14,21 +14,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
 from engine.head_names import head_name
 from engine.heads import shown_token
 
 from .estimate_words import short
-from .scene_tables import MAX_ROWS, SceneTable, number, percent
+from .scene_tables import MAX_ROWS, SceneTable, Words, now, number, percent, sentences
 
 # Rows of one head each: every head while they fit (the binding model's 4), else the
 # sharpest (SmolLM2's 270 would be a table nobody reads to its end).
 MAX_HEAD_ROWS = 24
 ANSWERS_SHOWN = 8  # the answer chart's likeliest answers; the rest are one "all others" row
-ALL_OTHERS = "all others"
+# The answer chart's last row: its token, so it is translated where shown (answer_name).
+ALL_OTHERS = N_("all others")
 
 
-def _left_out(listed: int, total: int, what: str, order: str) -> str:
-    return "" if listed == total else f" The table lists the {listed} {order} of {total} {what}."
+def _left_out(listed: int, total: int, said: Said) -> Said | str:
+    """`said` ("The table lists the 12 heaviest of 40 keys.") unless every row is listed."""
+    return "" if listed == total else said
 
 
 # ---------------------------------------------------------------------------- d_k sweep
@@ -37,17 +41,33 @@ def _left_out(listed: int, total: int, what: str, order: str) -> str:
 def dimension_table(sweep, d_k: int) -> SceneTable:
     """The two d_k charts: logit spread and entropy at each d_k, unscaled and scaled."""
     dims = [int(d) for d in sweep.d_k]
-    now = int(d_k)
+    current = int(d_k)
+    values = {
+        "trials": sweep.trials,
+        "n_keys": sweep.n_keys,
+        "temperature": number(sweep.temperature),
+        "d_k": current,
+    }
     description = (
-        f"Random queries and keys in d_k dimensions, {sweep.trials} trials of "
-        f"{sweep.n_keys} keys each, at temperature {number(sweep.temperature)}. Without the "
-        "scale the logits' spread grows like √d_k and the route's entropy falls; divided by "
-        "√d_k the spread stays near 1 and the entropy holds. Now d_k is "
-        f"{now}{'' if now in dims else ', between the measured values'}."
+        Said(
+            "Random queries and keys in d_k dimensions, {trials} trials of {n_keys} keys each, "
+            "at temperature {temperature}. Without the scale the logits' spread grows like "
+            "√d_k and the route's entropy falls; divided by √d_k the spread stays near 1 and "
+            "the entropy holds. Now d_k is {d_k}.",
+            **values,
+        )
+        if current in dims
+        else Said(
+            "Random queries and keys in d_k dimensions, {trials} trials of {n_keys} keys each, "
+            "at temperature {temperature}. Without the scale the logits' spread grows like "
+            "√d_k and the route's entropy falls; divided by √d_k the spread stays near 1 and "
+            "the entropy holds. Now d_k is {d_k}, between the measured values.",
+            **values,
+        )
     )
     body = tuple(
         (
-            f"{d}" + (" (now)" if d == now else ""),
+            now(Words(str(d)), d == current),
             number(sweep.logit_std_unscaled[i]),
             number(sweep.logit_std_scaled[i]),
             number(sweep.theory_std[i]),
@@ -58,13 +78,14 @@ def dimension_table(sweep, d_k: int) -> SceneTable:
     )
     columns = (
         "d_k",
-        "spread unscaled",
-        "spread scaled",
-        "√d_k theory",
-        "entropy unscaled (nats)",
-        "entropy scaled (nats)",
+        Said("spread unscaled"),
+        Said("spread scaled"),
+        Said("√d_k theory"),
+        Said("entropy unscaled (nats)"),
+        Said("entropy scaled (nats)"),
     )
-    return SceneTable("dimension", "Logit spread and entropy vs d_k", description, columns, body)
+    title = Said("Logit spread and entropy vs d_k")
+    return SceneTable("dimension", title, description, columns, body)
 
 
 # ---------------------------------------------------------------------------- Jacobian
@@ -97,18 +118,25 @@ def jacobian_table(block: JacobianBlock) -> SceneTable:
     """One row per weight w_i, one column per scaled score s_j: the heatmap's cells."""
     k = len(block.labels)
     largest = float(np.max(np.abs(block.values), initial=0.0))
-    description = (
-        "How much each weight w_i moves when one scaled score s_j is nudged (∂w_i/∂s_j): "
-        "positive on the diagonal, zero or negative off it. The largest in size is "
-        f"{number(largest, 4)}; near 0 everywhere, the softmax is saturated and no nudge moves "
-        f"the route.{_left_out(k, block.total, 'keys', 'heaviest')}"
+    left_out = Said(
+        "The table lists the {listed} heaviest of {total} keys.", listed=k, total=block.total
+    )
+    description = sentences(
+        Said(
+            "How much each weight w_i moves when one scaled score s_j is nudged (∂w_i/∂s_j): "
+            "positive on the diagonal, zero or negative off it. The largest in size is "
+            "{largest}; near 0 everywhere, the softmax is saturated and no nudge moves the "
+            "route.",
+            largest=number(largest, 4),
+        ),
+        _left_out(k, block.total, left_out),
     )
     body = tuple(
         (f"w {block.labels[i]}", *(number(block.values[i, j], 4) for j in range(k)))
         for i in range(k)
     )
-    columns = ("weight", *(f"s {label}" for label in block.labels))
-    return SceneTable("jacobian", "Softmax Jacobian ∂w_i/∂s_j", description, columns, body)
+    columns = (Said("weight"), *(f"s {label}" for label in block.labels))
+    return SceneTable("jacobian", Said("Softmax Jacobian ∂w_i/∂s_j"), description, columns, body)
 
 
 # ---------------------------------------------------------------------------- every head
@@ -123,26 +151,53 @@ def head_grid_table(rows: dict, open_head: tuple[int, int]) -> SceneTable:
         order = [int(i) for i in np.argsort(-top, kind="stable")[:MAX_HEAD_ROWS]]
     focus = int(rows["focus_key"][0]) if n else 0
     layer, head = open_head
-    description = (
-        f"Every head's whole pattern, one cell per head, layer by layer. Each row is one head "
-        f"at the query position: the key it weighs most, that weight, how spread its row is "
-        f"(entropy in nats) and its weight on position {focus}, the open head's "
-        f"({head_name(layer, head)}) strongest key."
-        + _left_out(len(order), n, "heads", "sharpest (most weight on one key)")
+    left_out = Said(
+        "The table lists the {listed} sharpest (most weight on one key) of {total} heads.",
+        listed=len(order),
+        total=n,
+    )
+    description = sentences(
+        Said(
+            "Every head's whole pattern, one cell per head, layer by layer. Each row is one "
+            "head at the query position: the key it weighs most, that weight, how spread its "
+            "row is (entropy in nats) and its weight on position {focus}, the open head's "
+            "({head}) strongest key.",
+            focus=focus,
+            head=head_name(layer, head),
+        ),
+        _left_out(len(order), n, left_out),
     )
     body = tuple(
         (
-            head_name(rows["layer"][i], rows["head"][i])
-            + (" (open)" if (rows["layer"][i], rows["head"][i]) == (layer, head) else ""),
-            f"{shown_token(rows['top_token'][i])} (position {rows['top_key'][i]})",
+            _head_cell(
+                head_name(rows["layer"][i], rows["head"][i]),
+                (rows["layer"][i], rows["head"][i]) == (layer, head),
+            ),
+            Said(
+                "{token} (position {position})",
+                token=shown_token(rows["top_token"][i]),
+                position=rows["top_key"][i],
+            ),
             number(rows["top_weight"][i]),
             number(rows["entropy"][i]),
             number(rows["on_focus"][i]),
         )
         for i in order
     )
-    columns = ("head", "strongest key", "its weight", "entropy (nats)", f"on position {focus}")
-    return SceneTable("head_grid", "Every head at once", description, columns, body)
+    columns = (
+        Said("head"),
+        Said("strongest key"),
+        Said("its weight"),
+        Said("entropy (nats)"),
+        Said("on position {focus}", focus=focus),
+    )
+    return SceneTable("head_grid", Said("Every head at once"), description, columns, body)
+
+
+def _head_cell(name: str, open_: bool) -> Said | str:
+    # TRANSLATORS: the grid of every head in words: the head open in the page ("layer 2 head 1
+    # (open)").
+    return Said("{head} (open)", head=name) if open_ else name
 
 
 # ---------------------------------------------------------------------------- the answer
@@ -187,39 +242,71 @@ def answer_rows(prediction) -> AnswerRows:
 
 
 def answer_name(token: str) -> str:
-    return token if token == ALL_OTHERS else shown_token(token)
+    """An answer's row label: the token as shown, or the rest's row (`Words`: translated)."""
+    return Words(Said(ALL_OTHERS)) if token == ALL_OTHERS else shown_token(token)
+
+
+def _model_answers(prediction) -> Said:
+    """The answer's first sentence: what the model answers, what it answered before the
+    intervention (when that differs) and the right answer (when there is one)."""
+    now_, was = shown_token(prediction.answer_after), shown_token(prediction.answer_before)
+    changed = prediction.answer_after != prediction.answer_before
+    if prediction.expected is None:
+        if changed:
+            return Said(
+                "The model answers {answer} (it answered {before} before the intervention).",
+                answer=now_,
+                before=was,
+            )
+        return Said("The model answers {answer}.", answer=now_)
+    right = shown_token(prediction.expected)
+    if changed:
+        return Said(
+            "The model answers {answer} (it answered {before} before the intervention); the "
+            "right answer is {right}.",
+            answer=now_,
+            before=was,
+            right=right,
+        )
+    return Said(
+        "The model answers {answer}; the right answer is {right}.", answer=now_, right=right
+    )
 
 
 def answer_table(prediction) -> SceneTable:
     """The model's answer: each answer's probability before the intervention and now."""
     rows = answer_rows(prediction)
-    said = f"The model answers {shown_token(prediction.answer_after)}"
-    if prediction.answer_after != prediction.answer_before:
-        said += f" (it answered {shown_token(prediction.answer_before)} before the intervention)"
-    if prediction.expected is not None:
-        said += f"; the right answer is {shown_token(prediction.expected)}"
-    description = (
-        f"{said}. Each answer's probability before the intervention and with it (now), the "
-        "likeliest first; the last row is every other answer together."
+    description = sentences(
+        _model_answers(prediction),
+        Said(
+            "Each answer's probability before the intervention and with it (now), the "
+            "likeliest first; the last row is every other answer together."
+        )
         if ALL_OTHERS in rows.tokens
-        else f"{said}. Each answer's probability before the intervention and with it (now)."
+        else Said("Each answer's probability before the intervention and with it (now)."),
     )
     body = tuple(
-        (answer_name(t) + (" (right)" if ok else ""), percent(b), percent(a))
+        (_right(answer_name(t), ok), percent(b), percent(a))
         for t, b, a, ok in zip(rows.tokens, rows.before, rows.after, rows.correct, strict=True)
     )
-    columns = ("answer", "before the intervention", "with it (now)")
-    return SceneTable("answer", "The model's answer", description, columns, body)
+    columns = (Said("answer"), Said("before the intervention"), Said("with it (now)"))
+    return SceneTable("answer", Said("The model's answer"), description, columns, body)
+
+
+def _right(choice, ok: bool):
+    # TRANSLATORS: the plots in words: the row of the right answer ("Paris (right)").
+    return Said("{choice} (right)", choice=choice) if ok else choice
 
 
 # ---------------------------------------------------------------------------- estimate, receipt
 
 
-def _signed(x: float | None, digits: int = 3) -> str:
+def _signed(x: float | None, digits: int = 3) -> Words:
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "not checked"
+        return Words(Said("not checked"))
     text = number(x, digits)
-    return text if text.startswith("-") else f"+{text}"
+    # TRANSLATORS: a change written with its sign ("+0.120").
+    return text if text.startswith("-") else Words(Said("+{number}", number=text))
 
 
 def estimate_table(amap) -> SceneTable:
@@ -229,24 +316,40 @@ def estimate_table(amap) -> SceneTable:
     listed = ranked[:MAX_ROWS]
     answer = shown_token(amap.answer)
     checked = len(amap.verified())
-    description = (
-        f"One backward pass estimates, for every head, how log P({answer}) would change if the "
-        f"head were removed (negative: the head helps the answer). P({answer}) is "
-        f"{percent(amap.prob)}. {checked} of {len(ranked)} heads were checked by really "
-        f"removing them.{_left_out(len(listed), len(ranked), 'heads', 'largest estimates')}"
+    left_out = Said(
+        "The table lists the {listed} largest estimates of {total} heads.",
+        listed=len(listed),
+        total=len(ranked),
+    )
+    description = sentences(
+        Said(
+            "One backward pass estimates, for every head, how log P({answer}) would change if "
+            "the head were removed (negative: the head helps the answer). P({answer}) is "
+            "{probability}. {checked} of {total} heads were checked by really removing them.",
+            answer=answer,
+            probability=percent(amap.prob),
+            checked=checked,
+            total=len(ranked),
+        ),
+        _left_out(len(listed), len(ranked), left_out),
     )
     body = tuple(
         (head_name(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
     )
-    columns = ("head", f"estimated change of log P({answer})", "real change (removed)")
-    return SceneTable("estimate", "Each head's estimated effect", description, columns, body)
+    columns = (
+        Said("head"),
+        Said("estimated change of log P({answer})", answer=answer),
+        Said("real change (removed)"),
+    )
+    title = Said("Each head's estimated effect")
+    return SceneTable("estimate", title, description, columns, body)
 
 
 def receipt_table(amap) -> SceneTable:
     """The receipt: every checked head's estimate against its real change, the furthest from
     agreeing first, with the names of its warnings (as the dots' hover gives them)."""
     checked = sorted(amap.verified(), key=lambda r: -abs(r.exact - r.estimate))
-    description = (
+    description = Said(
         "The heads checked by really removing them: the estimate beside the real change of "
         "log P. Where the two agree the dot sits on the dashed diagonal; the furthest from it "
         "come first."
@@ -257,12 +360,18 @@ def receipt_table(amap) -> SceneTable:
             _signed(r.estimate, 4),
             _signed(r.exact),
             _signed(r.exact - r.estimate),
-            short(r.note) or "none",
+            short(r.note) or Said("none"),
         )
         for r in checked
     )
-    columns = ("head", "estimated", "real", "real minus estimated", "warning")
-    return SceneTable("receipt", "Estimate vs real removal", description, columns, body)
+    columns = (
+        Said("head"),
+        Said("estimated"),
+        Said("real"),
+        Said("real minus estimated"),
+        Said("warning"),
+    )
+    return SceneTable("receipt", Said("Estimate vs real removal"), description, columns, body)
 
 
 # ---------------------------------------------------------------------------- the class's votes
@@ -272,15 +381,17 @@ def votes_table(step: int, rows: dict, *, revealed: bool) -> SceneTable:
     """The class's predictions (the vote chart's columns): students per choice."""
     total = sum(int(c) for c in rows["count"])
     right = [c for c, ok in zip(rows["choice"], rows["correct"], strict=True) if ok]
-    said = f" The right answer is {right[0]}." if revealed and right else ""
-    description = (
-        f"How many students chose each answer to step {step}'s prediction, {total} in all.{said}"
+    description = sentences(
+        Said(
+            "How many students chose each answer to step {step}'s prediction, {total} in all.",
+            step=step,
+            total=total,
+        ),
+        Said("The right answer is {right}.", right=right[0]) if revealed and right else "",
     )
     body = tuple(
-        (str(choice) + (" (right)" if ok else ""), str(int(count)))
+        (_right(str(choice), ok), str(int(count)))
         for choice, count, ok in zip(rows["choice"], rows["count"], rows["correct"], strict=True)
     )
-    return SceneTable(
-        "class_votes", f"The class's predictions, step {step}", description,
-        ("choice", "students"), body,
-    )  # fmt: skip
+    title = Said("The class's predictions, step {step}", step=step)
+    return SceneTable("class_votes", title, description, (Said("choice"), Said("students")), body)

@@ -9,103 +9,157 @@ import panel as pn
 import param
 
 import attention_lab_assets
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state.lab_state import LabState
 
 CAUSE_NAMES = {
-    "alignment": "Alignment (direction of q vs the winning key)",
-    "key_norm": "Key norm (length of the winning key)",
-    "dimension_scale": "Dimension (logit growth with d_k)",
-    "temperature": "Temperature (sharpness control)",
+    "alignment": N_("Alignment (direction of q vs the winning key)"),
+    "key_norm": N_("Key norm (length of the winning key)"),
+    "dimension_scale": N_("Dimension (logit growth with d_k)"),
+    "temperature": N_("Temperature (sharpness control)"),
 }
-
-
+# The short names, as the sentences say them (the part before " (" above).
+CAUSE_SHORT = {
+    "alignment": N_("Alignment"),
+    "key_norm": N_("Key norm"),
+    "dimension_scale": N_("Dimension"),
+    "temperature": N_("Temperature"),
+}
 STATUSES = ("pass", "fail", "n/a")
-
+# A check's result as the audit's table shows it (the engine's status is its key).
+STATUS_NAMES = {"pass": N_("pass"), "fail": N_("fail"), "n/a": N_("n/a")}
 TABLE_CSS = attention_lab_assets.read_text("components", "check-tables.css")
 
 
-def audit_headline(checks) -> str:
+def _percent(x: float, tr: Translator) -> str:
+    # English exactly as before (Python's rounding); another language writes its own way.
+    return f"{x:.1%}" if tr.code == "en" else tr.format_percent(x, "0.0%")
+
+
+def _decimal(x: float, tr: Translator) -> str:
+    return f"{x:.3f}" if tr.code == "en" else tr.format_decimal(x, "0.000")
+
+
+def audit_headline(checks, tr: Translator = ENGLISH) -> str:
     """Passes, failures and checks that did not apply, each counted on its own."""
     counts = {status: [c.name for c in checks if c.status == status] for status in STATUSES}
     passed, failed, skipped = (len(counts[s]) for s in STATUSES)
-    verb = "fails" if failed == 1 else "fail"
-    head = f"**{passed} of {len(checks)} checks pass, {failed} {verb}"
-    head += f", {skipped} not applicable.**" if skipped else ".**"
+    values = {"passed": passed, "total": len(checks), "failed": failed, "skipped": skipped}
+    _ = tr.gettext
+    # One failure or several: the verb agrees ("1 fails", "0 fail"). Not ngettext: the
+    # catalogues' tests read no plural entries yet.
+    if skipped and failed == 1:
+        # TRANSLATORS: the audit's headline, in bold (Markdown **), with one failed check.
+        head = _("**{passed} of {total} checks pass, {failed} fails, {skipped} not applicable.**")
+    elif skipped:
+        head = _("**{passed} of {total} checks pass, {failed} fail, {skipped} not applicable.**")
+    elif failed == 1:
+        head = _("**{passed} of {total} checks pass, {failed} fails.**")
+    else:
+        head = _("**{passed} of {total} checks pass, {failed} fail.**")
+    said = [head.format(**values)]
     if failed:
-        head += f" Failed: {html.escape(', '.join(counts['fail']))}."
+        said.append(_("Failed: {names}.").format(names=html.escape(", ".join(counts["fail"]))))
     if skipped:
-        head += f" Not applicable here: {html.escape(', '.join(counts['n/a']))}."
-    return (
-        head + " A clean audit says the arithmetic keeps its promises, not that a route is right."
+        names = html.escape(", ".join(counts["n/a"]))
+        said.append(_("Not applicable here: {names}.").format(names=names))
+    said.append(
+        _("A clean audit says the arithmetic keeps its promises, not that a route is right.")
     )
+    return " ".join(said)
 
 
-def diagnosis_text(report) -> str:
+def diagnosis_text(report, tr: Translator = ENGLISH) -> str:
     """The headline names the winner and the cause that carries the decision, strongest first."""
+    _ = tr.gettext
     name = html.escape(report.winner_label)
-    head = f"**{name} holds {report.max_weight:.1%} of the weight.**"
+    said = [
+        _("**{name} holds {share} of the weight.**").format(
+            name=name, share=_percent(report.max_weight, tr)
+        )
+    ]
     implicated = [f for f in report.ranked if f.implicated]
     if not implicated:
-        head += " None of the tests below moves that weight by much." + _handover(report)
+        said += [_("None of the tests below moves that weight by much."), _handover(report, tr)]
+    elif implicated[0].decides:
+        said.append(
+            _(
+                "**{cause} carries the decision:** undoing it hands the route to another key."
+            ).format(cause=_cause(implicated[0], tr))
+        )
     else:
         first = implicated[0]
-        if first.decides:
-            head += (
-                f" **{_cause(first)} carries the decision:** undoing it hands the route to "
-                "another key."
+        said.append(
+            _(
+                "**{cause} has the largest effect:** {name}'s weight goes {before} -> {after}."
+            ).format(
+                cause=_cause(first, tr),
+                name=name,
+                before=_decimal(first.before, tr),
+                after=_decimal(first.after, tr),
             )
-        else:
-            head += (
-                f" **{_cause(first)} has the largest effect:** {name}'s weight goes "
-                f"{first.before:.3f} -> {first.after:.3f}." + _handover(report)
-            )
-    lines = [head, "Each row changes one thing and measures the top weight again, strongest first."]
+        )
+        said.append(_handover(report, tr))
+    lines = [
+        " ".join(said),
+        _("Each row changes one thing and measures the top weight again, strongest first."),
+    ]
     # A test that hands the route on is worth its line even when the top weight hardly moves.
     lines += [
         f"- {html.escape(f.note)}" for f in report.ranked if f.note and (f.implicated or f.decides)
     ]
     untested = [f for f in report.findings if not f.tested]
     if untested:
-        lines.append("Not tested, because the change would do nothing here:")
+        lines.append(_("Not tested, because the change would do nothing here:"))
         lines += [f"- {html.escape(f.note)}" for f in untested]
     return "\n\n".join(lines)
 
 
-def _cause(finding) -> str:
-    return html.escape(CAUSE_NAMES.get(finding.cause, finding.cause).split(" (")[0])
+def _cause(finding, tr: Translator = ENGLISH) -> str:
+    short = CAUSE_SHORT.get(finding.cause)
+    return html.escape(tr.gettext(short) if short else finding.cause)
 
 
-def _handover(report) -> str:
+def _handover(report, tr: Translator = ENGLISH) -> str:
     """Whether any test hands the route to another key: said as the tests found it."""
+    _ = tr.gettext
     deciders = [f for f in report.ranked if f.decides and not f.implicated]
     if not deciders:
-        return " No test hands this query's route to another key."
-    tests = " and ".join(f"“{html.escape(f.perturbation)}”" for f in deciders)
-    causes = " and ".join(_cause(f) for f in deciders)
-    return (
-        f" The test {tests} hands the route to another key, about as sharply: "
-        f"{causes} picks which key wins, not how sharp the route is."
-    )
+        return _("No test hands this query's route to another key.")
+    # TRANSLATORS: joins the names of two or more tests or causes ("A and B").
+    both = _(" and ")
+    tests = both.join(_("“{test}”").format(test=html.escape(f.perturbation)) for f in deciders)
+    causes = both.join(_cause(f, tr) for f in deciders)
+    return _(
+        "The test {tests} hands the route to another key, about as sharply: {causes} picks "
+        "which key wins, not how sharp the route is."
+    ).format(tests=tests, causes=causes)
 
 
-def _run_safely(what: str, fn):
+def _run_safely(what: str, fn, tr: Translator = ENGLISH):
     """Run an analysis; a failure becomes a message, never a traceback in the page."""
     try:
         return fn(), ""
     except Exception as exc:  # noqa: BLE001 - the page shows the reason instead
-        return None, f"{what} could not run: {type(exc).__name__}: {exc}"
+        # TRANSLATORS: {what}: "The audit" or "The diagnosis"; {error}: the error's name and text.
+        return None, tr.gettext("{what} could not run: {error}").format(
+            what=what, error=f"{type(exc).__name__}: {exc}"
+        )
 
 
 class AuditView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab the audit checks")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
-        self.button = pn.widgets.Button(label="Run the audit", color="primary")
+        self.tr, _ = tr, tr.gettext
+        self.button = pn.widgets.Button(label=_("Run the audit"), color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.columns = [_("check"), _("result"), _("error"), _("detail")]
         self.table = pn.pane.DataFrame(
-            pd.DataFrame(columns=["check", "result", "error", "detail"]),
+            pd.DataFrame(columns=self.columns),
             index=False,
             sizing_mode="stretch_width",
             visible=False,
@@ -113,30 +167,34 @@ class AuditView(pn.viewable.Viewer):
         )
 
     def run(self, _event=None) -> None:
-        checks, problem = _run_safely("The audit", self.state.run_audit)
+        _ = self.tr.gettext
+        checks, problem = _run_safely(_("The audit"), self.state.run_audit, self.tr)
         if problem:
             self.result.object = html.escape(problem)
             self.table.visible = False
             return
         rows = [
-            {
-                "check": c.name,
-                "result": c.status,
-                "error": f"{c.error:.2e}" if c.applicable else "",
-                "detail": c.detail,
-            }
+            (
+                c.name,
+                _(STATUS_NAMES.get(c.status, c.status)),
+                f"{c.error:.2e}" if c.applicable else "",
+                c.detail,
+            )
             for c in checks
         ]
-        self.table.object = pd.DataFrame(rows)
+        self.table.object = pd.DataFrame(rows, columns=self.columns)
         self.table.visible = True
-        self.result.object = audit_headline(checks)
+        self.result.object = audit_headline(checks, self.tr)
 
     def __panel__(self):
+        _ = self.tr.gettext
         return pn.Column(
             pn.pane.Markdown(
-                "Checks the current configuration against the rules attention must keep: "
-                "weights sum to one, masked keys get nothing, swapping values leaves the route "
-                "alone, shifting every logit changes nothing, and the kernels agree.",
+                _(
+                    "Checks the current configuration against the rules attention must keep: "
+                    "weights sum to one, masked keys get nothing, swapping values leaves the "
+                    "route alone, shifting every logit changes nothing, and the kernels agree."
+                ),
                 sizing_mode="stretch_width",
             ),
             self.button,
@@ -149,13 +207,15 @@ class AuditView(pn.viewable.Viewer):
 class DiagnosisView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab it explains")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
-        self.button = pn.widgets.Button(label="Why is it sharp?", color="primary")
+        self.tr, _ = tr, tr.gettext
+        self.button = pn.widgets.Button(label=_("Why is it sharp?"), color="primary")
         self.button.on_click(self.run)
         self.result = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.columns = [_("cause"), _("test"), _("before"), _("after"), _("implicated")]
         self.table = pn.pane.DataFrame(
-            pd.DataFrame(columns=["cause", "test", "before", "after", "implicated"]),
+            pd.DataFrame(columns=self.columns),
             index=False,
             sizing_mode="stretch_width",
             visible=False,
@@ -163,33 +223,35 @@ class DiagnosisView(pn.viewable.Viewer):
         )
 
     def run(self, _event=None) -> None:
-        report, problem = _run_safely("The diagnosis", self.state.diagnose)
+        _, tr = self.tr.gettext, self.tr
+        report, problem = _run_safely(_("The diagnosis"), self.state.diagnose, tr)
         if problem:
             self.result.object = html.escape(problem)
             self.table.visible = False
             return
         rows = [
-            {
-                "cause": CAUSE_NAMES.get(f.cause, f.cause),
-                "test": f.perturbation,
-                "before": f"{f.before:.3f}",
-                "after": f"{f.after:.3f}",
-                "implicated": ("yes, decides the winner" if f.decides else "yes")
-                if f.implicated
-                else ("no, but decides the winner" if f.decides else "no"),
-            }
+            (
+                _(CAUSE_NAMES[f.cause]) if f.cause in CAUSE_NAMES else f.cause,
+                f.perturbation,
+                _decimal(f.before, tr),
+                _decimal(f.after, tr),
+                _implicated(f, tr),
+            )
             for f in report.ranked
         ]
-        self.table.object = pd.DataFrame(rows)
+        self.table.object = pd.DataFrame(rows, columns=self.columns)
         self.table.visible = bool(rows)
-        self.result.object = diagnosis_text(report)
+        self.result.object = diagnosis_text(report, tr)
 
     def __panel__(self):
+        _ = self.tr.gettext
         return pn.Column(
             pn.pane.Markdown(
-                "A sharp route has four usual suspects. Each is tested by one perturbation: "
-                "normalise the vectors, rotate only the query, undo the dimension growth, "
-                "raise the temperature.",
+                _(
+                    "A sharp route has four usual suspects. Each is tested by one perturbation: "
+                    "normalise the vectors, rotate only the query, undo the dimension growth, "
+                    "raise the temperature."
+                ),
                 sizing_mode="stretch_width",
             ),
             self.button,
@@ -197,3 +259,11 @@ class DiagnosisView(pn.viewable.Viewer):
             self.table,
             sizing_mode="stretch_width",
         )
+
+
+def _implicated(finding, tr: Translator) -> str:
+    """The table's last column: is the cause implicated, and does it decide the winner."""
+    _ = tr.gettext
+    if finding.implicated:
+        return _("yes, decides the winner") if finding.decides else _("yes")
+    return _("no, but decides the winner") if finding.decides else _("no")

@@ -8,11 +8,23 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.models.glyphs import Line, Scatter
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state.chart_tables import dimension_table
 
 from .plot_text import PlotText
-from .style import STAGE_COLOURS, add_glyph, add_hover, f32, make_figure, style_legend
+from .style import (
+    STAGE_COLOURS,
+    add_glyph,
+    add_hover,
+    decimal_ticks,
+    f32,
+    make_figure,
+    style_legend,
+)
 
+# The two series: without and with the 1/√d_k scale (their legend's names).
+UNSCALED, SCALED = N_("unscaled"), N_("scaled")
 COLUMNS = (
     "d_k",
     "logit_std_scaled",
@@ -24,17 +36,18 @@ COLUMNS = (
 
 
 class DimensionView(pn.viewable.Viewer):
-    def __init__(self, **params):
+    def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.text = PlotText("The d_k plots in words")  # placed by the page, after the plots
+        self.tr, _ = tr, tr.gettext
+        self.text = PlotText(_("The d_k plots in words"), tr)  # placed by the page, after them
         self.source = ColumnDataSource(name="dimension_sweep", data={c: f32([]) for c in COLUMNS})
         self.spread = make_figure(
-            "Logit spread vs d_k", height=300, x_axis_type="log", y_axis_type="log"
+            _("Logit spread vs d_k"), tr=tr, height=300, x_axis_type="log", y_axis_type="log"
         )
-        self.spread.xaxis.axis_label = "d_k (log scale)"
-        self.spread.yaxis.axis_label = "std of logits"
-        un = self._series(self.spread, "logit_std_unscaled", "unscaled")
-        sc = self._series(self.spread, "logit_std_scaled", "scaled")
+        self.spread.xaxis.axis_label = _("d_k (log scale)")
+        self.spread.yaxis.axis_label = _("std of logits")
+        un = self._series(self.spread, "logit_std_unscaled", UNSCALED)
+        sc = self._series(self.spread, "logit_std_scaled", SCALED)
         add_glyph(
             self.spread,
             Line,
@@ -44,26 +57,32 @@ class DimensionView(pn.viewable.Viewer):
             line_width=2,
             line_dash="dashed",
             color=STAGE_COLOURS["theory"],
-            legend_label="√d_k theory",
+            legend_label=_("√d_k theory"),
         )
         add_hover(
             self.spread,
             [un, sc],
-            [("d_k", "@d_k"), ("unscaled", "@logit_std_unscaled"), ("scaled", "@logit_std_scaled")],
+            [
+                ("d_k", "@d_k"),
+                (_(UNSCALED), "@logit_std_unscaled"),
+                (_(SCALED), "@logit_std_scaled"),
+            ],
         )
         style_legend(self.spread, "top_left")
 
-        self.entropy = make_figure("Entropy vs d_k", height=300, x_axis_type="log")
-        self.entropy.xaxis.axis_label = "d_k (log scale)"
-        self.entropy.yaxis.axis_label = "entropy (nats)"
-        eu = self._series(self.entropy, "entropy_unscaled", "unscaled")
-        es = self._series(self.entropy, "entropy_scaled", "scaled")
+        self.entropy = make_figure(_("Entropy vs d_k"), tr=tr, height=300, x_axis_type="log")
+        self.entropy.xaxis.axis_label = _("d_k (log scale)")
+        self.entropy.yaxis.axis_label = _("entropy (nats)")
+        eu = self._series(self.entropy, "entropy_unscaled", UNSCALED)
+        es = self._series(self.entropy, "entropy_scaled", SCALED)
         add_hover(
             self.entropy,
             [eu, es],
-            [("d_k", "@d_k"), ("unscaled", "@entropy_unscaled"), ("scaled", "@entropy_scaled")],
+            [("d_k", "@d_k"), (_(UNSCALED), "@entropy_unscaled"), (_(SCALED), "@entropy_scaled")],
         )
         style_legend(self.entropy, "bottom_left")
+        decimal_ticks(self.spread, tr)
+        decimal_ticks(self.entropy, tr)
 
         self.markers = []
         for fig, name in ((self.spread, "d_k_marker"), (self.entropy, "d_k_marker_entropy")):
@@ -80,7 +99,7 @@ class DimensionView(pn.viewable.Viewer):
 
     # Unscaled and scaled series differ by colour and by marker shape, so they never rely on
     # colour alone.
-    _LOOK = {"unscaled": ("unscaled_line", "square"), "scaled": ("scaled_line", "circle")}
+    _LOOK = {UNSCALED: ("unscaled_line", "square"), SCALED: ("scaled_line", "circle")}
 
     def _series(self, fig, column: str, kind: str):
         """One sweep as a line with markers at the measured d_k; returns the line renderer."""
@@ -93,7 +112,7 @@ class DimensionView(pn.viewable.Viewer):
             source=self.source,
             line_width=3,
             color=STAGE_COLOURS[colour],
-            legend_label=kind,
+            legend_label=self.tr.gettext(kind),
         )
         add_glyph(
             fig,

@@ -8,32 +8,47 @@ import panel as pn
 from bokeh.models import ColumnDataSource, LinearAxis, Range1d, Span
 from bokeh.models.glyphs import Line, Scatter
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.scene_tables import entropy_table
 
 from .plot_text import PlotText
-from .style import EDGES, OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
+from .style import (
+    EDGES,
+    OKABE_ITO,
+    add_glyph,
+    add_hover,
+    assign,
+    decimal_ticks,
+    f32,
+    make_figure,
+    style_legend,
+)
 
 
 class EntropyView(pn.viewable.Viewer):
-    def __init__(self, **params):
+    def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.text = PlotText("The entropy plot in words")  # placed by the page, after the plot
+        _ = tr.gettext
+        # Placed by the page, after the plot.
+        self.text = PlotText(_("The entropy plot in words"), tr)
         cols = ("temperature", "entropy", "effective_keys")
         self.source = ColumnDataSource(name="entropy_sweep", data={c: f32([]) for c in cols})
         self.current = ColumnDataSource(name="entropy_now", data={c: f32([]) for c in cols})
         fig = make_figure(
-            "Entropy vs temperature",
+            _("Entropy vs temperature"),
+            tr=tr,
             height=300,
             x_axis_type="log",
             y_range=Range1d(0, 1.2),
         )
-        fig.xaxis.axis_label = "temperature τ (log scale)"
-        fig.yaxis.axis_label = "entropy (nats)"
+        fig.xaxis.axis_label = _("temperature τ (log scale)")
+        fig.yaxis.axis_label = _("entropy (nats)")
         fig.extra_y_ranges = {"eff": Range1d(1, 2)}
-        eff_axis = LinearAxis(y_range_name="eff", axis_label="effective keys e^H")
+        eff_axis = LinearAxis(y_range_name="eff", axis_label=_("effective keys e^H"))
         eff_axis.axis_label_text_font_size = "15px"
         eff_axis.major_label_text_font_size = "14px"
         fig.add_layout(eff_axis, "right")
+        decimal_ticks(fig, tr)  # both y axes and the log x axis
         line = add_glyph(
             fig,
             Line,
@@ -42,7 +57,7 @@ class EntropyView(pn.viewable.Viewer):
             source=self.source,
             line_width=3,
             color=OKABE_ITO["blue"],
-            legend_label="entropy",
+            legend_label=_("entropy"),
         )
         add_glyph(
             fig,
@@ -54,7 +69,7 @@ class EntropyView(pn.viewable.Viewer):
             line_dash="dashed",
             color=EDGES[OKABE_ITO["orange"]],  # 3:1 on white (a line has no outline)
             y_range_name="eff",
-            legend_label="effective keys",
+            legend_label=_("effective keys"),
         )
         now = add_glyph(
             fig,
@@ -66,7 +81,8 @@ class EntropyView(pn.viewable.Viewer):
             marker="diamond",
             color=OKABE_ITO["vermillion"],
             line_color="#000000",
-            legend_label="now",
+            # TRANSLATORS: the entropy plot's legend: the point at the current temperature.
+            legend_label=_("now"),
         )
         self.now_line = Span(
             name="temperature_marker",

@@ -19,11 +19,12 @@ import panel as pn
 import param
 from bokeh.models import ColumnDataSource, Selection
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.lab_state import LabState
 
 from . import plane_fit
 from .covered import blank
-from .label_layout import place_labels
+from .label_layout import isolated, place_labels, shortener
 from .planes import (
     ABLATED_TEXT,
     ADDRESS_FONT_PX,
@@ -50,8 +51,9 @@ class GeometryView(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab its drags set")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
+        self.tr = tr
         self._n_pairs = 0
         # No tool selects from these sources (only from the drag handles'), so they share one
         # empty selection: one model per page instead of one each.
@@ -81,7 +83,7 @@ class GeometryView(pn.viewable.Viewer):
 
         proxies = proxy_source(self._unselected)  # the legends' proxies, both planes
         address = address_plane(
-            self.geometry, self.distractors, self.key_tips, self.query_tip, proxies
+            self.geometry, self.distractors, self.key_tips, self.query_tip, proxies, tr
         )
         payload = payload_plane(
             self.geometry,
@@ -90,6 +92,7 @@ class GeometryView(pn.viewable.Viewer):
             self.value_tips,
             self.ghost,
             proxies,
+            tr,
         )
         self.address_fig, self.address_fit = address.fig, address.fit
         self.payload_fig, self.payload_fit = payload.fig, payload.fit
@@ -135,7 +138,7 @@ class GeometryView(pn.viewable.Viewer):
         q = np.asarray(snap.query, dtype=np.float64)
         keys = np.asarray(snap.keys, dtype=np.float64)
         vals = np.asarray(snap.values, dtype=np.float64)
-        rows, vec, texts = _arrow_rows(snap, m, q, keys, vals)
+        rows, vec, texts = _arrow_rows(snap, m, q, keys, vals, self._masked_mark())
         self._write_route_and_tips(snap, m, keys, vals, draggable=draggable, route=route)
         self._show_distractors(len(keys) > m)
         self._fit_ranges(q, keys, vals)
@@ -201,6 +204,12 @@ class GeometryView(pn.viewable.Viewer):
             self._drag.set_tips("key", self.key_tips, keys[:tips])
             self._drag.set_tips("value", self.value_tips, vals[:tips])
 
+    def _masked_mark(self) -> str:
+        _ = self.tr.gettext
+        # TRANSLATORS: after a masked key's label on the planes ("B (masked)"): keep the space
+        # before it and the brackets.
+        return _(" (masked)")
+
     def conceal(self) -> None:
         """Both planes emptied, instead of drawn (app/views/covered.py): a trained head's
         projections show where it looks (its keys along q are its scores)."""
@@ -261,9 +270,11 @@ class GeometryView(pn.viewable.Viewer):
                 avoid,
                 order=order,
                 segments=segments,
+                short=shortener(self._masked_mark()),
             )
             for i, (ox, oy, tag) in zip(rows, placed, strict=True):
-                dx[i], dy[i], tags[i] = ox, oy, tag
+                # A right-to-left token in an isolate: the canvas draws it in its own order.
+                dx[i], dy[i], tags[i] = ox, oy, isolated(tag)
         return {"label_dx": f32(dx), "label_dy": f32(dy), "tag": tags}
 
     def _show_distractors(self, shown: bool) -> None:
@@ -284,7 +295,7 @@ class GeometryView(pn.viewable.Viewer):
         patched = bool(getattr(snap, "patched", ""))
         # One note for both interventions that cut the route from the output (the note says
         # which): an ablated head passes nothing on, a patched one another sentence's output.
-        note = ABLATED_TEXT if ablated or not patched else PATCHED_TEXT
+        note = self.tr.gettext(ABLATED_TEXT if ablated or not patched else PATCHED_TEXT)
         if self.ablated_note.text != note:
             self.ablated_note.text = note
         if self.ablated_note.visible != (ablated or patched):
@@ -317,16 +328,16 @@ class GeometryView(pn.viewable.Viewer):
                     np.append(np.where(legal, 0.95, 0.3) * (ABLATED_ALPHA if ablated else 1), 1.0)
                 ),
                 "kind": ["contribution"] * n + ["output"],
-                "label": [f"w·v {lab}" for lab in labels]
-                + [
-                    "output (zeroed: the head is ablated)"
-                    if ablated
-                    else "output (patched in from the other sentence)"
-                    if patched
-                    else "output"
-                ],
+                "label": [f"w·v {lab}" for lab in labels] + [self._output_label(ablated, patched)],
             },
         )
+
+    def _output_label(self, ablated: bool, patched: bool) -> str:
+        """The output arrow's name in its hover."""
+        _ = self.tr.gettext
+        if ablated:
+            return _("output (zeroed: the head is ablated)")
+        return _("output (patched in from the other sentence)") if patched else _("output")
 
     def _fit_ranges(self, q, keys, vals):
         addr_need = max(
@@ -403,7 +414,9 @@ def _ghost_data(point) -> dict:
     }
 
 
-def _arrow_rows(snap, m: int, q, keys, vals) -> tuple[dict, np.ndarray, list[str]]:
+def _arrow_rows(
+    snap, m: int, q, keys, vals, masked_mark: str = " (masked)"
+) -> tuple[dict, np.ndarray, list[str]]:
     """The arrows' rows (the query, then the first `m` keys and values), their tips and their
     label texts. The rows go out once, with their labels (placed once the ranges and the query's
     handle are known): a new row count followed by a patch of some columns in the same message
@@ -411,7 +424,7 @@ def _arrow_rows(snap, m: int, q, keys, vals) -> tuple[dict, np.ndarray, list[str
     set_visuals)."""
     legal = np.asarray(snap.legal, dtype=bool)
     labels = list(snap.labels)
-    pair_labels = [lab if legal[i] else f"{lab} (masked)" for i, lab in enumerate(labels[:m])]
+    pair_labels = [lab if legal[i] else lab + masked_mark for i, lab in enumerate(labels[:m])]
     vec = np.vstack([q[None, :2], keys[:m, :2], vals[:m, :2]])
     pair_alpha = np.where(legal[:m], 1.0, 0.35)
     kind = ["query"] + ["key"] * m + ["value"] * m

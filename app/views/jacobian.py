@@ -21,8 +21,11 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect
 from bokeh.palettes import PuOr11
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state.chart_tables import jacobian_block, jacobian_table
 
+from .label_layout import isolated_labels
 from .plot_text import PlotText
 from .rows import set_ticks
 from .style import add_glyph, add_hover, assign, f32, make_figure
@@ -32,7 +35,8 @@ from .text_fit import FitText
 MAX_SIDE = 12
 # Below this every cell draws as the palette's middle: the map would look blank, so say why.
 VANISHED = 1e-3
-SCORE_AXIS = "scaled score s_j (before ÷ τ)"
+SCORE_AXIS = N_("scaled score s_j (before ÷ τ)")
+TITLE = N_("Softmax Jacobian ∂w_i/∂s_j")
 ROW_CHARS = 12  # a row's token label is cut to this (the hover and the table have it whole)
 
 
@@ -52,15 +56,17 @@ def axis_labels(labels) -> tuple[list[str], list[str], bool]:
 
 
 class JacobianView(pn.viewable.Viewer):
-    def __init__(self, **params):
+    def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.text = PlotText("The Jacobian in words")  # placed by the page, after the plots
+        self.tr, _ = tr, tr.gettext
+        self.text = PlotText(_("The Jacobian in words"), tr)  # placed by the page, after them
         cols = {c: f32([]) for c in ("x", "y", "value")}
         cols.update(row_label=[], column_label=[])
         self.source = ColumnDataSource(name="jacobian", data=cols)
         self.mapper = LinearColorMapper(palette=list(reversed(PuOr11)), low=-0.25, high=0.25)
         fig = make_figure(
-            "Softmax Jacobian ∂w_i/∂s_j",
+            _(TITLE),
+            tr=tr,
             height=330,
             x_range=Range1d(-0.5, 0.5),
             y_range=Range1d(0.5, -0.5),
@@ -83,8 +89,8 @@ class JacobianView(pn.viewable.Viewer):
             width=14,
         )
         fig.add_layout(self.colorbar, "right")
-        fig.xaxis.axis_label = SCORE_AXIS
-        fig.yaxis.axis_label = "weight w_i"
+        fig.xaxis.axis_label = _(SCORE_AXIS)
+        fig.yaxis.axis_label = _("weight w_i")
         fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
         add_hover(
             fig, [rect], [("w", "@row_label"), ("s", "@column_label"), ("∂w/∂s", "@value{0.0000}")]
@@ -138,39 +144,57 @@ class JacobianView(pn.viewable.Viewer):
             self.figure.x_range.update(start=-0.5, end=k - 0.5)
             self.figure.y_range.update(start=k - 0.5, end=-0.5)
             rows, columns, by_position = axis_labels(shown)
-            set_ticks(self.figure.yaxis[0], rows)
+            set_ticks(self.figure.yaxis[0], isolated_labels(rows))
             set_ticks(self.figure.xaxis[0], columns)
             self.figure.xaxis[0].major_label_orientation = (
                 "vertical" if by_position else "horizontal"
             )
-            if by_position:
-                self.fit.x_label(
-                    f"{SCORE_AXIS}, key by position",
-                    "score s_j, key by position",
-                    "s_j by position",
-                )
-            else:
-                self.fit.x_label(SCORE_AXIS, "scaled score s_j", "s_j")
-            if len(labels) <= MAX_SIDE:
-                self.fit.title("Softmax Jacobian ∂w_i/∂s_j", "Jacobian ∂w_i/∂s_j")
-            else:
-                self.fit.title(
-                    f"Softmax Jacobian ∂w_i/∂s_j ({k} heaviest of {len(labels)} keys)",
-                    f"Jacobian ∂w_i/∂s_j ({k} of {len(labels)} keys)",
-                    "Jacobian ∂w_i/∂s_j",
-                )
+            self._texts(by_position, k, len(labels))
+
+    def _texts(self, by_position: bool, k: int, keys: int) -> None:
+        """The axis label and title for these rows, longest first (FitText)."""
+        _ = self.tr.gettext
+        if by_position:
+            self.fit.x_label(
+                # TRANSLATORS: the Jacobian's x axis when its columns are token positions.
+                _("{axis}, key by position").format(axis=_(SCORE_AXIS)),
+                _("score s_j, key by position"),
+                _("s_j by position"),
+            )
+        else:
+            self.fit.x_label(_(SCORE_AXIS), _("scaled score s_j"), _("s_j"))
+        if keys <= MAX_SIDE:
+            self.fit.title(_(TITLE), _("Jacobian ∂w_i/∂s_j"))
+        else:
+            self.fit.title(
+                _("Softmax Jacobian ∂w_i/∂s_j ({shown} heaviest of {total} keys)").format(
+                    shown=k, total=keys
+                ),
+                _("Jacobian ∂w_i/∂s_j ({shown} of {total} keys)").format(shown=k, total=keys),
+                _("Jacobian ∂w_i/∂s_j"),
+            )
+
+    def _vanished(self, label: str, share: float) -> str:
+        """The words over a blank map: why the gradients vanished (three lines)."""
+        _ = self.tr.gettext
+        if 100 * share >= 99.95:
+            held = _("more than {share}").format(share=self.tr.format_percent(0.999, "0.0%"))
+        else:
+            held = self.tr.format_percent(share, "0.0%")
+        # TRANSLATORS: over the Jacobian's map when every cell is near 0; keep the line breaks
+        # (\n): the map is narrow. {label}: a key; {held}: its share ("99.8%").
+        return _(
+            "The gradients vanished: every ∂w_i/∂s_j is below 0.001,\n"
+            "because {label} holds {held} of the route.\n"
+            "Nudging a logit moves no weight (softmax is saturated)."
+        ).format(label=label, held=held)
 
     def _say_if_vanished(self, largest: float, weights, labels, k: int) -> None:
         vanished = k > 0 and largest < VANISHED
         if vanished:
             top = int(np.argmax(weights[: len(labels)]))
-            share = 100 * float(weights[top])
-            held = "more than 99.9%" if share >= 99.95 else f"{share:.1f}%"
-            text = (
-                "The gradients vanished: every ∂w_i/∂s_j is below 0.001,\n"
-                f"because {labels[top]} holds {held} of the route.\n"
-                "Nudging a logit moves no weight (softmax is saturated)."
-            )
+            share = float(weights[top])
+            text = self._vanished(labels[top], share)
             centre = (k - 1) / 2
             self.note.update(x=centre, y=centre, text=text, visible=True)
         elif self.note.visible:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 
 HANDLE_RADIUS_PX = 11.0
 # Directions tried around a tip, as turns from "straight past it" (radians).
@@ -22,13 +23,46 @@ LABEL_DISTANCES = (20.0, 32.0, 46.0)
 FRAME_MARGIN = 2.0  # px a label keeps from the frame's edge
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 (y down)
+# A CJK character is about a whole em wide, 1.65 average Latin glyphs; an isolate (U+2066 to
+# U+2069) or another format character takes no room.
+WIDE_GLYPH = 1.65
+# Letters of the right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko, their forms).
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+FSI, PDI = "\u2068", "\u2069"  # first-strong isolate: a run set in its own direction
+_TOKEN_AND_MARKS = re.compile(r"^(.+?)((?: ?@\d+)?(?: \(.+\)| ✕)?)$", re.DOTALL)
+
+
+def glyphs(text: str) -> float:
+    """`text`'s width in average Latin glyphs (its length, for Latin text)."""
+    if text.isascii():
+        return float(len(text))
+    total = 0.0
+    for ch in text:
+        if unicodedata.category(ch) == "Cf":
+            continue
+        total += WIDE_GLYPH if unicodedata.east_asian_width(ch) in "WF" else 1.0
+    return total
+
+
+def isolated(label: str) -> str:
+    """A label whose token has right-to-left letters with that token in an isolate, so
+    "مرحبا @3" reads in its own order on a canvas that draws left to right, its position
+    and marks after it; any other label as it is."""
+    if not _RIGHT_TO_LEFT.search(label):
+        return label
+    token, marks = _TOKEN_AND_MARKS.match(label).groups()
+    return f"{FSI}{token}{PDI}{marks}"
+
+
+def isolated_labels(labels) -> list[str]:
+    return [isolated(str(label)) for label in labels]
 
 
 def text_box(x: float, y: float, text: str, font: float) -> Box:
     """The box of `text` centred on (x, y) at `font` px, with a few pixels of margin."""
     # An average glyph of the lab's sans-serif (DejaVu, Atkinson) is about 0.6 em wide; a few
     # pixels of margin keep neighbours from touching.
-    w, h = 0.62 * font * len(text) + 10.0, 1.3 * font
+    w, h = 0.62 * font * glyphs(text) + 10.0, 1.3 * font
     return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
 
 
@@ -62,10 +96,11 @@ def crosses(box: Box, segment, inset: float = 3.0) -> bool:
 _POSITION = re.compile(r"^(.+) @(\d+)$")
 
 
-def shorten(text: str) -> str | None:
-    """The short form of a label that has no room (None: it has none)."""
-    masked = text.endswith(" (masked)")
-    core = text.removesuffix(" (masked)")
+def shorten(text: str, masked_mark: str = " (masked)") -> str | None:
+    """The short form of a label that has no room (None: it has none); `masked_mark` ends a
+    masked key's label (in the page's language)."""
+    masked = text.endswith(masked_mark)
+    core = text.removesuffix(masked_mark)
     token = _POSITION.match(core)
     if token:
         # A model's token keeps its text with its position, tighter ("␣loan @4" -> "loan@4"):
@@ -75,6 +110,13 @@ def shorten(text: str) -> str | None:
     if len(core) <= 5:
         return f"{core} ✕" if masked else None
     return core[:4] + "…" + (" ✕" if masked else "")
+
+
+@functools.cache
+def shortener(masked_mark: str):
+    """`shorten` for labels whose masked mark is `masked_mark`: one function per mark, so the
+    placements' cache keeps working."""
+    return functools.partial(shorten, masked_mark=masked_mark)
 
 
 def place_labels(

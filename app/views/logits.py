@@ -10,12 +10,17 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, Range1d, Selection, Span
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
+
 from .bars import bar_note, dodged_bar
+from .label_layout import isolated_labels
 from .rows import NULL_LABEL, FitRows, row_axis, row_positions, row_range, set_rows
 from .style import (
     STAGE_COLOURS,
     add_hover,
     assign,
+    decimal_ticks,
     edged,
     f32,
     make_figure,
@@ -23,7 +28,8 @@ from .style import (
 )
 from .text_fit import FitText
 
-STAGES = (("raw", "raw q·k"), ("scaled", "after scale"), ("logit", "after temperature"))
+STAGES = (("raw", N_("raw q·k")), ("scaled", N_("after scale")), ("logit", N_("after temperature")))
+TITLE = N_("Logits per key")
 BAR = 0.26
 HIDDEN_COLOUR = "#6e6e6e"
 # Two hatches that must not be mistaken for each other (issue 40: both were diagonal stripes):
@@ -53,29 +59,33 @@ def visible_scores(snap) -> np.ndarray:
 
 
 class LogitsView(pn.viewable.Viewer):
-    def __init__(self, **params):
+    def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
+        self.tr, _ = tr, tr.gettext
         self.source, self.extra = self._sources()
         # A range the server sets: an auto range would follow the live drag preview in the
         # browser and send its new bounds to the server on every frame.
         fig = make_figure(
-            "Logits per key", height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
+            _(TITLE), tr=tr, height=360, y_range=row_range(), x_range=Range1d(-1.0, 1.0)
         )
-        fig.xaxis.axis_label = "logit"
+        fig.xaxis.axis_label = _("logit")
+        decimal_ticks(fig, tr, axes=fig.xaxis)
         renderers, null_bar = self._bars(fig)
         add_hover(
             fig,
             renderers,
             [
-                ("key", "@label"),
-                ("raw q·k", "@raw{0.000}"),
-                ("  in the plane", "@visible{0.000}"),
-                ("  hidden dims", "@hidden{0.000}"),
-                ("scaled", "@scaled{0.000}"),
-                ("after temperature", "@logit{0.000}"),
+                (_("key"), "@label"),
+                (_("raw q·k"), "@raw{0.000}"),
+                # TRANSLATORS: the logits' tooltip: the part of q·k drawn in the plane, then the
+                # part from the coordinates not drawn (indented under "raw q·k").
+                ("  " + _("in the plane"), "@visible{0.000}"),
+                ("  " + _("hidden dims"), "@hidden{0.000}"),
+                (_("scaled"), "@scaled{0.000}"),
+                (_("after temperature"), "@logit{0.000}"),
             ],
         )
-        add_hover(fig, [null_bar], [("", "@label"), ("logit", "@logit{0.000}")])
+        add_hover(fig, [null_bar], [("", "@label"), (_("logit"), "@logit{0.000}")])
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
@@ -109,6 +119,7 @@ class LogitsView(pn.viewable.Viewer):
     def _bars(self, fig) -> tuple[list, object]:
         """Each stage's bar per key, the hidden part of q·k, the null candidate's bar and the
         masked keys' hatch: the renderers the hover reads, and the null bar's."""
+        _ = self.tr.gettext
         renderers = [
             dodged_bar(
                 fig,
@@ -117,7 +128,7 @@ class LogitsView(pn.viewable.Viewer):
                 BAR,
                 right={"logit": "logit_drawn", "raw": "visible"}.get(column, column),
                 **edged(STAGE_COLOURS[column]),
-                legend_label="q·k in the plane" if column == "raw" else text,
+                legend_label=_("q·k in the plane") if column == "raw" else _(text),
             )
             for offset, (column, text) in zip((-BAR, 0.0, BAR), STAGES, strict=True)
         ]
@@ -131,7 +142,7 @@ class LogitsView(pn.viewable.Viewer):
             left="visible",
             right="raw",
             **HIDDEN_HATCH,
-            legend_label="+ hidden dims",
+            legend_label=_("+ hidden dims"),
         )
         renderers.append(self._hidden)
         null_bar = dodged_bar(
@@ -153,13 +164,14 @@ class LogitsView(pn.viewable.Viewer):
             left="hatch_left",
             right="hatch_right",
             **MASKED_HATCH,
-            legend_label="masked (−∞)",
+            legend_label=_("masked (−∞)"),
         )
         bar_note(fig, self.source, x="hatch_right", text="mask_text", offset=BAR)
         fig.add_layout(Span(location=0, dimension="height", line_color="#777777"))
         return renderers, null_bar
 
     def update(self, snap) -> None:
+        _ = self.tr.gettext
         raw = np.asarray(snap.scores, dtype=np.float64)
         visible = visible_scores(snap)
         scaled = np.asarray(snap.scaled, dtype=np.float64)
@@ -192,16 +204,17 @@ class LogitsView(pn.viewable.Viewer):
                 "hatch_right": f32(np.where(legal, np.nan, 0.0)),
                 "label": list(snap.labels),
                 "legal": legal,
-                "mask_text": ["" if ok else "−∞ masked" for ok in legal],
+                "mask_text": ["" if ok else _("−∞ masked") for ok in legal],
             },
         )
-        labels = [*shown, NULL_LABEL] if null else shown
+        null_label = _(NULL_LABEL)
+        labels = [*isolated_labels(shown), null_label] if null else isolated_labels(shown)
         assign(
             self.extra,
             {
                 "row": f32(np.arange(len(shown), len(labels))),
                 "logit": f32(null),
-                "label": [NULL_LABEL] * len(null),
+                "label": [null_label] * len(null),
             },
         )
         set_rows(self.figure, labels)
@@ -213,16 +226,26 @@ class LogitsView(pn.viewable.Viewer):
             for item in self.figure.legend.items:
                 if self._hidden in item.renderers:
                     item.visible = hidden
-        top = f" · top {len(shown)} of {len(rows)}" if len(shown) < len(rows) else ""
-        plus = " + null" if null else ""
-        hidden_label = f"+ {snap.d_k - 2} hidden dims"
+        hidden_label = _("+ {count} hidden dims").format(count=snap.d_k - 2)
         for item in self.figure.legend.items:
             if (
                 self._hidden in item.renderers
                 and getattr(item.label, "value", None) != hidden_label
             ):
                 item.label = {"value": hidden_label}
-        self.fit.title(f"Logits per key{top}{plus}", f"Logits{top}{plus}", "Logits")
+        self._title(len(shown), len(rows), bool(null))
+
+    def _title(self, shown: int, keys: int, null: bool) -> None:
+        """The title, then shorter ones for a narrower chart: its parts joined by " · "."""
+        _ = self.tr.gettext
+        top = [_("top {shown} of {total}").format(shown=shown, total=keys)] if shown < keys else []
+        # TRANSLATORS: the logits chart's title when the null route has a bar too.
+        plus = _("{title} + null") if null else "{title}"
+        self.fit.title(
+            plus.format(title=" · ".join([_(TITLE), *top])),
+            plus.format(title=" · ".join([_("Logits"), *top])),
+            _("Logits"),
+        )
 
     def _fit_x(self, low: float, high: float) -> None:
         """Show low..high with a margin; keep the axis still while the bars fit and fill it."""

@@ -22,6 +22,9 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Line, Scatter, Segment, Text
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
+
 from .style import (
     CASING,
     EDGES,
@@ -39,10 +42,14 @@ FIG_WIDTH, FIG_HEIGHT = FRAME + 110, FRAME + 110
 ADDRESS_FONT_PX, PAYLOAD_FONT_PX = 16.0, 15.0
 # On an ablated head's payload plane, over its faded contributions (they no longer reach the
 # model: the output is zero).
-ABLATED_TEXT = "ablated: this head's\noutput is zeroed"  # two lines: a phone's plane is narrow
+# TRANSLATORS: a note on the payload plane, in two lines (keep the \n: a phone's plane is narrow).
+ABLATED_TEXT = N_("ablated: this head's\noutput is zeroed")
 # The same note on a patched head's plane: the output drawn is the other sentence's, not the
 # sum of the contributions drawn (activation patching).
-PATCHED_TEXT = "patched: this head's output\ncomes from the other sentence"
+# TRANSLATORS: a note on the payload plane, in two lines (keep the \n).
+PATCHED_TEXT = N_("patched: this head's output\ncomes from the other sentence")
+ADDRESS_TITLE = N_("Address: query and keys")
+PAYLOAD_TITLE = N_("Payload: values, w·v, output")
 
 
 @dataclass(frozen=True)
@@ -64,34 +71,40 @@ def proxy_source(selected) -> ColumnDataSource:
     return ColumnDataSource(data={"x": [math.nan], "y": [math.nan]}, selected=selected)
 
 
-def address_plane(geometry, distractors, key_tips, query_tip, proxies) -> Plane:
-    fig = _square("Address: query and keys")
+def address_plane(
+    geometry, distractors, key_tips, query_tip, proxies, tr: Translator = ENGLISH
+) -> Plane:
+    _ = tr.gettext
+    fig = _square(_(ADDRESS_TITLE), tr)
     fit = FitText(fig, legend_cols=3)  # one row of the legend while it fits
-    fit.title("Address: query and keys", "Address: q and keys", "Address")
+    fit.title(_(ADDRESS_TITLE), _("Address: q and keys"), _("Address"))
     fig.name = "address_plot"
     keys_only, query_only = _kind("key"), _kind("query")
-    cloud = _cloud(fig, distractors, "kx", "ky", 0.45, "distractor keys")
-    seg, _ = _arrows(fig, geometry, keys_only, "colour", width=4)
+    cloud = _cloud(fig, distractors, "kx", "ky", 0.45, _("distractor keys"))
+    seg, _key_heads = _arrows(fig, geometry, keys_only, "colour", width=4)
     # Dashed, so a key pointing the same way still shows through.
-    q_seg, _ = _arrows(fig, geometry, query_only, "colour", width=4, dash=[10, 6])
+    q_seg, _query_head = _arrows(fig, geometry, query_only, "colour", width=4, dash=[10, 6])
     for view, role in ((query_only, "query"), (keys_only, "key")):
         _tip_labels(fig, geometry, view, ADDRESS_FONT_PX, ROLE_COLOURS[role])
     add_hover(fig, [seg, q_seg], [("", "@label"), ("x", "@x1{0.00}"), ("y", "@y1{0.00}")])
     # Drag handles: hollow circles on the tips of the labelled keys and of the query.
     k_tip = _handles(fig, key_tips, "key", 18)
     q_tip = _handles(fig, query_tip, "query", 20)
-    _drag_tool(fig, [k_tip, q_tip], "Drag a key or the query")
-    _legend_proxies(fig, proxies, [("query", "query"), ("keys", "key")])
+    _drag_tool(fig, [k_tip, q_tip], _("Drag a key or the query"))
+    _legend_proxies(fig, proxies, [(_("query"), "query"), (_("keys"), "key")])
     return Plane(fig, fit, cloud)
 
 
-def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxies) -> Plane:
-    fig = _square("Payload: values, w·v, output")
+def payload_plane(
+    geometry, contributions, distractors, value_tips, ghost, proxies, tr: Translator = ENGLISH
+) -> Plane:
+    _ = tr.gettext
+    fig = _square(_(PAYLOAD_TITLE), tr)
     fit = FitText(fig, legend_cols=4)
-    fit.title("Payload: values, w·v, output", "Payload: values, output", "Payload")
+    fit.title(_(PAYLOAD_TITLE), _("Payload: values, output"), _("Payload"))
     fig.name = "payload_plot"
     values = _kind("value")
-    cloud = _cloud(fig, distractors, "vx", "vy", 0.35, "distractor values")
+    cloud = _cloud(fig, distractors, "vx", "vy", 0.35, _("distractor values"))
     _arrows(fig, geometry, values, "colour", width=3)
     _tip_labels(fig, geometry, values, PAYLOAD_FONT_PX, ROLE_COLOURS["value"])
     # The w·v shafts on a darker casing: orange alone is 2.25:1 on white (style.EDGES).
@@ -100,25 +113,28 @@ def payload_plane(geometry, contributions, distractors, value_tips, ghost, proxi
     _casing(fig, contributions, c_view, EDGES[contribution], width=5 + 2 * CASING)
     c_seg, c_head = _arrows(fig, contributions, c_view, contribution, width=5)
     c_head.glyph.line_color = EDGES[contribution]
-    o_seg, _ = _arrows(fig, contributions, _kind("output"), ROLE_COLOURS["output"], width=3)
+    o_seg, _output_head = _arrows(
+        fig, contributions, _kind("output"), ROLE_COLOURS["output"], width=3
+    )
     _arrows(fig, ghost, None, ROLE_COLOURS["output"], width=3, dash=[6, 5])
     add_hover(
         fig,
         [c_seg, o_seg],
-        [("", "@label"), ("weight", "@weight{0.000}"), ("|w·v|", "@norm{0.000}")],
+        [("", "@label"), (_("weight"), "@weight{0.000}"), ("|w·v|", "@norm{0.000}")],
     )
-    _drag_tool(fig, [_handles(fig, value_tips, "value", 18)], "Drag a value")
+    _drag_tool(fig, [_handles(fig, value_tips, "value", 18)], _("Drag a value"))
     _legend_proxies(
         fig,
         proxies,
-        [("values", "value"), ("w·v", "contribution"), ("output", "output")],
+        [(_("values"), "value"), ("w·v", "contribution"), (_("output"), "output")],
     )
-    return Plane(fig, fit, cloud, _ablated_note(fig))
+    return Plane(fig, fit, cloud, _ablated_note(fig, _(ABLATED_TEXT)))
 
 
-def _square(title):
+def _square(title, tr: Translator = ENGLISH):
     fig = make_figure(
         title,
+        tr=tr,
         height=FIG_HEIGHT,
         width=FIG_WIDTH,
         sizing_mode=None,
@@ -294,14 +310,14 @@ def _legend_proxies(fig, source, entries) -> None:
     )
 
 
-def _ablated_note(fig) -> Label:
+def _ablated_note(fig, text: str) -> Label:
     # One Label (one model), shown only while the open head is ablated: centred near the top
     # of the plane (in data units, placed again when the plane's range changes).
     note = Label(
         name="ablated_note",
         x=0.0,
         y=0.0,
-        text=ABLATED_TEXT,
+        text=text,
         visible=False,
         text_align="center",
         text_baseline="middle",

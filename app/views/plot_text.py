@@ -13,6 +13,9 @@ import html
 
 import panel as pn
 
+from app.i18n.translator import ENGLISH, Translator
+from app.state.scene_tables import in_language
+
 # In the accessibility tree, out of sight and out of the layout (an absolute box takes no cell
 # of the stage's grid); inline styles, not a stylesheet: no model more per page.
 HIDDEN = {
@@ -25,9 +28,13 @@ HIDDEN = {
 }
 
 
-def table_html(table) -> str:
-    """One `SceneTable` as an HTML table, every text escaped (labels come from links)."""
-    esc = html.escape
+def table_html(table, tr: Translator = ENGLISH) -> str:
+    """One `SceneTable` as an HTML table in `tr`'s language, every text escaped (labels come
+    from links)."""
+
+    def esc(text) -> str:
+        return html.escape(in_language(text, tr))
+
     head = "".join(f'<th scope="col">{esc(c)}</th>' for c in table.columns)
     body = "".join(
         "<tr>"
@@ -36,23 +43,28 @@ def table_html(table) -> str:
         + "</tr>"
         for row in table.rows
     )
+    _ = tr.gettext
+    # TRANSLATORS: a plot's table's caption: the plot's title, then what the table shows.
+    caption = _("{title}. {description}").format(
+        title=in_language(table.title, tr), description=in_language(table.description, tr)
+    )
     return (
-        f'<table data-plot="{esc(table.name)}"><caption>{esc(table.title)}. '
-        f"{esc(table.description)}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table>"
+        f'<table data-plot="{html.escape(table.name)}"><caption>{html.escape(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
 
 
-def tables_html(label: str, tables) -> str:
-    inner = "".join(table_html(t) for t in tables)
+def tables_html(label: str, tables, tr: Translator = ENGLISH) -> str:
+    inner = "".join(table_html(t, tr) for t in tables)
     return f'<section aria-label="{html.escape(label)}">{inner}</section>' if inner else ""
 
 
 class PlotText:
-    """A visually hidden pane that holds the tables of some plots, named by `label`."""
+    """A visually hidden pane that holds the tables of some plots, named by `label` (in the
+    page's language), written in `tr`'s language."""
 
-    def __init__(self, label: str):
-        self.label = label
+    def __init__(self, label: str, tr: Translator = ENGLISH):
+        self.label, self.tr = label, tr
         self.pane = pn.pane.HTML(
             "",
             css_classes=["lab-plot-text"],
@@ -63,7 +75,7 @@ class PlotText:
         )
 
     def show(self, tables) -> None:
-        text = tables_html(self.label, tables)
+        text = tables_html(self.label, tables, self.tr)
         if self.pane.object != text:
             self.pane.object = text
 

@@ -13,6 +13,7 @@ from bokeh.models import (
     HoverTool,
     Legend,
     LegendItem,
+    NumeralTickFormatter,
     SaveTool,
 )
 from bokeh.models.glyphs import Text
@@ -20,6 +21,7 @@ from bokeh.plotting import figure
 from panel.theme import Bootstrap
 from panel.viewable import Viewable
 
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.bokeh_columns import replace_columns
 from app.patches.bokeh_glyphs import positional_args
 
@@ -96,19 +98,40 @@ class LabDesign(Bootstrap):
 MAX_LABELLED_ROWS = 24
 
 
-def figure_name(title: str) -> dict[str, str]:
+def figure_name(title: str, tr: Translator = ENGLISH) -> dict[str, str]:
     """What a screen reader meets on a plot: a figure named by its title, which says where its
     numbers are. The drawing itself is a canvas; each plot's table (app/views/plot_text.py)
     follows the plots. A reference by id cannot reach it: Panel puts the plot and the table in
     different shadow roots. Not role="img": that would make the toolbar inside it a control
     nested in an image."""
-    return {
-        "role": "figure",
-        "aria-label": f"{title}: a chart; its numbers are in a table after the plots",
-    }
+    _ = tr.gettext
+    # TRANSLATORS: what a screen reader says on a plot; {title}: the plot's title.
+    name = _("{title}: a chart; its numbers are in a table after the plots").format(title=title)
+    return {"role": "figure", "aria-label": name}
 
 
-def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
+# Bokeh's tick formatters (Numbro) in the languages whose numbers differ from English: Spanish
+# writes 0,5 and 50 %. Chinese writes numbers as English does, and Arabic pages keep Latin
+# digits and the point, as their text does (app/i18n/translator.py).
+NUMERAL_LANGUAGES = {"es": "es-ES"}
+
+
+def percent_ticks(tr: Translator = ENGLISH) -> dict[str, str]:
+    """A `NumeralTickFormatter`'s `language` for `tr`, when its numbers are not English's."""
+    language = NUMERAL_LANGUAGES.get(tr.code)
+    return {"language": language} if language else {}
+
+
+def decimal_ticks(fig: figure, tr: Translator = ENGLISH, *, axes=None) -> None:
+    """The figure's linear axes (or `axes`) tick in `tr`'s numbers: up to three decimals with
+    the language's decimal sign; English keeps Bokeh's own formatter."""
+    language = NUMERAL_LANGUAGES.get(tr.code)
+    if language:
+        for axis in axes if axes is not None else (*fig.xaxis, *fig.yaxis):
+            axis.formatter = NumeralTickFormatter(format="0.[000]", language=language)
+
+
+def make_figure(title: str, *, height: int = 320, tr: Translator = ENGLISH, **kwargs) -> figure:
     """A figure with readable fonts, a PNG save tool and no logo.
 
     No pan or zoom unless asked for: the lab sets these axes itself, and every tool is another
@@ -121,7 +144,7 @@ def make_figure(title: str, *, height: int = 320, **kwargs) -> figure:
         tools=tools,
         toolbar_location="above",
         sizing_mode=kwargs.pop("sizing_mode", "stretch_width"),
-        html_attributes=figure_name(title),
+        html_attributes=figure_name(title, tr),
         **kwargs,
     )
     fig.add_tools(SaveTool(filename=_slug(title)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 from bokeh.models import HoverTool
 from bokeh.plotting import figure
 
+from .label_layout import glyphs
+
 # An average glyph of FONT as a fraction of its size (measured in Chromium: bold 0.57-0.61 on
 # the titles, 0.68 on a token with its space marker; regular 0.50-0.61), on the wide side.
 BOLD_EM, REGULAR_EM = 0.64, 0.61
@@ -23,7 +25,7 @@ def toolbar_width(fig: figure) -> float:
 def text_width(text: str, font_size: str, *, bold: bool = False) -> float:
     """The estimated width in px of one line of `text` at a CSS size such as "17px"."""
     px = float(str(font_size).removesuffix("px") or 0)
-    return (BOLD_EM if bold else REGULAR_EM) * px * len(text)
+    return (BOLD_EM if bold else REGULAR_EM) * px * glyphs(text)
 
 
 class FitText:

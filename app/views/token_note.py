@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bokeh.models import Title
 
+from app.i18n.translator import ENGLISH, Translator
 from engine.heads import token_marks
 
 from .style import FONT
@@ -27,9 +28,11 @@ def add_token_note(fig) -> Title:
     return note
 
 
-def show_token_note(note: Title, labels) -> None:
-    """Say what the marks in ``labels`` mean (hidden when none is used)."""
-    text = token_marks(labels, sep="\n")
+def show_token_note(note: Title, labels, tr: Translator = ENGLISH) -> None:
+    """Say what the marks in ``labels`` mean (hidden when none is used), each phrase in `tr`'s
+    language where the catalogue has it (the phrases are engine/heads.py's)."""
+    phrases = [tr.gettext(phrase) for phrase in token_marks(labels, sep="\n").split("\n") if phrase]
+    text = "\n".join(phrases)
     if note.text != text:
         note.text = text
     if note.visible != bool(text):

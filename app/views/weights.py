@@ -9,9 +9,12 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d, Selection
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from engine.snapshot import share_percent
 
 from .bars import bar_note, dodged_bar
+from .label_layout import isolated_labels
 from .rows import (
     NULL_LABEL,
     OTHERS,
@@ -30,6 +33,7 @@ from .style import (
     edged,
     f32,
     make_figure,
+    percent_ticks,
     style_legend,
 )
 from .text_fit import FitText
@@ -37,15 +41,20 @@ from .token_note import add_token_note, show_token_note
 
 BAR = 0.38
 FULL = 1.18  # the whole 0..1 scale, with room for the labels
-AXIS_LABEL = "share (each colour sums to 100%)"
-AXIS_LABEL_NULL = "share (weights with the null row: 100%)"
+AXIS_LABEL = N_("share (each colour sums to 100%)")
+AXIS_LABEL_NULL = N_("share (weights with the null row: 100%)")
+TITLE = N_("Weights and |w·v| shares")
+# The bar charts' rows that are not one key (app/views/rows.py), marked here for the plots'
+# catalogue: they are shown translated.
+ROW_NAMES = (N_("all others"), N_("null (none of these)"))
 DOTTED = {"hatch_pattern": "dot", "hatch_color": "#ffffff", "hatch_alpha": 0.5}
 CROSSED = {"hatch_pattern": "x", "hatch_color": "#ffffff", "hatch_alpha": 0.6}
 
 
 class WeightsView(pn.viewable.Viewer):
-    def __init__(self, **params):
+    def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
+        self.tr, _ = tr, tr.gettext
         cols = {c: f32([]) for c in ("index", "row", "weight", "contribution_norm", "norm_share")}
         cols.update(label=[], legal=np.zeros(0, dtype=bool), mask_text=[])
         unselected = Selection()  # no tool selects from either source: they share one
@@ -56,18 +65,19 @@ class WeightsView(pn.viewable.Viewer):
             name="weights_extra", data=self._extra_data([], [], []), selected=unselected
         )
         fig = make_figure(
-            "Weights and |w·v| shares",
+            _(TITLE),
+            tr=tr,
             height=360,
             y_range=row_range(),
             x_range=Range1d(0, FULL),
         )
-        fig.xaxis.axis_label = AXIS_LABEL
-        fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%")
+        fig.xaxis.axis_label = _(AXIS_LABEL)
+        fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%", **percent_ticks(tr))
         # Per row: its weight, then its share of |w·v| (dotted).
         weight = {"right": "weight", "color": STAGE_COLOURS["weight"]}
         share = {"right": "norm_share", **edged(STAGE_COLOURS["norm_share"]), **DOTTED}
-        w = dodged_bar(fig, self.source, -BAR / 2, BAR, **weight, legend_label="weight w")
-        s = dodged_bar(fig, self.source, BAR / 2, BAR, **share, legend_label="share of |w·v|")
+        w = dodged_bar(fig, self.source, -BAR / 2, BAR, **weight, legend_label=_("weight w"))
+        s = dodged_bar(fig, self.source, BAR / 2, BAR, **share, legend_label=_("share of |w·v|"))
         # "All others" and the null candidate: the same bars, cross-hatched weights.
         extras = [
             dodged_bar(fig, self.extra, -BAR / 2, BAR, **weight, **CROSSED),
@@ -79,10 +89,10 @@ class WeightsView(pn.viewable.Viewer):
             fig,
             [w, s, *extras],
             [
-                ("key", "@label"),
-                ("weight", "@weight{0.0000}"),
+                (_("key"), "@label"),
+                (_("weight"), "@weight{0.0000}"),
                 ("|w·v|", "@contribution_norm{0.000}"),
-                ("share", "@norm_share{0.0%}"),
+                (_("share"), "@norm_share{0.0%}"),
             ],
         )
         style_legend(fig, below=True)
@@ -92,10 +102,16 @@ class WeightsView(pn.viewable.Viewer):
         self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
         self._snap = None
         self.rows = FitRows(fig, lambda: self.update(self._snap))
-        self.fit.x_label(AXIS_LABEL, "share (sums to 100%)", "share")
+        self._x_labels(null=False)
 
-    @staticmethod
-    def _extra_data(kind, weight, share, norm=None, labels=None, rows=None) -> dict:
+    def _x_labels(self, *, null: bool) -> None:
+        _ = self.tr.gettext
+        if null:
+            self.fit.x_label(_(AXIS_LABEL_NULL), _("share (with null: 100%)"), _("share"))
+        else:
+            self.fit.x_label(_(AXIS_LABEL), _("share (sums to 100%)"), _("share"))
+
+    def _extra_data(self, kind, weight, share, norm=None, labels=None, rows=None) -> dict:
         n = len(kind)
         return {
             "row": f32(rows if rows is not None else []),
@@ -104,10 +120,11 @@ class WeightsView(pn.viewable.Viewer):
             "contribution_norm": f32(norm if norm is not None else np.zeros(n)),
             "label": list(labels or []),
             "kind": list(kind),
-            "note": [_pct_note(w) for w in weight],
+            "note": [share_text(w, self.tr) for w in weight],
         }
 
     def update(self, snap) -> None:
+        _ = self.tr.gettext
         weights = np.asarray(snap.weights, dtype=np.float64)
         norms = np.asarray(snap.contribution_norms, dtype=np.float64)
         total = float(norms.sum())
@@ -126,13 +143,14 @@ class WeightsView(pn.viewable.Viewer):
             w_extra.append(float(weights[hidden].sum()))
             s_extra.append(float(share[hidden].sum()))
             n_extra.append(float(norms[hidden].sum()))
-            l_extra.append(f"{OTHERS} ({others})")
+            # TRANSLATORS: the bar charts' last row: the keys without a row of their own.
+            l_extra.append(_("{others} ({count})").format(others=_(OTHERS), count=others))
         if snap.null_weight is not None:
             kind.append("null")
             w_extra.append(float(snap.null_weight))
             s_extra.append(0.0)  # a zero value: the refused share moves the output nowhere
             n_extra.append(0.0)
-            l_extra.append(NULL_LABEL)
+            l_extra.append(_(NULL_LABEL))
         extra_rows = np.arange(len(shown), len(shown) + len(kind), dtype=np.float32)
         assign(
             self.extra,
@@ -148,37 +166,53 @@ class WeightsView(pn.viewable.Viewer):
                 "norm_share": f32(share),
                 "label": list(snap.labels),
                 "legal": legal,
-                "mask_text": ["" if ok else "masked: weight 0" for ok in legal],
+                "mask_text": ["" if ok else _("masked: weight 0") for ok in legal],
             },
         )
-        set_rows(self.figure, [*shown, *l_extra])
-        show_token_note(self.token_note, snap.labels)  # the planes above show every token
+        set_rows(self.figure, [*isolated_labels(shown), *l_extra])
+        show_token_note(self.token_note, snap.labels, self.tr)  # the planes above show every token
         x_range = self.figure.x_range
         peak = max(weights.max(), share.max(), max(w_extra, default=0.0), max(s_extra, default=0))
         end = fit_end(x_range.end, float(peak), full=FULL)
         if end != x_range.end:
             x_range.end = end
-        # Shorter titles for a narrower chart keep what is shown (top k of n, the null's share).
-        top = f" · top {len(shown)} of {len(rows)}" if others else ""
-        null = (
-            f" · null takes {_pct_note(snap.null_weight)}" if snap.null_weight is not None else ""
-        )
-        short_null = null.replace(" takes", "")
+        self._title(len(shown) if others else None, len(rows), snap.null_weight)
+        self._x_labels(null=snap.null_weight is not None)
+
+    def _title(self, top: int | None, keys: int, null_weight) -> None:
+        """Shorter titles for a narrower chart keep what is shown (top k of n, the null's
+        share): its parts joined by " · "."""
+        _ = self.tr.gettext
+        tops = [_("top {shown} of {total}").format(shown=top, total=keys)] if top else []
+        null, short_null = [], []
+        if null_weight is not None:
+            share = share_text(null_weight, self.tr)
+            # TRANSLATORS: the weights chart's title: the share the null route takes.
+            null = [_("null takes {share}").format(share=share)]
+            short_null = [_("null {share}").format(share=share)]
+        top_only = _("Top {shown} of {total}").format(shown=top, total=keys) if top else ""
         self.fit.title(
-            f"Weights and |w·v| shares{top}{null}",
-            f"Weights, |w·v|{top}{short_null}",
-            f"Weights{top}{short_null}",
-            (f"Top {len(shown)} of {len(rows)}" if others else "Weights") + short_null,
-            "Weights",
+            " · ".join([_(TITLE), *tops, *null]),
+            " · ".join([_("Weights, |w·v|"), *tops, *short_null]),
+            " · ".join([_("Weights"), *tops, *short_null]),
+            " · ".join([top_only or _("Weights"), *short_null]),
+            _("Weights"),
         )
-        if snap.null_weight is None:
-            self.fit.x_label(AXIS_LABEL, "share (sums to 100%)", "share")
-        else:
-            self.fit.x_label(AXIS_LABEL_NULL, "share (with null: 100%)", "share")
 
     def __panel__(self):
         return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
 
 
-def _pct_note(x: float) -> str:
-    return share_percent(float(x))
+def share_text(x: float, tr: Translator = ENGLISH) -> str:
+    """A share as `share_percent` writes it (never a real share as 0% or 100%), in `tr`'s
+    language."""
+    if tr is ENGLISH or tr.code == "en":
+        return share_percent(float(x))
+    _ = tr.gettext
+    p = max(0.0, 100 * float(x))
+    if 0 < p < 0.1:
+        return _("under {share}").format(share=tr.format_percent(0.001, "0.0%"))
+    if 99.9 < p < 100:
+        return _("over {share}").format(share=tr.format_percent(0.999, "0.0%"))
+    whole = p <= 0 or p >= 100 or 1 <= p < 99
+    return tr.format_percent(p / 100, "0%" if whole else "0.0%")
