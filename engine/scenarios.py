@@ -12,6 +12,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .wording import N_
+
 
 @dataclass(frozen=True, eq=False)
 class Scenario:
@@ -89,7 +91,7 @@ class Scenario:
 _ALL = (
     Scenario(
         name="basic",
-        title="One query, three keys",
+        title=N_("One query, three keys"),
         demonstrates=(
             "The smallest complete router: the query scores three keys, softmax turns the "
             "scores into weights, and the output is the weighted sum of the values. Rotate the "
@@ -102,7 +104,7 @@ _ALL = (
     ),
     Scenario(
         name="contest",
-        title="A contest of logits 2, 1, 0",
+        title=N_("A contest of logits 2, 1, 0"),
         demonstrates=(
             "Softmax is a local contest: unscaled logits 2, 1 and 0 share the route roughly "
             "0.665 / 0.245 / 0.090. Shifting every logit by the same amount changes nothing; "
@@ -116,7 +118,7 @@ _ALL = (
     ),
     Scenario(
         name="bank",
-        title="The bank approved the loan",
+        title=N_("The bank approved the loan"),
         demonstrates=(
             "The query at 'approved' looks for its subject. 'bank' wins on its key, while its "
             "value carries what the reader needs (entity, number), not a definition. The two "
@@ -131,7 +133,7 @@ _ALL = (
     ),
     Scenario(
         name="limit",
-        title="Which limit does 'charge < limit' mean?",
+        title=N_("Which limit does 'charge < limit' mean?"),
         demonstrates=(
             "Code: approved_limit = 5000; temporary_limit = 7000; charge < limit. The query at "
             "'limit' picks a definition. Values hold (amount in thousands, scope); the "
@@ -147,7 +149,7 @@ _ALL = (
     ),
     Scenario(
         name="sharp",
-        title="Why is this route sharp?",
+        title=N_("Why is this route sharp?"),
         demonstrates=(
             "One key takes almost the whole route. Four causes predict different responses: "
             "normalising q and k (the long key loses), raising the temperature (the same "
@@ -163,7 +165,7 @@ _ALL = (
     ),
     Scenario(
         name="long_context",
-        title="Long context: more candidates, same fact",
+        title=N_("Long context: more candidates, same fact"),
         demonstrates=(
             "A useful fact, its exact copy, an older fact it supersedes, a long irrelevant key "
             "and 64 inserted distractors. The fact's raw score never changes, yet its weight "
@@ -180,7 +182,7 @@ _ALL = (
     ),
     Scenario(
         name="null_route",
-        title="Refusing when nothing fits",
+        title=N_("Refusing when nothing fits"),
         demonstrates=(
             "No key points where the query looks, yet softmax still hands out the full route. "
             "A null candidate with a threshold logit and a zero value absorbs the mass that no "
@@ -194,6 +196,7 @@ _ALL = (
     ),
 )
 
+# A scenario's title is the scenario picker's option, translated where it is shown.
 SCENARIOS: MappingProxyType = MappingProxyType({s.name: s for s in _ALL})
 DEFAULT_SCENARIO = "basic"
 

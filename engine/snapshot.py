@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import softmax
+from .wording import N_, Fixed, Phrase, Share
 
 # Every temperature the lab accepts (sliders, links, imports, a trained head's own control).
 TEMPERATURE_RANGE = (0.05, 20.0)
@@ -77,6 +78,8 @@ class LabSnapshot:
     # sentence it came from ("" when not patched). The route above is this run's; the output
     # drawn, and passed on, is the other sentence's.
     patched: str = ""
+    # The summary as phrases the page translates (engine/wording.py); () when it has none.
+    summary_parts: tuple = ()
 
     @property
     def winner(self) -> int:
@@ -133,13 +136,21 @@ def build_snapshot(
     for name, value in fields.items():
         if isinstance(value, np.ndarray):
             fields[name] = frozen(value, bool if name == "legal" else float)
-    sentence = describe(fields)
+    parts = describe_parts(fields)
+    sentence = "".join(str(part) for part in parts)
     fields["summary"] = sentence[:-1] + summary_suffix if summary_suffix else sentence
+    # A suffix is written in English by its source: such a headline is shown as it is.
+    fields["summary_parts"] = () if summary_suffix else parts
     return LabSnapshot(**fields)
 
 
 def describe(snap: Mapping[str, object]) -> str:
     """One plain-language sentence about the route (also the screen-reader text)."""
+    return "".join(str(part) for part in describe_parts(snap))
+
+
+def describe_parts(snap: Mapping[str, object]) -> tuple[Phrase, ...]:
+    """`describe`'s sentence as phrases the lab translates one by one (engine/wording.py)."""
     weights = snap["weights"]
     norms = snap["contribution_norms"]
     labels = snap["labels"]
@@ -147,33 +158,50 @@ def describe(snap: Mapping[str, object]) -> str:
     total_norm = float(np.sum(norms))
     share = float(norms[top]) / total_norm if total_norm > 0 else 0.0
     w = float(weights[top])
-    link = "but only" if share < w - 0.1 else ("and" if abs(share - w) <= 0.1 else "but")
+    if share < w - 0.1:
+        # TRANSLATORS: the headline over the plots: the key with the largest weight.
+        lead = N_("{label} gets {weight} of the weight but only {share} of the contribution norm")
+    elif abs(share - w) <= 0.1:
+        lead = N_("{label} gets {weight} of the weight and {share} of the contribution norm")
+    else:
+        lead = N_("{label} gets {weight} of the weight but {share} of the contribution norm")
     # Entropy is never negative; a one-hot route rounds to -1e-17, which printed "-0.00".
     entropy = max(0.0, float(snap["entropy"]))
-    text = (
-        f"{labels[top]} gets {share_percent(w)} of the weight {link} {share_percent(share)} of the contribution "
-        f"norm; entropy {entropy:.2f} nats, about {snap['effective_keys']:.1f} "
-        "effective keys"
-    )
+    parts = [
+        Phrase(lead, {"label": labels[top], "weight": share_of(w), "share": share_of(share)}),
+        # TRANSLATORS: the headline, after the top key; "nats": the unit of entropy (ln).
+        Phrase(
+            N_("; entropy {entropy} nats, about {keys} effective keys"),
+            {"entropy": Fixed(entropy, 2), "keys": Fixed(float(snap["effective_keys"]), 1)},
+        ),
+    ]
     masked = int(np.sum(~np.asarray(snap["legal"], dtype=bool)))
     if masked:
-        text += f"; {masked} key{'s' if masked > 1 else ''} masked"
+        many = N_("; {count} keys masked") if masked > 1 else N_("; {count} key masked")
+        parts.append(Phrase(many, {"count": masked}))
     if snap["null_weight"] is not None:
-        text += f"; the null route takes {share_percent(snap['null_weight'])}"
+        share_null = share_of(float(snap["null_weight"]))
+        parts.append(Phrase(N_("; the null route takes {share}"), {"share": share_null}))
     if snap.get("ablated"):
-        text += "; ablated: this head's output is zeroed"
+        parts.append(Phrase(N_("; ablated: this head's output is zeroed")))
     if snap.get("patched"):
-        text += "; patched: this head's output is taken from another sentence"
-    return text + "."
+        parts.append(Phrase(N_("; patched: this head's output is taken from another sentence")))
+    parts.append(Phrase(N_(".")))
+    return tuple(parts)
 
 
 def share_percent(x: float) -> str:
     """A share in percent that never shows a real share as 0% or 100% (thousands of keys)."""
+    return str(share_of(x))
+
+
+def share_of(x: float) -> Share | Phrase:
+    """`share_percent`'s share, as a value a translated sentence formats in its language."""
     p = max(0.0, 100 * x)  # never "-0%"
     if p <= 0 or p >= 100:
-        return f"{p:.0f}%"
+        return Share(p / 100, 0)
     if p < 0.1:
-        return "under 0.1%"
+        return Phrase(N_("under {share}"), {"share": Share(0.001, 1)})
     if p > 99.9:
-        return "over 99.9%"
-    return f"{p:.0f}%" if 1 <= p < 99 else f"{p:.1f}%"
+        return Phrase(N_("over {share}"), {"share": Share(0.999, 1)})
+    return Share(x, 0) if 1 <= p < 99 else Share(x, 1)

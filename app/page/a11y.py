@@ -11,11 +11,15 @@ its control as `aria-label` (spin buttons become "Increase ..." and "Decrease ..
 
 from __future__ import annotations
 
+import html
+
 import param
 from panel.reactive import ReactiveHTML
 
 import attention_lab_assets
 from app import js
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 
 
 class ControlNames(ReactiveHTML):
@@ -84,36 +88,46 @@ class ControlPointer(ReactiveHTML):
 # open, Esc or Close shuts it, and focus goes back to the button (app/js/page_tools.js).
 KEYS = (
     (
-        "Tab, Shift+Tab",
-        "the next or the previous control; the first Tab reaches <b>Skip to the lesson</b>",
+        N_("Tab, Shift+Tab"),
+        N_("the next or the previous control; the first Tab reaches <b>Skip to the lesson</b>"),
     ),
-    ("Enter, Space", "press the focused button; open the focused tab"),
+    (N_("Enter, Space"), N_("press the focused button; open the focused tab")),
     (
-        "Left, Right, Home, End",
-        "on the teaching tabs: open the next, the previous, the first or the last tab",
+        N_("Left, Right, Home, End"),
+        N_("on the teaching tabs: open the next, the previous, the first or the last tab"),
     ),
-    ("Arrow keys", "a slider one step; a prediction's answers one by one"),
-    ("Page Up, Page Down", "a slider a 24th of its range (the query angle 15°)"),
+    (N_("Arrow keys"), N_("a slider one step; a prediction's answers one by one")),
+    (N_("Page Up, Page Down"), N_("a slider a 24th of its range (the query angle 15°)")),
     (
-        "Arrow keys on a tip",
-        "the sidebar's tips (q, A, B, ...) move a key 0.1 along x or y, "
-        "the query 5° round; with Shift five times as far",
+        N_("Arrow keys on a tip"),
+        N_(
+            "the sidebar's tips (q, A, B, ...) move a key 0.1 along x or y, "
+            "the query 5° round; with Shift five times as far"
+        ),
     ),
     (
-        "Typing, Enter, Backspace",
-        "a trained model's multi-choice boxes: filter, pick, remove the last one picked",
+        N_("Typing, Enter, Backspace"),
+        N_("a trained model's multi-choice boxes: filter, pick, remove the last one picked"),
     ),
-    ("Esc", "close this help"),
+    (N_("Esc"), N_("close this help")),
 )
+# The dialog's text comes from PageTools' parameters (`keys_help`), in the session's language.
 KEYS_HELP = (
     '<div id="keys_panel" class="lab-keys" role="dialog" aria-modal="true" '
-    'aria-label="Keyboard help" tabindex="-1" hidden>'
-    '<h2 class="lab-keys-title">Keyboard help</h2><dl>'
-    + "".join(f"<dt>{keys}</dt><dd>{what}</dd>" for keys, what in KEYS)
-    + "</dl>"
+    'aria-label="{{keys_title}}" tabindex="-1" hidden>'
+    '<h2 class="lab-keys-title">{{keys_title}}</h2><dl>{{keys_list}}</dl>'
     '<button id="keys_close" type="button" class="lab-keys-close" '
-    "onclick=\"${script('keys')}\">Close</button></div>"
+    "onclick=\"${script('keys')}\">{{keys_close}}</button></div>"
 )
+
+
+def keys_help(tr: Translator = ENGLISH) -> dict[str, str]:
+    """The keyboard help's title, list (HTML: the translations keep their <b>) and Close, in
+    `tr`'s language: PageTools' parameters."""
+    _ = tr.gettext
+    listed = "".join(f"<dt>{html.escape(_(keys))}</dt><dd>{_(what)}</dd>" for keys, what in KEYS)
+    # TRANSLATORS: the title of the dialog the header's Keys button opens.
+    return {"keys_title": _("Keyboard help"), "keys_list": listed, "keys_close": _("Close")}
 
 
 class PageTools(ReactiveHTML):
@@ -131,6 +145,9 @@ class PageTools(ReactiveHTML):
     tools_name = param.String(default="Page tools", doc="the group's accessible name")
     skip_text = param.String(default="Skip to the lesson", doc="the skip link")
     lessons_tab = param.String(default="Lessons", doc="the Lessons tab's title, as shown")
+    keys_title = param.String(default=keys_help()["keys_title"], doc="the keyboard help's title")
+    keys_list = param.String(default=keys_help()["keys_list"], doc="its keys, as HTML")
+    keys_close = param.String(default="Close", doc="its Close button")
 
     # A group, not a second navigation landmark inside the header's (Orca said "navigation"
     # twice). The skip link is the page's first element, put there by the render script.

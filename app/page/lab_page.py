@@ -20,7 +20,7 @@ from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.page import lab_parts
 from app.page import later_parts as later
-from app.page.a11y import ControlPointer, PageTools
+from app.page.a11y import ControlPointer, PageTools, keys_help
 from app.page.class_link import join_classes
 from app.page.deferred import Deferred, Disclosure
 from app.page.lab_parts import PAIR_ROWS, SCENE_LABEL
@@ -183,6 +183,7 @@ class Lab:
             # TRANSLATORS: the page's first link (the first Tab): it focuses the lesson.
             "skip_text": _("Skip to the lesson"),
             "lessons_tab": _(LESSONS),
+            **keys_help(self.tr),
         }
 
     def _translate_header(self) -> None:

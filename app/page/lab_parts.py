@@ -64,10 +64,16 @@ def register_first_screen(lab) -> None:
     scenario controls: built now, in drawing order."""
     add, state, sources = lab.parts.add, lab.state, lab.sources
     geometry = partial(draw_geometry, sources)
-    add("status", lambda: StatusView(sources), draw=update, conceal=held.headline, eager=True)
+    add(
+        "status",
+        lambda: StatusView(sources, tr=lab.tr),
+        draw=update,
+        conceal=held.headline,
+        eager=True,
+    )
     add(
         "geometry",
-        lambda: GeometryView(state),
+        lambda: GeometryView(state, tr=lab.tr),
         draw=geometry,
         conceal=held.planes(geometry),
         eager=True,
@@ -78,11 +84,12 @@ def register_first_screen(lab) -> None:
         ("logits", LogitsView, "Logits"),
         ("weights", WeightsView, "Weights"),
     ):
-        add(name, view, draw=update, conceal=held.covering(route, title, update), eager=True)
+        built = partial(view, tr=lab.tr)
+        add(name, built, draw=update, conceal=held.covering(route, title, update), eager=True)
     # The first screen's plots in words, for a screen reader (app/views/plot_text.py).
     add(
         "scene",
-        lambda: PlotText(SCENE_LABEL),
+        lambda: PlotText(lab.tr.gettext(SCENE_LABEL), tr=lab.tr),
         draw=show_scene,
         conceal=held.plots_in_words(show_scene),
         eager=True,
@@ -93,7 +100,7 @@ def register_first_screen(lab) -> None:
     # The planes' tips by keyboard, the drag's equivalent (app/views/tip_keys.py).
     add(
         "tip_keys",
-        lambda: TipKeys(state, sizing_mode="stretch_width", margin=(4, 10)),
+        lambda: TipKeys(state, tr=lab.tr, sizing_mode="stretch_width", margin=(4, 10)),
         draw=update,
         eager=True,
     )
@@ -135,14 +142,24 @@ def register_analysis(lab) -> None:
     """The analysis plots below the first screen, built when first scrolled to (see
     app/page/deferred.py): most visits never see them."""
     add, route = lab.parts.add, held.WEIGHTS
-    add("entropy", EntropyView, draw=update, conceal=held.covering(route, "Entropy", update))
+    add(
+        "entropy",
+        partial(EntropyView, tr=lab.tr),
+        draw=update,
+        conceal=held.covering(route, "Entropy", update),
+    )
     add(
         "dimension",
-        DimensionView,
+        partial(DimensionView, tr=lab.tr),
         draw=draw_dimension,
         conceal=held.covering(route, "Entropy against d_k", draw_dimension),
     )
-    add("jacobian", JacobianView, draw=update, conceal=held.covering(route, "Jacobian", update))
+    add(
+        "jacobian",
+        partial(JacobianView, tr=lab.tr),
+        draw=update,
+        conceal=held.covering(route, "Jacobian", update),
+    )
     add(
         "analysis",
         lambda: Deferred(
@@ -159,7 +176,7 @@ def register_more_settings(lab) -> None:
     opened: folded away on a phone anyway, and costly to build for every page of a class."""
     add, parts, state = lab.parts.add, lab.parts, lab.state
     add("candidates", partial(later.candidates, state, lab.tr), release=CandidateControls.release)
-    add("pairs", lambda: PairsEditor(state))
+    add("pairs", lambda: PairsEditor(state, tr=lab.tr))
     add(
         "more_settings",
         lambda: Disclosure(partial(later.more_settings, lab), label=lab.tr.gettext(MORE_SETTINGS)),
@@ -177,6 +194,6 @@ def register_more_settings(lab) -> None:
 def register_teaching_tabs(lab) -> None:
     """The hand-made source's other teaching tabs, built the first time they are opened."""
     add, state = lab.parts.add, lab.state
-    add("diagnosis", lambda: DiagnosisView(state))
-    add("audit", lambda: AuditView(state))
-    add("export", lambda: ExportView(state))
+    add("diagnosis", lambda: DiagnosisView(state, tr=lab.tr))
+    add("audit", lambda: AuditView(state, tr=lab.tr))
+    add("export", lambda: ExportView(state, tr=lab.tr))

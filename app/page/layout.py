@@ -130,7 +130,9 @@ class PageLayout(param.Parameterized):
             pn.Column(
                 ControlNames(width=0, height=0, margin=0),
                 PageStructure(width=0, height=0, margin=0),
-                TabKeys(css_class="lab-teaching", label="Teaching", width=0, height=0, margin=0),
+                TabKeys(
+                    css_class="lab-teaching", label=self._("Teaching"), width=0, height=0, margin=0
+                ),
                 pointer,
                 self.source_picker,
                 self.model_side,

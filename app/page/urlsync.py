@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import panel as pn
 
+from app.i18n.markers import N_
 from app.page.session_language import LANG_PARAM
 from app.state import settings_schema
 from app.views.notify import notify
+from engine.wording import Phrase
 
 PRESENTER_PARAM = "presenter"
 # A class: `class=CODE` joins it (and stays in the address, so a reload rejoins);
@@ -116,7 +118,8 @@ class UrlSync:
         finally:
             self._busy = False
         for text in warnings:
-            self._notify(f"Link: {text}")
+            # TRANSLATORS: one of a link's warnings under the headline; {warning} says which.
+            self._notify(Phrase(N_("Link: {warning}"), {"warning": text}))
         self._to_url()
 
     def write(self) -> None:

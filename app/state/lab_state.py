@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 import param
 
+from app.i18n.markers import N_
 from app.patches.param_values import check_value
 from app.state import jobs, pipeline, settings_schema
 from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public names
@@ -39,8 +40,10 @@ from app.state.pipeline import (  # noqa: F401 - re-exported: the lab's public n
     listed_backends,
 )
 from app.state.setting_params import parameter_for, plain
+from engine.messages import Problem
 from engine.scenarios import SCENARIOS, get_scenario
 from engine.snapshot import SWEEP_TEMPERATURES, TEMPERATURE_RANGE, LabSnapshot  # noqa: F401
+from engine.wording import Phrase, worded
 
 DEFAULT_SCENARIO = "basic" if "basic" in SCENARIOS else next(iter(SCENARIOS))
 FIELDS = settings_schema.FIELDS  # every setting's declaration, in URL order
@@ -167,7 +170,7 @@ class LabState(param.Parameterized):
         try:
             computed = self._compute(self.settings())
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(worded(exc))
             return False
         except Exception as exc:  # noqa: BLE001 - a bug must not reach the page as a traceback
             self._set_error(f"the lab could not compute this route ({type(exc).__name__}: {exc})")
@@ -246,9 +249,10 @@ class LabState(param.Parameterized):
             for name, value in settings.items():
                 if name not in FIELDS:
                     raise ValueError(f"{name}: unknown setting")
+                settings_schema.check_number(FIELDS[name], value)
                 check_value(self, name, value)
         except ValueError as exc:
-            self._set_error(str(exc))
+            self._set_error(worded(exc))
             return True
         return False
 
@@ -472,7 +476,7 @@ class LabState(param.Parameterized):
         try:
             computed = self._compute(target)
         except ValueError as exc:
-            raise ValueError(f"import refused: {exc}") from None
+            raise Problem("import refused: {reason}", reason=worded(exc)) from None
         self._apply(target, computed)
 
     def from_json(self, text: str | bytes) -> None:
@@ -548,7 +552,11 @@ class LabState(param.Parameterized):
         if target["causal"]:
             legal = [b and i <= target["query_position"] for i, b in enumerate(legal)]
         if not any(legal):
-            warnings.append(f"mask: {EVERY_KEY_MASKED}; every key unmasked instead")
+            # TRANSLATORS: a link's warning; {reason} says why the link's mask was not used.
+            reason = Phrase(EVERY_KEY_MASKED)
+            warnings.append(
+                Phrase(N_("mask: {reason}; every key unmasked instead"), {"reason": reason})
+            )
             target["mask"] = [True] * n
         total = n + target["distractors"] + 1
         if target["d_k"] * total > settings_schema.MAX_LIFT_ELEMENTS:

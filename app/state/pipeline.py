@@ -37,9 +37,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from app.i18n.markers import N_
 from app.state import settings_schema
 from engine import attention, dimension, interventions
 from engine.backends import backends as engine_backends
+from engine.messages import Problem
 from engine.scenarios import get_scenario
 from engine.snapshot import (
     JACOBIAN_MAX,
@@ -51,7 +53,11 @@ from engine.snapshot import (
 )
 
 SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
-EVERY_KEY_MASKED = "every key is masked: unmask at least one key"
+# TRANSLATORS: an error: no key takes part in the contest.
+EVERY_KEY_MASKED = N_("every key is masked: unmask at least one key")
+HIDDEN_BY_CAUSAL = N_(
+    "every key is masked: unmask at least one key (the causal mask hides the rest)"
+)
 TORCH_MISSING = "torch is not installed; pip install 'attention-lab[torch]'"
 MiB = 1 << 20
 
@@ -370,8 +376,7 @@ def inputs_for(s: Settings) -> Inputs:
     if s.causal:
         legal &= np.arange(n) <= min(s.query_position, n - 1)
     if not legal.any():
-        reason = " (the causal mask hides the rest)" if s.causal and any(s.mask) else ""
-        raise ValueError(EVERY_KEY_MASKED + reason)
+        raise Problem(HIDDEN_BY_CAUSAL if s.causal and any(s.mask) else EVERY_KEY_MASKED)
 
     scenario = get_scenario(s.scenario)
     query = interventions.rotate(np.asarray(scenario.query, dtype=float), math.radians(s.angle))

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 from app.i18n.markers import N_
+from engine.messages import Problem
 from engine.scenarios import SCENARIOS
 from engine.snapshot import TEMPERATURE_RANGE
+from engine.wording import Amount, Phrase, worded
 
 # Server-side caps (issue 5). Widgets may allow less; nothing that arrives may exceed these.
 MAX_PAIRS = 8  # user-editable key/value pairs
@@ -76,24 +78,34 @@ class Field:
     def bounds(self) -> tuple[float | None, float | None]:
         return (self.low, self.high)
 
-    def describe(self) -> str:
+    def describe(self) -> Phrase:
+        """What the setting accepts, as an error names it (a `Phrase`: said in the page's
+        language)."""
         if self.kind in ("float", "int"):
-            return f"a number from {_num(self.low)} to {_num(self.high)}"
+            # TRANSLATORS: what a refused setting expected ("... out of range; expected ...").
+            low, high = Amount(self.low), Amount(self.high)
+            return Phrase(N_("a number from {low} to {high}"), {"low": low, "high": high})
         if self.kind == "bool":
-            return "true or false"
+            return Phrase(N_("true or false"))
         if self.kind == "choice":
-            return "one of " + ", ".join(self.choices)
+            return Phrase(N_("one of {choices}"), {"choices": ", ".join(self.choices)})
         if self.kind == "pairs":
-            return f"1 to {MAX_PAIRS} pairs x,y separated by ';' (|x|, |y| <= {_num(COORD_LIMIT)})"
+            return Phrase(
+                N_("{most} pairs x,y separated by ';' (|x|, |y| <= {limit})"),
+                {"most": f"1 to {MAX_PAIRS}", "limit": _num(COORD_LIMIT)},
+            )
         if self.kind == "bools":
-            return f"1 to {MAX_PAIRS} true/false values separated by ','"
+            return Phrase(N_("1 to {most} true/false values separated by ','"), {"most": MAX_PAIRS})
         if self.kind == "text":
-            return f"text of at most {_num(self.high)} characters"
+            return Phrase(N_("text of at most {most} characters"), {"most": _num(self.high)})
         if self.kind == "positions":
-            return "token positions (whole numbers) separated by ','"
+            return Phrase(N_("token positions (whole numbers) separated by ','"))
         if self.kind == "heads":
-            return "heads written layer.head, separated by ','"
-        return f"a list of 1 to {MAX_PAIRS} labels, each at most {LABEL_MAX_CHARS} characters"
+            return Phrase(N_("heads written layer.head, separated by ','"))
+        return Phrase(
+            N_("a list of 1 to {most} labels, each at most {chars} characters"),
+            {"most": MAX_PAIRS, "chars": LABEL_MAX_CHARS},
+        )
 
 
 def _num(x: float | None) -> str:
@@ -244,15 +256,37 @@ MODEL_FIELDS = make_model_fields(())
 
 def _check_range(field: Field, x: float) -> float:
     if not math.isfinite(x):
-        raise ValueError(f"{field.name}: {x!r} is not a finite number")
+        raise Problem("{name}: {value} is not a finite number", name=field.name, value=repr(x))
     if field.low is not None and x < field.low or field.high is not None and x > field.high:
-        raise ValueError(f"{field.name}: {_num(x)} is out of range; expected {field.describe()}")
+        raise Problem(
+            # TRANSLATORS: a refused setting; {name} is the setting's name in links (d_k).
+            "{name}: {value} is out of range; expected {expected}",
+            name=field.name,
+            value=Amount(x),
+            expected=field.describe(),
+        )
     return x
+
+
+def check_number(field: Field, value) -> None:
+    """Refuse a number outside a numeric setting's range in the lab's own words (a `Problem`,
+    said in the student's language) before the parameter's English check would."""
+    if (
+        field.kind in ("float", "int")
+        and isinstance(value, int | float)
+        and not isinstance(value, bool)
+    ):
+        _check_range(field, float(value))
 
 
 def _check_pairs(field: Field, pairs: list[list[float]]) -> list[list[float]]:
     if not 1 <= len(pairs) <= MAX_PAIRS:
-        raise ValueError(f"{field.name}: {len(pairs)} pairs given; expected {field.describe()}")
+        raise Problem(
+            "{name}: {count} pairs given; expected {expected}",
+            name=field.name,
+            count=len(pairs),
+            expected=field.describe(),
+        )
     for i, (x, y) in enumerate(pairs):
         for c in (x, y):
             if not math.isfinite(c):
@@ -266,7 +300,12 @@ def _check_pairs(field: Field, pairs: list[list[float]]) -> list[list[float]]:
 
 def _check_count(field: Field, n: int) -> None:
     if not 1 <= n <= MAX_PAIRS:
-        raise ValueError(f"{field.name}: {n} entries given; expected {field.describe()}")
+        raise Problem(
+            "{name}: {count} entries given; expected {expected}",
+            name=field.name,
+            count=n,
+            expected=field.describe(),
+        )
 
 
 def clean_label(text: str, *, where: str = "labels") -> str:
@@ -316,7 +355,12 @@ def parse_text(field: Field, text: str):
         return _parse_bool(field.name, raw)
     if field.kind == "choice":
         if raw not in field.choices:
-            raise ValueError(f"{field.name}: {shown!r} is not {field.describe()}")
+            raise Problem(
+                "{name}: {value} is not {expected}",
+                name=field.name,
+                value=repr(shown),
+                expected=field.describe(),
+            )
         return raw
     if field.kind == "pairs":
         pairs = []
@@ -335,7 +379,12 @@ def parse_text(field: Field, text: str):
         try:
             positions = [int(p.strip(), 10) for p in raw.split(",")]
         except ValueError:
-            raise ValueError(f"{field.name}: {shown!r} is not {field.describe()}") from None
+            raise Problem(
+                "{name}: {value} is not {expected}",
+                name=field.name,
+                value=repr(shown),
+                expected=field.describe(),
+            ) from None
         for p in positions:
             _check_range(field, p)
         return positions
@@ -413,12 +462,16 @@ def parse_query(
     for name, text in query.items():
         field = fields.get(name)
         if field is None:
-            warnings.append(f"unknown setting {str(name)[:40]!r} ignored")
+            # TRANSLATORS: a link's warning; {name} is what the link wrote, never translated.
+            warnings.append(
+                Phrase(N_("unknown setting {name} ignored"), {"name": repr(str(name)[:40])})
+            )
             continue
         try:
             values[name] = parse_text(field, text)
         except ValueError as exc:
-            warnings.append(f"{exc}; using the default")
+            # TRANSLATORS: a link's warning; {problem} says what was wrong with a value.
+            warnings.append(Phrase(N_("{problem}; using the default"), {"problem": worded(exc)}))
     return values, warnings
 
 
@@ -476,7 +529,12 @@ def check_json(field: Field, value):
     if field.kind == "choice":
         if not isinstance(value, str) or value not in field.choices:
             shown = value[:40] if isinstance(value, str) else _json_type(value)
-            raise ValueError(f"{name}: {shown!r} is not {field.describe()}")
+            raise Problem(
+                "{name}: {value} is not {expected}",
+                name=name,
+                value=repr(shown),
+                expected=field.describe(),
+            )
         return value
     if not isinstance(value, list):
         raise ValueError(f"{name}: expected a list, got {_json_type(value)}")
@@ -521,9 +579,12 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a finite number; the import is refused")
 
 
-def import_too_big(size: int) -> str:
+def import_too_big(size: int) -> Phrase:
     """Why an import of `size` bytes is refused unread (also said when the browser refuses it)."""
-    return f"import is {size} bytes; the limit is {MAX_IMPORT_BYTES} bytes"
+    return Phrase(
+        N_("import is {size} bytes; the limit is {limit} bytes"),
+        {"size": size, "limit": MAX_IMPORT_BYTES},
+    )
 
 
 def load_json(text: str | bytes) -> dict:
@@ -532,17 +593,22 @@ def load_json(text: str | bytes) -> dict:
         raise ValueError(f"import must be text, got {type(text).__name__}")
     size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_IMPORT_BYTES:
-        raise ValueError(import_too_big(size))
+        raise Problem(import_too_big(size).template, **import_too_big(size).values)
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
-        raise ValueError("import is nested too deeply to be a lab configuration") from None
+        raise Problem("import is nested too deeply to be a lab configuration") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"import is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        raise Problem(
+            # TRANSLATORS: {reason} is Python's own English reason ("Expecting value").
+            "import is not valid JSON: {reason} at line {line}",
+            reason=exc.msg,
+            line=exc.lineno,
+        ) from None
     except UnicodeDecodeError:
-        raise ValueError("import is not UTF-8 text") from None
+        raise Problem("import is not UTF-8 text") from None
     if not isinstance(data, dict):
-        raise ValueError(f"import must be a JSON object, got {_json_type(data)}")
+        raise Problem("import must be a JSON object, got {kind}", kind=_json_type(data))
     return data
 
 

@@ -47,7 +47,7 @@ class ControlsPanel(pn.viewable.Viewer):
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
             name=_(FIELDS["scenario"].label),
-            options={t: n for n, t in scenario_titles.items()},
+            options={_(t): n for n, t in scenario_titles.items()},
             sizing_mode="stretch_width",
         )
         self.reset = pn.widgets.Button(

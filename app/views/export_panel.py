@@ -14,10 +14,13 @@ import param
 from panel.reactive import ReactiveHTML
 
 from app import js
+from app.i18n.translator import ENGLISH, Translator
 from app.state import settings_schema
 from app.state.lab_state import LabState
+from engine.wording import worded
 
 from .notify import notify
+from .phrases import phrase_text
 
 # A file is sent to the server base64-encoded in one websocket message, and a message over
 # Bokeh's 20 MiB limit drops the connection. Anything over the import cap is refused anyway, so
@@ -40,31 +43,35 @@ class UploadSizeGuard(ReactiveHTML):
 class ExportView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab it shares")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
+        self.tr, self._ = tr, tr.gettext
+        _ = self._
         self.json_download = pn.widgets.FileDownload(
             callback=self._json,
             filename="attention-lab.json",
             color="primary",
-            label="Download configuration (JSON)",
+            label=_("Download configuration (JSON)"),
             sizing_mode="stretch_width",
         )
         self.csv_download = pn.widgets.FileDownload(
             callback=self._csv,
             filename="attention-lab.csv",
             color="default",
-            label="Download current numbers (CSV)",
+            label=_("Download current numbers (CSV)"),
             sizing_mode="stretch_width",
         )
         self.copy_link = pn.widgets.Button(
-            label="Copy a link to this exact lab",
+            label=_("Copy a link to this exact lab"),
             color="success",
             sizing_mode="stretch_width",
         )
         # In the browser only: the address bar already holds the whole configuration.
         self.copy_link.js_on_click(code=_COPY_LINK)
         self.upload = pn.widgets.FileInput(
-            accept=".json,application/json", multiple=False, label="Import a configuration (JSON)"
+            accept=".json,application/json",
+            multiple=False,
+            label=_("Import a configuration (JSON)"),
         )
         self.upload.param.watch(self._import, "value")
         self.guard = UploadSizeGuard()
@@ -84,24 +91,32 @@ class ExportView(pn.viewable.Viewer):
         if not data:
             return
         # The name is the client's to say: shown at most this long, whatever arrived.
-        name = short_name(self.upload.filename)
+        name = short_name(self.upload.filename, self.tr)
+        _ = self._
         try:
             self.state.from_json(data)
         except ValueError as exc:
-            self._show(f"{name} was not imported: {exc}", "danger")
+            # TRANSLATORS: {name} is the file's name; {reason} why (already translated).
+            refused = _("{name} was not imported: {reason}")
+            self._show(
+                refused.format(name=name, reason=phrase_text(worded(exc), self.tr)), "danger"
+            )
             return
         except Exception as exc:  # noqa: BLE001 - never a traceback in the page
-            self._show(f"{name} was not imported ({type(exc).__name__}: {exc})", "danger")
+            failed = _("{name} was not imported ({error})")
+            self._show(failed.format(name=name, error=f"{type(exc).__name__}: {exc}"), "danger")
             return
-        self._show(f"Imported {name}.", "success")
+        self._show(_("Imported {name}.").format(name=name), "success")
 
     def _refused_in_browser(self, event):
         try:
             info = json.loads(event.new)
-            name, size = short_name(str(info["name"])), int(info["size"])
+            name, size = short_name(str(info["name"]), self.tr), int(info["size"])
         except (ValueError, TypeError, KeyError):
             return  # not a report the guard wrote: nothing to show
-        self._show(f"{name} was not imported: {settings_schema.import_too_big(size)}", "danger")
+        reason = settings_schema.import_too_big(size)
+        refused = self._("{name} was not imported: {reason}")
+        self._show(refused.format(name=name, reason=phrase_text(reason, self.tr)), "danger")
 
     def _show(self, text: str, kind: str) -> None:
         self.message.object = html.escape(text)
@@ -112,15 +127,21 @@ class ExportView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             pn.pane.Markdown(
-                "**Share:** the address bar always holds the whole configuration; copy it to "
-                "send this exact lab to a class.\n\n**Plots:** each plot's toolbar has a save "
-                "button for a PNG.",
+                # TRANSLATORS: the Share & export tab's introduction (Markdown: keep the **).
+                self._(
+                    "**Share:** the address bar always holds the whole configuration; copy it to "
+                    "send this exact lab to a class."
+                )
+                + "\n\n"
+                + self._("**Plots:** each plot's toolbar has a save button for a PNG."),
                 sizing_mode="stretch_width",
             ),
             self.copy_link,
             self.json_download,
             self.csv_download,
-            pn.pane.Markdown("**Import** a configuration saved earlier:", margin=(10, 10, 0, 10)),
+            pn.pane.Markdown(
+                self._("**Import** a configuration saved earlier:"), margin=(10, 10, 0, 10)
+            ),
             self.upload,
             self.guard,
             self.message,
@@ -131,9 +152,10 @@ class ExportView(pn.viewable.Viewer):
 MAX_NAME = 80
 
 
-def short_name(name) -> str:
+def short_name(name, tr: Translator = ENGLISH) -> str:
     """A file name as the page shows it: printable, at most MAX_NAME characters."""
     text = "".join(c for c in str(name or "")[: MAX_NAME * 4] if c.isprintable()).strip()
     if not text:
-        return "the file"
+        # TRANSLATORS: an imported file that has no name: "the file was not imported: ...".
+        return tr.gettext("the file")
     return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"

@@ -10,16 +10,19 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.lab_state import LabState
 
 from .notify import notify
 
 
-def pair_labels(state) -> list[str]:
+def pair_labels(state, tr: Translator = ENGLISH) -> list[str]:
     """Each pair's label as the page shows it ("pair 3" where the lab has none)."""
     n = len(state.keys)
     labels = [str(lab) for lab in state.labels][:n]
-    return labels + [f"pair {i + 1}" for i in range(len(labels), n)]
+    # TRANSLATORS: a key/value pair without a label of its own, numbered from 1.
+    unnamed = tr.gettext("pair {number}")
+    return labels + [unnamed.format(number=i + 1) for i in range(len(labels), n)]
 
 
 def swapped_pair(old, new) -> tuple[int, int] | None:
@@ -36,16 +39,19 @@ def swapped_pair(old, new) -> tuple[int, int] | None:
 class PairsEditor(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab whose pairs it edits")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
-        self.swap_a = pn.widgets.Select(label="Swap the value of", width=105)
-        self.swap_b = pn.widgets.Select(label="with the value of", width=105)
+        self.tr = tr
+        _ = tr.gettext
+        # TRANSLATORS: "Swap the value of [A] with the value of [B]": two menus, then a button.
+        self.swap_a = pn.widgets.Select(label=_("Swap the value of"), width=105)
+        self.swap_b = pn.widgets.Select(label=_("with the value of"), width=105)
         self.swap = pn.widgets.Button(
-            label="Swap values", color="primary", width=105, margin=(24, 5, 4, 5)
+            label=_("Swap values"), color="primary", width=105, margin=(24, 5, 4, 5)
         )
         self.swap.on_click(self._do_swap)
         # Lesson 10's action: every pair (key, value, mask, label) in the opposite order.
-        self.reverse = pn.widgets.Button(label="Reverse the pairs", color="light", width=150)
+        self.reverse = pn.widgets.Button(label=_("Reverse the pairs"), color="light", width=150)
         self.reverse.on_click(
             lambda _event: state.permute_pairs(list(range(len(state.keys)))[::-1])
         )
@@ -55,7 +61,7 @@ class PairsEditor(pn.viewable.Viewer):
     # -- state -> widgets ---------------------------------------------------------------------
     @param.depends("state.keys", "state.labels", watch=True)
     def refresh(self):
-        labels = pair_labels(self.state)
+        labels = pair_labels(self.state, self.tr)
         options = {lab: i for i, lab in enumerate(labels)}
         if self.swap_a.options != options:
             self.swap_a.options = options
@@ -78,7 +84,7 @@ class PairsEditor(pn.viewable.Viewer):
         if a is None or b is None:
             return
         if a == b:
-            notify("info", "Pick two different pairs to swap their values.")
+            notify("info", self.tr.gettext("Pick two different pairs to swap their values."))
             return
         self.state.swap_values(int(a), int(b))
 

@@ -12,9 +12,11 @@ from panel.reactive import ReactiveHTML
 
 import attention_lab_assets
 from app import js
+from app.i18n.translator import ENGLISH, Translator
 
 from .announcer import Announcer
 from .notify import notify
+from .phrases import phrase_text
 
 # The error banner lies over the top of the stage instead of taking a row of it (see the file).
 STATUS_CSS = attention_lab_assets.read_text("components", "status.css")
@@ -89,8 +91,9 @@ class StatusView(pn.viewable.Viewer):
         doc="what it reports on: the source shown (a SourceSwitch), or a LabState alone",
     )
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
+        self.tr, self._ = tr, tr.gettext
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
         # What changed, said through the summary's live region once it settles.
         self.news = Announcer(self.summary, pn.state.curdoc)
@@ -137,7 +140,11 @@ class StatusView(pn.viewable.Viewer):
                 "", sizing_mode="stretch_width", margin=(0, 4), stylesheets=[LINK_LIST_CSS]
             )
             dismiss = pn.widgets.Button(
-                name="Dismiss", width=90, margin=(4, 4), css_classes=["lab-link-dismiss"]
+                # TRANSLATORS: the button that hides the link's warnings under the headline.
+                name=self._("Dismiss"),
+                width=90,
+                margin=(4, 4),
+                css_classes=["lab-link-dismiss"],
             )
             dismiss.on_click(lambda _event: self.dismiss_link_warnings())
             return pn.Row(
@@ -152,8 +159,9 @@ class StatusView(pn.viewable.Viewer):
         return self._banner("link", make)
 
     def link_warning(self, text: str) -> None:
-        """Add one line to the link's warnings (plain text, escaped here) and show them."""
-        self._link_lines.append(text)
+        """Add one line to the link's warnings (plain text, escaped here) and show them; a
+        `Phrase` in the page's language."""
+        self._link_lines.append(phrase_text(text, self.tr))
         lines = "".join(f"<li>{html.escape(line)}</li>" for line in self._link_lines)
         self.link[0].object = f'<ul role="alert" class="lab-link-list">{lines}</ul>'
         self.link.visible = True
@@ -204,16 +212,17 @@ class StatusView(pn.viewable.Viewer):
         return pane
 
     def update(self, snap) -> None:
-        text = summary_text(snap.summary)
+        text = headline(snap, self.tr)
         self.news.route(snap)
         if self.summary.text != text:
             self.summary.text = text
-        notice = html.escape(getattr(snap, "notice", "") or "")
+        said = phrase_text(getattr(snap, "notice", "") or "", self.tr)
+        notice = html.escape(said)
         if self._notice_text != notice:
             self._notice_text = notice
             self.notice.param.update(object=notice, visible=bool(notice))
             if notice:
-                notify("warning", snap.notice)
+                notify("warning", said)
 
     def hold(self, text: str) -> None:
         """The headline while a lesson step holds back what it asks about (it states the
@@ -237,15 +246,17 @@ class StatusView(pn.viewable.Viewer):
         if not busy and "running" not in self._banners:
             return
         if self._computing:
-            text = (
-                f"⏳ {html.escape(self._computing)}; the plots show the last head drawn until "
-                "it answers."
-            )
+            # TRANSLATORS: {work} is what a trained model is computing ("SmolLM2-135M is
+            # reading 441 tokens").
+            said = self._("{work}; the plots show the last head drawn until it answers.")
+            text = "⏳ " + said.format(work=html.escape(phrase_text(self._computing, self.tr)))
         else:
-            text = (
-                f"⏳ {html.escape(self._backend)} is computing this change; the plots show the "
-                "NumPy engine's result until it answers."
+            # TRANSLATORS: {backend} is a backend's name (torch-cpu), never translated.
+            said = self._(
+                "{backend} is computing this change; the plots show the NumPy engine's result "
+                "until it answers."
             )
+            text = "⏳ " + said.format(backend=html.escape(self._backend))
         self.running.object = f"<span role='status'>{text}</span>" if busy else ""
         self.running.visible = bool(busy)
 
@@ -257,7 +268,7 @@ class StatusView(pn.viewable.Viewer):
                 self.loading.param.update(object="", visible=False)
             return
         self.loading.param.update(
-            object=loading_note(name, self.state.load_fraction, self._drawn_model()),
+            object=loading_note(name, self.state.load_fraction, self._drawn_model(), self.tr),
             visible=True,
         )
 
@@ -269,15 +280,15 @@ class StatusView(pn.viewable.Viewer):
     @param.depends("state.error", watch=True)
     def _error_changed(self, announce: bool = True):
         """The banner; a new refusal (not the page's first drawing of it) also a toast."""
-        message = self.state.error
+        message = phrase_text(self.state.error, self.tr)
         if message:
-            self.error.param.update(
-                object=(
-                    f"<b>That change was not applied:</b> {html.escape(message)}. "
-                    "The plots still show the last valid configuration."
-                ),
-                visible=True,
+            # TRANSLATORS: the red banner under the headline; {reason} says why (already
+            # translated), the <b> tags stay.
+            said = self._(
+                "<b>That change was not applied:</b> {reason}. The plots still show the last "
+                "valid configuration."
             )
+            self.error.param.update(object=said.format(reason=html.escape(message)), visible=True)
             if announce:
                 notify("error", message, duration=6000)
         elif "error" in self._banners:
@@ -294,22 +305,39 @@ def _alert(kind: str, css_class: str) -> pn.pane.Alert:
     )
 
 
-def loading_note(name: str, fraction: float, drawn: str = "") -> str:
+def headline(snap, tr: Translator = ENGLISH) -> str:
+    """The route's one-line summary in `tr`'s language (a summary without phrases, which a
+    trained head's answer adds to, stays as its source wrote it)."""
+    parts = getattr(snap, "summary_parts", ())
+    if not parts or tr.code == "en":
+        return summary_text(snap.summary)
+    return "".join(phrase_text(part, tr) for part in parts)
+
+
+def loading_note(name: str, fraction: float, drawn: str = "", tr: Translator = ENGLISH) -> str:
     """The main area's note while `name` loads: "Loading SmolLM2-135M… 40%", a progress bar,
     and what the faded plots show meanwhile (escaped HTML)."""
     from app.state.model_state import short_title  # only a page with a model source needs it
 
+    _ = tr.gettext
     title = html.escape(short_title(name))
     pct = max(0, min(100, round(100 * float(fraction))))
-    meanwhile = (
-        f"the {html.escape(short_title(drawn))} model's"
-        if drawn and drawn != name
-        else "the last head drawn"
-    )
+    percent = tr.format_percent(pct / 100, "0%")
+    if drawn and drawn != name:
+        # TRANSLATORS: the loading note: the faded plots are "{model} model's" (a model's name).
+        meanwhile = _("the {model} model's").format(model=html.escape(short_title(drawn)))
+    else:
+        meanwhile = _("the last head drawn")
+    # TRANSLATORS: the title of the note while a model loads; {model} its name, {percent} done.
+    loading = _("Loading {model}… {percent}").format(model=title, percent=percent)
+    label = _("Loading {model}").format(model=title)
+    # TRANSLATORS: the loading note; {meanwhile} is "the last head drawn" or "the X model's".
+    after = _(
+        "Once for this server. Until then the faded plots are {meanwhile}, not {model}'s; a "
+        "lesson step on it starts by itself when it is ready."
+    ).format(meanwhile=meanwhile, model=title)
     return (
-        f'<p class="lab-loading-title">Loading {title}… {pct}%</p>'
-        f'<progress max="100" value="{pct}" aria-label="Loading {title}"></progress>'
-        f'<p class="lab-loading-meanwhile">Once for this server. Until then the faded plots '
-        f"are {meanwhile}, not {title}'s; a lesson step on it starts by itself when it is "
-        "ready.</p>"
+        f'<p class="lab-loading-title">{loading}</p>'
+        f'<progress max="100" value="{pct}" aria-label="{label}"></progress>'
+        f'<p class="lab-loading-meanwhile">{after}</p>'
     )

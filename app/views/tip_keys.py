@@ -19,19 +19,24 @@ from panel.reactive import ReactiveHTML
 
 import attention_lab_assets
 from app import js
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 
 from .tip_drag import wrap_angle
 
 KEY_STEP = 0.1
 ANGLE_STEP = 5.0
-HELP = (
+# TRANSLATORS: the sidebar's "Move a tip by keyboard" group, under its title.
+HELP = N_(
     "Arrow keys move a focused tip: a key 0.1 along x (Left, Right) or y (Up, Down), the query "
     "5° round. Shift with an arrow: five times as far."
 )
+TITLE = N_("Move a tip by keyboard")
 
 
-def tip_rows(state) -> list[dict]:
+def tip_rows(state, tr: Translator = ENGLISH) -> list[dict]:
     """The query and each key as the browser draws them (name, label, value, read text)."""
+    _ = tr.gettext
     angle = float(state.angle)
     lo, hi = state.param.angle.bounds
     rows = [
@@ -39,11 +44,12 @@ def tip_rows(state) -> list[dict]:
             "name": "q",
             "kind": "query",
             "index": 0,
-            "label": "Query q",
+            # TRANSLATORS: a tip's accessible name; q is the formula's letter, kept.
+            "label": _("Query q"),
             "now": round(angle, 2),
             "min": lo,
             "max": hi,
-            "text": f"angle {angle:.0f} degrees",
+            "text": _("angle {angle} degrees").format(angle=f"{angle:.0f}"),
             "shown": f"q {angle:.0f}°",
         }
     ]
@@ -53,7 +59,8 @@ def tip_rows(state) -> list[dict]:
                 "name": f"k{i}",
                 "kind": "key",
                 "index": i,
-                "label": f"Key {label}",
+                # TRANSLATORS: a tip's accessible name; {label} is the key's own label (A).
+                "label": _("Key {label}").format(label=label),
                 "now": round(float(x), 4),
                 "min": -1000,
                 "max": 1000,
@@ -87,24 +94,28 @@ class TipKeys(ReactiveHTML):
 
     encoded_tips = param.String(default="", doc="the tips as percent-encoded JSON")
     move = param.String(default="", doc="the browser's last press, applied once")
+    # Their text in the session's language (app/i18n/; English by default).
+    title_text = param.String(default=TITLE, doc="the group's title and accessible name")
+    help_text = param.String(default=HELP, doc="how the keys move a tip")
 
     _template = (
-        '<div class="lab-tip-keys" role="group" aria-label="Move a tip by keyboard">'
-        '<p class="lab-tip-title">Move a tip by keyboard</p>'
-        f'<p id="help" class="lab-tip-help">{HELP}</p>'
+        '<div class="lab-tip-keys" role="group" aria-label="{{title_text}}">'
+        '<p class="lab-tip-title">{{title_text}}</p>'
+        '<p id="help" class="lab-tip-help">{{help_text}}</p>'
         '<div id="row" class="lab-tip-row"></div></div>'
     )
     _scripts = js.sections("tip_keys.js")  # noqa: RUF012 - Panel reads this
     _stylesheets = [attention_lab_assets.read_text("components", "tip-keys.css")]  # noqa: RUF012
 
-    def __init__(self, state, **params):
-        super().__init__(**params)
-        self._state = state
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
+        _ = tr.gettext
+        super().__init__(title_text=_(TITLE), help_text=_(HELP), **params)
+        self._state, self._tr = state, tr
         self._seen: dict = {}  # (kind, index) -> the step sums last applied
         self.param.watch(self._moved, "move")
 
     def update(self, snap=None) -> None:
-        text = quote(json.dumps(tip_rows(self._state)), safe="")
+        text = quote(json.dumps(tip_rows(self._state, self._tr)), safe="")
         if self.encoded_tips != text:
             self.encoded_tips = text
 

@@ -1,0 +1,75 @@
+"""The hand-made lab in a student's language (issue 44): the headline, a refused change, a
+link's warning, the pairs editor, the export panel and the keyboard help come from the lab's
+catalogue with numbers written the language's way, and English stays exactly as it was."""
+
+from __future__ import annotations
+
+from app.i18n.translator import Translator
+from app.page.a11y import keys_help
+from app.state.lab_state import LabState
+from app.state.sources import SourceSwitch
+from app.views.export_panel import ExportView
+from app.views.pairs import PairsEditor
+from app.views.phrases import phrase_text
+from app.views.status import StatusView, headline
+from app.views.tip_keys import TipKeys, tip_rows
+
+
+def test_the_headline_is_the_engines_sentence_in_english_and_translated_with_decimal_commas():
+    state = LabState()
+    snap = state.snapshot
+    assert headline(snap) == snap.summary  # English: the engine's own sentence, byte for byte
+    spanish = StatusView(SourceSwitch(state), tr=Translator("es"))
+    spanish.update(snap)
+    said = spanish.summary.text
+    assert "recibe" in said and "del peso" in said and "nats" in said
+    entropy = f"{snap.entropy:.2f}".replace(".", ",")
+    assert entropy in said and f"{snap.entropy:.2f}" not in said
+    chinese = headline(snap, Translator("zh-Hans"))
+    assert "的权重" in chinese and chinese.endswith("。")
+
+
+def test_a_refused_temperature_and_every_key_masked_are_said_in_the_students_language():
+    state = LabState()
+    status = StatusView(SourceSwitch(state), tr=Translator("es"))
+    assert not state.try_update(temperature=0.0)
+    banner = status.error.object
+    assert "Ese cambio no se aplicó" in banner and "fuera de rango" in banner
+    assert "0,05" in banner  # the range, written with a decimal comma
+    assert state.error.startswith("temperature: 0 is out of range")  # the state keeps English
+    state.mask = [False] * len(state.mask)
+    assert "todas las claves están enmascaradas" in status.error.object
+    arabic = StatusView(SourceSwitch(state), tr=Translator("ar"))
+    assert "كل المفاتيح محجوبة" in arabic.error.object
+
+
+def test_a_links_warnings_keep_their_template_and_are_translated_where_shown():
+    state = LabState()
+    warnings = state.apply_query_params({"angle": "999", "colour": "red"})
+    english = [str(w) for w in warnings]
+    assert any("angle: 999 is out of range" in w for w in english)
+    spanish = [phrase_text(w, Translator("es")) for w in warnings]
+    assert any("fuera de rango" in w and "se usa el valor por defecto" in w for w in spanish)
+    assert any("ajuste desconocido 'colour' ignorado" == w for w in spanish)
+    status = StatusView(SourceSwitch(state), tr=Translator("zh-Hans"))
+    for warning in warnings:
+        status.link_warning(warning)
+    assert "已忽略" in status.link[0].object and status.link[1].name == "关闭"
+
+
+def test_the_pairs_editor_the_export_panel_the_tips_and_the_keyboard_help_are_translated():
+    state = LabState()
+    spanish = Translator("es")
+    pairs = PairsEditor(state, tr=spanish)
+    assert (pairs.swap.label, pairs.reverse.label) == ("Intercambiar valores", "Invertir los pares")
+    export = ExportView(state, tr=spanish)
+    assert export.copy_link.label == "Copiar un enlace a este mismo laboratorio"
+    export.upload.filename = "mal.json"
+    export.upload.value = b"{not json"
+    assert "mal.json no se importó: la importación no es JSON válido" in export.message.object
+    tips = TipKeys(state, tr=Translator("ar"))
+    assert tips.title_text == "تحريك طرف بلوحة المفاتيح"
+    assert tip_rows(state, spanish)[0]["label"] == "Consulta q"
+    help_ = keys_help(Translator("zh-Hans"))
+    assert help_["keys_title"] == "键盘帮助" and "<b>跳到课程</b>" in help_["keys_list"]
+    assert keys_help()["keys_title"] == "Keyboard help"
