@@ -367,11 +367,9 @@ class ClassView(pn.viewable.Viewer):
         self.teacher.seat_list.options = options
         if self.teacher.seat_list.value not in options.values():
             self.teacher.seat_list.value = next(iter(options.values()), None)
-        active = sum(seat.active for seat in seats)
+        active, _ = sum(seat.active for seat in seats), self.tr.gettext
         # TRANSLATORS: the name of the teacher's list of seats; {active} is a number.
-        self.teacher.seat_list.name = self.tr.gettext("Seats ({active} active)").format(
-            active=active
-        )
+        self.teacher.seat_list.name = _("Seats ({active} active)").format(active=active)
         self.teacher.seat_remove.disabled = not options
 
     def _remove_seat(self, _event=None) -> None:
@@ -399,8 +397,8 @@ class ClassView(pn.viewable.Viewer):
         asks = self.session.asks() if self.session.role == "teacher" else []
         rows = []
         for ask in asks:
-            approve = pn.widgets.Button(label=_("Approve"), color="primary", width=110)
-            refuse = pn.widgets.Button(label=_("Refuse"), width=90)
+            approve = pn.widgets.Button(label=_("Approve"), color="primary", min_width=110)
+            refuse = pn.widgets.Button(label=_("Refuse"), min_width=90)
             approve.on_click(lambda e, ref=ask.ref: self._answer(ref, True))
             refuse.on_click(lambda e, ref=ask.ref: self._answer(ref, False))
             # TRANSLATORS: {pairing} is the four-digit number the asking device shows, in bold.

@@ -43,7 +43,7 @@ class JoinForm:
                 label=_("Nickname (optional; only your teacher sees it)"), max_length=24, width=230
             ),
             # TRANSLATORS: the join form's button.
-            button=pn.widgets.Button(label=_("Join"), color="primary", width=90),
+            button=pn.widgets.Button(label=_("Join"), color="primary", min_width=90),
         )
 
     def row(self) -> pn.FlexBox:
@@ -126,7 +126,7 @@ class ClassParts:
                 # TRANSLATORS: closes the projector's join panel.
                 label=_("Start the lesson"),
                 color="primary",
-                width=260,
+                min_width=260,
                 height=52,
                 align="center",
                 css_classes=["lab-join-start"],
@@ -168,13 +168,13 @@ class TeacherControls:
     def build(cls, tr: Translator = ENGLISH, *, locked: bool, open_door: bool) -> TeacherControls:
         _ = tr.gettext
         return cls(
-            show_code=pn.widgets.Button(label=_("Show the join code"), width=170),
-            lock=pn.widgets.Toggle(label=_("Lock to this step"), width=160, value=locked),
+            show_code=pn.widgets.Button(label=_("Show the join code"), min_width=170),
+            lock=pn.widgets.Toggle(label=_("Lock to this step"), min_width=160, value=locked),
             reveal_button=pn.widgets.Button(
-                label=_("Reveal to the class"), color="warning", width=170
+                label=_("Reveal to the class"), color="warning", min_width=170
             ),
             end_button=pn.widgets.Button(
-                label=_("End the class"), color="danger", variant="outline", width=140
+                label=_("End the class"), color="danger", variant="outline", min_width=140
             ),
             door=pn.widgets.Checkbox(
                 label=_("Let newcomers join (seated students always come back)"), value=open_door
@@ -187,8 +187,8 @@ class TeacherControls:
                 max_width=360,
                 min_width=200,
             ),
-            seat_remove=pn.widgets.Button(label=_("Remove this seat"), width=160),
-            seat_reload=pn.widgets.Button(label=_("List the seats"), width=140),
+            seat_remove=pn.widgets.Button(label=_("Remove this seat"), min_width=160),
+            seat_reload=pn.widgets.Button(label=_("List the seats"), min_width=140),
             device_list=pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CLASS_CSS]),
             device_pick=pn.widgets.Select(
                 name=_("Your other devices"),
@@ -197,7 +197,7 @@ class TeacherControls:
                 max_width=360,
                 min_width=200,
             ),
-            device_revoke=pn.widgets.Button(label=_("Stop it teaching"), width=160),
+            device_revoke=pn.widgets.Button(label=_("Stop it teaching"), min_width=160),
         )
 
     def row(self) -> list:
