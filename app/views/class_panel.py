@@ -141,7 +141,7 @@ class VotesChart:
         )
         fig.add_glyph(self.source, self.counts)
         self.figure = fig
-        self.text = PlotText(_("The class's predictions in words"))
+        self.text = PlotText(_("The class's predictions in words"), tr)
 
     def update(self, step: int, tally, *, mark_answer: bool) -> None:
         rows = vote_rows(step, tally, mark_answer=mark_answer, tr=self.tr)

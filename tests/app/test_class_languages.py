@@ -85,6 +85,11 @@ def test_each_page_says_the_class_in_its_own_language(mixed_class):
     assert "En la clase" in spanish.view.parts.status.object
     assert "في الصف" in arabic.view.parts.status.object
     assert teacher.view.chart.figure.title.text == f"Las predicciones de la clase, paso {STEP}"
+    # The votes in words too, the answers named as the teacher's chart names them.
+    words = teacher.view.chart.text.pane.object
+    assert (
+        "Las predicciones de la clase, en palabras" in words and "respuesta 0 del docente" in words
+    )
     teacher.view.teacher.reveal_button.clicks += 1
     assert "La respuesta correcta está marcada." in teacher.view.parts.outcome.object
     assert "الإجابة الصحيحة" in arabic.view.parts.outcome.object
