@@ -7,6 +7,17 @@
 // under the Measure button) is scrolled into view; on a laptop it appeared below the fold.
 // @script render
 const HIGHLIGHT_MS = 3000;
+// What the pointer says, in the page's language where the page gives `data.words`
+// (app/page/step_follower.py POINTER_WORDS, translated), else in English; {names} is the list.
+const WORDS = {
+  cue: '☰ Open the sidebar for {names}',
+  folded: 'In the sidebar (open it with the menu button), the controls this step uses: {names}.',
+  highlighted: 'Highlighted in the sidebar, the controls this step uses: {names}.',
+};
+function words(key, names) {
+  const given = data.words && data.words[key];
+  return (given || WORDS[key]).replace('{names}', names);
+}
 const TRIES = 25;
 const TRY_MS = 150;
 // A label names the control when it is the name, or the name then a note, a colon or a value
@@ -68,7 +79,7 @@ function cue(names) {
     header.appendChild(note);
   }
   note.hidden = names.length === 0;
-  note.textContent = names.length ? '☰ Open the sidebar for ' + names.join(', ') : '';
+  note.textContent = names.length ? words('cue', names.join(', ')) : '';
   note.title = note.textContent;
 }
 // The step's names that the sidebar holds (drawn or not: folded, nothing in it is drawn).
@@ -96,8 +107,7 @@ function point(tries, nonce) {
     // Folded (a laptop, a phone, presenter mode): nothing in it is drawn, so nothing can be
     // found. Outline the way in, say where the controls are, and point at them once opened.
     outline(toggle);
-    said.textContent = 'In the sidebar (open it with the menu button), the controls this ' +
-      'step uses: ' + names + '.';
+    said.textContent = words('folded', names);
     cueFolded(0, nonce);
     state.pending = nonce;
     if (!state.watching) {
@@ -122,7 +132,7 @@ function point(tries, nonce) {
   const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   hosts[0].scrollIntoView({block: 'center', behavior: still ? 'auto' : 'smooth'});
   hosts.forEach(outline);
-  said.textContent = 'Highlighted in the sidebar, the controls this step uses: ' + names + '.';
+  said.textContent = words('highlighted', names);
 }
 // The sidebar slides open after its button is pressed: point once it is shown.
 function whenOpened(tries, nonce) {
@@ -145,6 +155,7 @@ function showVerdict(root) {
 }
 state.showVerdict = showVerdict;
 state.labelMatches = labelMatches;
+state.words = words;
 state.findControls = findControls;
 if (data.nonce > 0) state.point();
 // @script nonce

@@ -18,6 +18,24 @@ from app.state.settings_schema import FIELDS
 # The sidebar button that opens "More settings", by the name the pointer finds it by.
 MORE_SETTINGS = N_("More settings: candidates, engine, key/value pairs")
 MORE_SETTINGS_BUTTON = MORE_SETTINGS.split(":")[0]
+# What the sidebar's pointer says (app/js/control_pointer.js), {names} the controls' labels.
+POINTER_WORDS = {
+    # TRANSLATORS: a line in the header while the sidebar is folded; {names} are controls.
+    "cue": N_("☰ Open the sidebar for {names}"),
+    # TRANSLATORS: told to a screen reader when a lesson step opens with the sidebar folded.
+    "folded": N_(
+        "In the sidebar (open it with the menu button), the controls this step uses: {names}."
+    ),
+    # TRANSLATORS: told to a screen reader when the sidebar outlines a step's controls.
+    "highlighted": N_("Highlighted in the sidebar, the controls this step uses: {names}."),
+}
+
+
+def pointer_words(tr) -> dict[str, str]:
+    """`POINTER_WORDS` in `tr`'s language, for the pointer's `words` (its script's own)."""
+    return {key: tr.gettext(text) for key, text in POINTER_WORDS.items()}
+
+
 # The settings' labels, by which a step's bold names are known whatever the page's language.
 LABELS = tuple(field.label for field in FIELDS.values() if field.label)
 

@@ -55,6 +55,15 @@ test("a translated label names its control too, a Chinese note's full-width brac
   assert.ok(!labelMatches("Temperatura τ (escala logarítmica)", "Temperature τ"));
 });
 
+test("the pointer speaks the page's language where the page gives its words, else English", () => {
+  const spanish = {cue: "☰ Abre la barra lateral para {names}"};
+  assert.equal(render({names: [], nonce: 0, words: spanish}).words("cue", '"Temperatura τ"'),
+    '☰ Abre la barra lateral para "Temperatura τ"');
+  assert.equal(render().words("cue", '"Causal"'), '☰ Open the sidebar for "Causal"');
+  assert.equal(render({names: [], nonce: 0, words: spanish}).words("highlighted", '"d_k"'),
+    'Highlighted in the sidebar, the controls this step uses: "d_k".');
+});
+
 test("each name finds the component its label is drawn in, or null", () => {
   const {findControls} = render();
   const sliderRoot = el("#shadow", {children: [el("DIV", {cls: ["bk-slider-title"],
