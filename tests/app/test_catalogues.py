@@ -17,6 +17,11 @@ from app.i18n.translator import LRI, PDI, Translator
 from tools import translations
 
 
+def _forms(text) -> tuple:
+    """A message's id or string as a tuple of its forms (a plural entry has several)."""
+    return text if isinstance(text, tuple) else (text,)
+
+
 def _entries(catalogue) -> dict:
     return {
         (message.context, message.id): (sorted(message.locations), message.auto_comments)
@@ -83,8 +88,9 @@ def test_arabic_keeps_formulas_names_and_numbers_left_to_right(domain):
     isolated = re.compile(f"{LRI}[^{LRI}{PDI}]*{PDI}")
     for message in catalogue:
         if message.id:
-            outside = isolated.sub("", message.string)
-            assert not re.search(r"[A-Za-z0-9√·τ{}]", outside), (message.id, message.string)
+            for text in _forms(message.string):  # every plural form of a plural entry
+                outside = isolated.sub("", text)
+                assert not re.search(r"[A-Za-z0-9√·τ{}]", outside), (message.id, text)
 
 
 def test_the_catalogues_translate_at_run_time_per_language():
@@ -128,9 +134,8 @@ def test_the_pseudo_locales_change_every_entry_and_keep_placeholders_and_tags(co
         if not message.id:
             continue
         assert message.string != message.id
-        assert pseudo_locales.placeholders(message.string) == pseudo_locales.placeholders(
-            message.id
-        )
+        for text, source in zip(_forms(message.string), _forms(message.id), strict=True):
+            assert pseudo_locales.placeholders(text) == pseudo_locales.placeholders(source)
     assert Translator(code).gettext("Lessons") != "Lessons"
 
 
