@@ -94,7 +94,7 @@ def receipt_view(lab):
     from app.views.receipt_view import ReceiptView
 
     get = lab.parts.get
-    view = ReceiptView(get("receipt_state"), get("causal_state"), lab.sources.model)
+    view = ReceiptView(get("receipt_state"), get("causal_state"), lab.sources.model, tr=lab.tr)
     lab.style.add([view.grid_figure, view.receipt_figure])
     return view
 
@@ -103,7 +103,7 @@ def causal_view(lab):
     from app.views.causal_view import CausalView
 
     get = lab.parts.get
-    view = CausalView(get("causal_state"), lab.sources.model, get("receipt_state"))
+    view = CausalView(get("causal_state"), lab.sources.model, get("receipt_state"), tr=lab.tr)
     lab.style.add([view.figure, view.patch_figure])
     return view
 

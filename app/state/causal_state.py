@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import param
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state import attribution_runs, jobs, model_runs
 from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
@@ -210,14 +211,15 @@ class CausalState(jobs.HandsOver, param.Parameterized):
             return self.change
         return describe_change(self._m.loaded, self._m.text, corrupted)
 
-    def positions_words(self, positions) -> str:
+    def positions_words(self, positions, tr: Translator = ENGLISH) -> str:
         """Where a patch puts the open sentence's head output: at every position, or at the
         chosen tokens of the open sentence."""
+        _ = tr.gettext
         if not positions:
-            return "at every position"
+            return _("at every position")
         tokens = self._m.loaded.check(self._m.text)
         named = [f"{shown_token(tokens[p])} @{p}" for p in positions if 0 <= p < len(tokens)]
-        return "only at " + ", ".join(named)
+        return _("only at {tokens}").format(tokens=", ".join(named))
 
     # ---------------------------------------------------------------- measuring
 

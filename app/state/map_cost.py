@@ -11,8 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
+from app.state.estimate_words import written
+
 PACE_FROM = 0.02  # the share of the work after which the map's own pace tells the time left
 LONG = 20.0  # seconds: a map that takes longer is announced as long, with its price
+# The maps a note names while one runs (CausalState's `running`), marked for the catalogue.
+MAP_KINDS = (N_("causal"), N_("patching"))
 
 
 @dataclass(frozen=True)
@@ -32,20 +38,23 @@ class MapCost:
         return None if self.forward_s is None else self.forwards * self.forward_s
 
 
-def duration(seconds: float) -> str:
+def duration(seconds: float, tr: Translator = ENGLISH) -> str:
     """A duration as a student reads it: "under a second", "about 8 s", "about 4 min 30 s",
     "about 25 min"."""
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"a duration must be a finite number of seconds >= 0, got {seconds!r}")
+    _ = tr.gettext
     if seconds < 1:
-        return "under a second"
+        return _("under a second")
     if seconds < 60:
-        return f"about {max(1, round(seconds))} s"
+        return _("about {seconds} s").format(seconds=max(1, round(seconds)))
     if seconds < 600:
         tens = round(seconds / 10) * 10  # to the nearest 10 s
         minutes, rest = divmod(tens, 60)
-        return f"about {minutes} min" + (f" {rest} s" if rest else "")
-    return f"about {round(seconds / 60)} min"
+        if rest:
+            return _("about {minutes} min {seconds} s").format(minutes=minutes, seconds=rest)
+        return _("about {minutes} min").format(minutes=minutes)
+    return _("about {minutes} min").format(minutes=round(seconds / 60))
 
 
 def time_left(elapsed: float, fraction: float, planned: float | None) -> float | None:
@@ -59,32 +68,46 @@ def time_left(elapsed: float, fraction: float, planned: float | None) -> float |
     return max(0.0, planned - elapsed)
 
 
-def price_words(cost: MapCost, heads: int) -> str:
+def price_words(cost: MapCost, heads: int, tr: Translator = ENGLISH) -> str:
     """What "Measure every head" will cost, said before the click."""
+    _ = tr.gettext
     if cost.cached_s is not None:  # no forward to run (priced in forwards, 1.6 s read "4 min")
-        return (
-            f"Every head of this text has been measured already (the map is cached): showing "
-            f"all {heads} takes {duration(cost.cached_s)}."
-        )
-    said = (
-        f"Measuring every head removes each of the {heads} heads in turn: about "
-        f"{cost.forwards:.0f} runs of the model on this text"
-    )
+        return _(
+            "Every head of this text has been measured already (the map is cached): showing "
+            "all {heads} takes {time}."
+        ).format(heads=heads, time=duration(cost.cached_s, tr))
+    runs = f"{cost.forwards:.0f}"
     if cost.seconds is None:
-        return said + "."
-    said += (
-        f" (one took {cost.forward_s:.1f} s here), so it takes {duration(cost.seconds)}"
-        if cost.forward_s >= 0.1
-        else f", so it takes {duration(cost.seconds)}"
-    )
+        return _(
+            "Measuring every head removes each of the {heads} heads in turn: about {runs} runs "
+            "of the model on this text."
+        ).format(heads=heads, runs=runs)
+    time = duration(cost.seconds, tr)
+    if cost.forward_s >= 0.1:
+        said = _(
+            "Measuring every head removes each of the {heads} heads in turn: about {runs} runs "
+            "of the model on this text (one took {one} s here), so it takes {time}."
+        )
+    else:
+        said = _(
+            "Measuring every head removes each of the {heads} heads in turn: about {runs} runs "
+            "of the model on this text, so it takes {time}."
+        )
+    one = written(cost.forward_s, ".1f", tr)
+    said = said.format(heads=heads, runs=runs, one=one, time=time)
     if cost.seconds >= LONG:
-        said += ". The estimate above is there already; you can stop at any time"
-    return said + "."
+        said += " " + _("The estimate above is there already; you can stop at any time.")
+    return said
 
 
-def running_words(what: str, fraction: float, left: float | None) -> str:
+def running_words(what: str, fraction: float, left: float | None, tr: Translator = ENGLISH) -> str:
     """The note while a map runs: how far it is and how long it has left."""
-    said = f"Measuring every head ({what}): {fraction:.0%} done"
-    if left is not None:
-        said += f", {duration(left)} left"
-    return said + ". Stop ends it; the page stays usable meanwhile."
+    _ = tr.gettext
+    done = written(fraction, ".0%", tr)
+    if left is None:
+        said = _("Measuring every head ({what}): {done} done.")
+        said = said.format(what=_(what), done=done)
+    else:
+        said = _("Measuring every head ({what}): {done} done, {time} left.")
+        said = said.format(what=_(what), done=done, time=duration(left, tr))
+    return said + " " + _("Stop ends it; the page stays usable meanwhile.")

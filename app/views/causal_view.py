@@ -29,17 +29,28 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.state import attribution_runs
 from app.state.causal_state import LOOKING, CausalState
+from app.state.estimate_words import written
 from app.state.estimated_map import estimated_map
 from app.state.head_tables import causal_top_table, patching_top_table
 from app.state.map_cost import price_words, running_words
 from app.state.model_state import MAX_TEXT_CHARS, ModelState
 from app.state.receipt_state import ReceiptState
-from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
+from app.views.head_axes import (
+    HEAD,
+    LAYER,
+    fit_head_map,
+    head_map_ranges,
+    head_words,
+    label_head_map,
+    token_marks_words,
+)
 from app.views.head_tap import open_head_on_tap
-from engine.head_names import HEAD_TAG_KEY, head_name, head_tag
-from engine.heads import shown_token, token_labels, token_marks
+from engine.head_names import head_tag
+from engine.heads import shown_token, token_labels
 
 from .headings import TITLE_CSS
 from .plot_text import PlotText
@@ -50,7 +61,9 @@ from .two_way import Echo
 CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
 NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
 IDLE_EFFECT = 0.05  # |change of log p| below this: the head "decides nothing" here
-TITLE, ESTIMATED_TITLE = "Weight vs cost", "Weight vs cost (estimated)"
+TITLE, ESTIMATED_TITLE = N_("Weight vs cost"), N_("Weight vs cost (estimated)")
+# engine.head_names.HEAD_TAG_KEY, marked for the catalogue (the engine has no marker).
+HEAD_TAG_KEY = N_("L13 H8 is layer 13, head 8")
 MEASURED_ALPHA, ESTIMATED_ALPHA = 0.8, 0.35
 # The map's frame in pixels until the browser reports its size (then the labels are placed again).
 FRAME_GUESS = (640.0, 300.0)
@@ -72,67 +85,80 @@ def named_heads(cmap) -> dict[tuple[int, int], str]:
     return out
 
 
-def key_words(run) -> str:
+def key_words(run, tr: Translator = ENGLISH) -> str:
     """What the map's short marks mean, said once under it: the dots' head labels, and the
     marks of the tokens the picker lists ("" before a run)."""
-    marks = "" if run is None else token_marks(token_labels(run.tokens))
-    return (
-        f"<p class='lab-map-key'>On the plot, {html.escape(HEAD_TAG_KEY)}."
-        + (f" Tokens: {html.escape(marks)}." if marks else "")
-        + "</p>"
-    )
+    _ = tr.gettext
+    marks = "" if run is None else token_marks_words(token_labels(run.tokens), tr)
+    key = _("On the plot, {key}.").format(key=_(HEAD_TAG_KEY))
+    tokens = (" " + _("Tokens: {marks}.").format(marks=marks)) if marks else ""
+    return f"<p class='lab-map-key'>{html.escape(key + tokens)}</p>"
 
 
-def causal_summary(cmap) -> str:
+def _summary_values(cmap, tr: Translator) -> dict[str, str]:
+    """The numbers and names the causal map's sentences say, in `tr`'s language."""
+    heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
+    return {
+        "token": html.escape(shown_token(cmap.token_text)),
+        "answer": html.escape(shown_token(cmap.answer)),
+        "prob": written(cmap.prob, ".1%", tr),
+        "heavy": head_words(heavy.layer, heavy.head, tr),
+        "heavy_weight": written(heavy.weight, ".2f", tr),
+        "heavy_effect": written(heavy.effect, "+.2f", tr),
+        "decisive": head_words(decisive.layer, decisive.head, tr),
+        "decisive_effect": written(decisive.effect, "+.2f", tr),
+        "decisive_prob": written(decisive.effect_prob, "+.1%", tr),
+        "decisive_weight": written(decisive.weight, ".3f", tr),
+    }
+
+
+def causal_summary(cmap, tr: Translator = ENGLISH) -> str:
     """Two sentences naming the heaviest and the most decisive head, with their numbers."""
-    token = html.escape(shown_token(cmap.token_text))
-    answer = html.escape(shown_token(cmap.answer))
-    heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
-    return (
-        f"P({answer}) is {cmap.prob:.1%} with every head in place. "
-        f"<b>{head_name(heavy.layer, heavy.head)}</b> puts the most weight on {token} "
-        f"({heavy.weight:.2f}); ablating it changes log P({answer}) by {heavy.effect:+.2f}. "
-        f"<b>{head_name(decisive.layer, decisive.head)}</b> costs the answer most "
-        f"({decisive.effect:+.2f}, P {decisive.effect_prob:+.1%}) with weight "
-        f"{decisive.weight:.3f} on {token}."
-    )
+    _ = tr.gettext
+    return _(
+        "P({answer}) is {prob} with every head in place. <b>{heavy}</b> puts the most weight on "
+        "{token} ({heavy_weight}); ablating it changes log P({answer}) by {heavy_effect}. "
+        "<b>{decisive}</b> costs the answer most ({decisive_effect}, P {decisive_prob}) with "
+        "weight {decisive_weight} on {token}."
+    ).format(**_summary_values(cmap, tr))
 
 
-def estimated_summary(cmap) -> str:
+def estimated_summary(cmap, tr: Translator = ENGLISH) -> str:
     """The causal map's sentences for the estimate, each number said as estimated."""
-    token = html.escape(shown_token(cmap.token_text))
-    answer = html.escape(shown_token(cmap.answer))
-    heavy, decisive = cmap.heaviest(1)[0], cmap.costliest(1)[0]
-    return (
-        f"<i>Estimated from one backward pass, until every head is measured.</i> "
-        f"P({answer}) is {cmap.prob:.1%} with every head in place. "
-        f"<b>{head_name(heavy.layer, heavy.head)}</b> puts the most weight on {token} "
-        f"({heavy.weight:.2f}); removing it would change log P({answer}) by about "
-        f"{heavy.effect:+.2f}. <b>{head_name(decisive.layer, decisive.head)}</b> would cost the answer "
-        f"most (about {decisive.effect:+.2f}) with weight {decisive.weight:.3f} on {token}."
-    )
+    _ = tr.gettext
+    return _(
+        "<i>Estimated from one backward pass, until every head is measured.</i> P({answer}) is "
+        "{prob} with every head in place. <b>{heavy}</b> puts the most weight on {token} "
+        "({heavy_weight}); removing it would change log P({answer}) by about {heavy_effect}. "
+        "<b>{decisive}</b> would cost the answer most (about {decisive_effect}) with weight "
+        "{decisive_weight} on {token}."
+    ).format(**_summary_values(cmap, tr))
 
 
-def patching_summary(pmap, patched: str = "") -> str:
+def patching_summary(pmap, patched: str = "", tr: Translator = ENGLISH) -> str:
     """The patching map in a sentence, after `patched`: which changed sentence it was measured
     on and at which positions (what the map is of, whatever the box holds now)."""
-    best = pmap.restoring(1)[0]
-    clean = html.escape(shown_token(pmap.clean_answer))
-    bad = html.escape(shown_token(pmap.corrupted_answer))
-    return (
-        f"{html.escape(patched)}"
-        f"The changed sentence answers {bad}, the open one {clean}. Putting "
-        f"<b>{head_name(best.layer, best.head)}</b>'s output from the open sentence into the changed one "
-        f"brings back {best.recovered:.0%} of the difference between them "
-        f"(log P({clean}) {best.effect:+.2f})."
+    best, _ = pmap.restoring(1)[0], tr.gettext
+    said = _(
+        "The changed sentence answers {bad}, the open one {clean}. Putting <b>{head}</b>'s "
+        "output from the open sentence into the changed one brings back {share} of the "
+        "difference between them (log P({clean}) {effect})."
+    ).format(
+        bad=html.escape(shown_token(pmap.corrupted_answer)),
+        clean=html.escape(shown_token(pmap.clean_answer)),
+        head=head_words(best.layer, best.head, tr),
+        share=written(best.recovered, ".0%", tr),
+        effect=written(best.effect, "+.2f", tr),
     )
+    return html.escape(patched) + said
 
 
-def no_sentence_words(change: str) -> str:
+def no_sentence_words(change: str, tr: Translator = ENGLISH) -> str:
     """Why "Patch every head" is disabled: there is no changed sentence to patch into."""
+    _ = tr.gettext
     if change == LOOKING:
-        return "Patching needs a changed sentence: one is being looked for, or type your own."
-    return (
+        return _("Patching needs a changed sentence: one is being looked for, or type your own.")
+    return _(
         "Patching needs a changed sentence: none could be suggested for this one, so type one "
         "above with the same number of tokens."
     )
@@ -147,19 +173,20 @@ class CausalView(pn.viewable.Viewer):
         class_=ReceiptState, constant=True, allow_None=True, doc="the estimate drawn first"
     )
 
-    def __init__(self, cstate, mstate, rstate=None, **params):
+    def __init__(self, cstate, mstate, rstate=None, tr: Translator = ENGLISH, **params):
         super().__init__(cstate=cstate, mstate=mstate, rstate=rstate, **params)
+        self.tr, _ = tr, tr.gettext  # the session's language (app/i18n/translator.py)
         self._echo = Echo()  # while the pickers follow the state, what they report is its echo
-        self.token = pn.widgets.Select(label="Weight on the token", sizing_mode="stretch_width")
-        self.measure = pn.widgets.Button(label="Measure every head", color="primary")
-        self.stop = pn.widgets.Button(label="Stop", color="light", disabled=True)
+        self.token = pn.widgets.Select(label=_("Weight on the token"), sizing_mode="stretch_width")
+        self.measure = pn.widgets.Button(label=_("Measure every head"), color="primary")
+        self.stop = pn.widgets.Button(label=_("Stop"), color="light", disabled=True)
         self.bar = pn.indicators.Progress(
             value=0, max=100, visible=False, sizing_mode="stretch_width", height=18
         )
         self.note = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.summary = pn.pane.HTML("", sizing_mode="stretch_width")
         self.corrupted = pn.widgets.TextInput(
-            label="Changed sentence (the same number of tokens)",
+            label=_("Changed sentence (the same number of tokens)"),
             max_length=MAX_TEXT_CHARS,
             sizing_mode="stretch_width",
         )
@@ -167,15 +194,15 @@ class CausalView(pn.viewable.Viewer):
         # Patching limited to chosen tokens (of the open sentence; the changed one has the same
         # number): none chosen patches every position.
         self.positions = pn.widgets.MultiChoice(
-            label="Patch only at these tokens (none: at every token)",
+            label=_("Patch only at these tokens (none: at every token)"),
             options={},
             sizing_mode="stretch_width",
         )
-        self.patch = pn.widgets.Button(label="Patch every head", color="primary")
+        self.patch = pn.widgets.Button(label=_("Patch every head"), color="primary")
         self.patch_why = pn.pane.HTML("", sizing_mode="stretch_width", name="patch_why")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.causal_text = PlotText("The causal map in words")
-        self.patch_text = PlotText("The patching map in words")
+        self.causal_text = PlotText(_("The causal map in words"))
+        self.patch_text = PlotText(_("The patching map in words"))
         self._build_causal_figure()
         self._build_patching_figure()
 
@@ -200,16 +227,17 @@ class CausalView(pn.viewable.Viewer):
         cols.update(layer=[], head=[], tag=[], colour=[], ablated_answer=[])
         self.source = ColumnDataSource(name="causal_map", data=cols)
         self.labels = ColumnDataSource(name="causal_labels", data=_no_labels())
+        _ = self.tr.gettext
         fig = make_figure(
-            TITLE,
+            _(TITLE),
             height=380,
             x_range=Range1d(-0.03, 1.03),
             y_range=Range1d(-1.0, 1.0),  # set from the data: the labels are placed in pixels
             tools="",
         )
         fig.name = "causal_plot"
-        fig.xaxis.axis_label = "weight on the token"
-        fig.yaxis.axis_label = "change of log P(answer)"
+        fig.xaxis.axis_label = _("weight on the token")
+        fig.yaxis.axis_label = _("change of log P(answer)")
         fig.add_layout(Span(location=0, dimension="width", line_color="#888888", line_width=1))
         dots = add_glyph(
             fig,
@@ -226,12 +254,12 @@ class CausalView(pn.viewable.Viewer):
             fig,
             [dots],
             [
-                ("head", "@tag"),
-                ("weight on the token", "@weight{0.000}"),
-                ("change of log P", "@effect{+0.000}"),
-                ("change of P", "@effect_prob{+0.0%}"),
-                ("what it writes (norm)", "@contribution{0.00}"),
-                ("answer without it", "@ablated_answer"),
+                (_("head"), "@tag"),
+                (_("weight on the token"), "@weight{0.000}"),
+                (_("change of log P"), "@effect{+0.000}"),
+                (_("change of P"), "@effect_prob{+0.0%}"),
+                (_("what it writes (norm)"), "@contribution{0.00}"),
+                (_("answer without it"), "@ablated_answer"),
             ],
         )
         fig.add_tools(TapTool(renderers=[dots]))
@@ -250,8 +278,9 @@ class CausalView(pn.viewable.Viewer):
         cols.update(layer=[], head=[], tag=[])
         self.patch_source = ColumnDataSource(name="patching_map", data=cols)
         # Layers across and heads down, as the every-head grid (app/views/head_axes.py).
-        fig = make_figure("Patching", height=420, tools="", **head_map_ranges())
-        label_head_map(fig)
+        _ = self.tr.gettext
+        fig = make_figure(_("Patching"), height=420, tools="", **head_map_ranges())
+        label_head_map(fig, self.tr)
         fig.name = "patching_plot"
         mapper = LinearColorMapper(palette=_BLUE_RED, low=-1.0, high=1.0)
         cells = add_glyph(
@@ -269,9 +298,9 @@ class CausalView(pn.viewable.Viewer):
             fig,
             [cells],
             [
-                ("head", "@tag"),
-                ("share of the difference brought back", "@recovered{0%}"),
-                ("change of log P(clean answer)", "@effect{+0.000}"),
+                (_("head"), "@tag"),
+                (_("share of the difference brought back"), "@recovered{0%}"),
+                (_("change of log P(clean answer)"), "@effect{+0.000}"),
             ],
         )
         fig.add_tools(TapTool(renderers=[cells]))
@@ -348,24 +377,25 @@ class CausalView(pn.viewable.Viewer):
     )
     def _refresh(self) -> None:
         """The buttons and the note: what a map costs, how far it is, what went wrong."""
-        c = self.cstate
+        c, _ = self.cstate, self.tr.gettext
         busy = bool(c.running)
         waiting = bool(self.mstate.loading)  # a link's model still loading: measure that one
         self.measure.disabled = busy or waiting
         sentence = bool(self._typed().strip())
         self.patch.disabled = busy or waiting or not sentence
-        self.patch_why.object = "" if sentence else no_sentence_words(c.change)
+        self.patch_why.object = "" if sentence else no_sentence_words(c.change, self.tr)
         self.stop.disabled = not busy
         self.bar.visible = busy
         self.bar.value = int(round(100 * c.progress))
         if waiting:
-            self.note.object = "The model is still loading; measure once it is in."
+            self.note.object = _("The model is still loading; measure once it is in.")
         elif busy:
-            self.note.object = html.escape(running_words(c.running, c.progress, c.time_left()))
+            said = running_words(c.running, c.progress, c.time_left(), self.tr)
+            self.note.object = html.escape(said)
         elif c.error:
             self.note.object = f"<span class='lab-map-error'>{html.escape(c.error)}</span>"
         elif c.message == "stopped":
-            self.note.object = "Stopped. Press the button again to measure."
+            self.note.object = _("Stopped. Press the button again to measure.")
         else:
             self.note.object = "" if c.causal else self._price()
 
@@ -393,7 +423,8 @@ class CausalView(pn.viewable.Viewer):
         if run is None:
             return ""
         model = self.mstate.loaded
-        return html.escape(price_words(self.cstate.cost(), model.n_layers * model.n_heads))
+        heads = model.n_layers * model.n_heads
+        return html.escape(price_words(self.cstate.cost(), heads, self.tr))
 
     def _estimated(self):
         """The causal map drawn from the estimate of the open sentence, or None."""
@@ -413,7 +444,7 @@ class CausalView(pn.viewable.Viewer):
         return estimated_map(amap, rows, token)
 
     def _draw_causal(self, cmap, estimated: bool = False) -> None:
-        self.figure.title.text = ESTIMATED_TITLE if estimated else TITLE
+        self.figure.title.text = self.tr.gettext(ESTIMATED_TITLE if estimated else TITLE)
         if cmap is None:
             assign(self.source, {k: v[:0] for k, v in self.source.data.items()})
             assign(self.labels, _no_labels())
@@ -458,9 +489,11 @@ class CausalView(pn.viewable.Viewer):
         index = {(r.layer, r.head): i for i, r in enumerate(recs)}
         self._named_heads = [index[lh] for lh in order if lh in index]
         self._place_labels()
-        self.figure.xaxis.axis_label = f"weight on {shown_token(cmap.token_text)[:16]}"
-        said = estimated_summary(cmap) if estimated else causal_summary(cmap)
-        self.summary.object = said + key_words(self.mstate.run)
+        _ = self.tr.gettext
+        weight_on = _("weight on {token}")
+        self.figure.xaxis.axis_label = weight_on.format(token=shown_token(cmap.token_text)[:16])
+        summary = estimated_summary if estimated else causal_summary
+        self.summary.object = summary(cmap, self.tr) + key_words(self.mstate.run, self.tr)
         # The table says "every head ablated": an estimate gets none (the receipt's own view
         # lists estimate against exact).
         self.causal_text.show(() if estimated else (causal_top_table(cmap),))
@@ -515,18 +548,23 @@ class CausalView(pn.viewable.Viewer):
                 "tag": _head_tags(recs),
             },
         )
-        patched = (
-            f"Patched into “{pmap.corrupted}” ({self.cstate.what_changed(pmap.corrupted)}), "
-            f"{self.cstate.positions_words(pmap.positions)}. "
+        _ = self.tr.gettext
+        patched = _("Patched into “{sentence}” ({change}), {where}. ").format(
+            sentence=pmap.corrupted,
+            change=self.cstate.what_changed(pmap.corrupted),
+            where=self.cstate.positions_words(pmap.positions, self.tr),
         )
-        self.patch_summary.object = patching_summary(pmap, patched)
+        self.patch_summary.object = patching_summary(pmap, patched, self.tr)
         self.patch_text.show((patching_top_table(pmap),))
 
     def __panel__(self):
+        _ = self.tr.gettext
         return pn.Column(
             pn.pane.HTML(
-                "<p>Each dot is one head. Right: it looks at the token. Down: the answer needs "
-                "it. A head far right but near zero looks without deciding.</p>",
+                _(
+                    "<p>Each dot is one head. Right: it looks at the token. Down: the answer "
+                    "needs it. A head far right but near zero looks without deciding.</p>"
+                ),
                 sizing_mode="stretch_width",
             ),
             pn.Row(self.token, self.measure, self.stop, sizing_mode="stretch_width"),
@@ -536,9 +574,11 @@ class CausalView(pn.viewable.Viewer):
             self.summary,
             self.causal_text,
             pn.pane.HTML(
-                "<h2>Activation patching</h2><p>Run a changed sentence with one head's output "
-                "taken from the open sentence, for every head in turn. Red: that head alone "
-                "brings the open sentence's answer back (1 = all of it).</p>",
+                _(
+                    "<h2>Activation patching</h2><p>Run a changed sentence with one head's "
+                    "output taken from the open sentence, for every head in turn. Red: that head "
+                    "alone brings the open sentence's answer back (1 = all of it).</p>"
+                ),
                 sizing_mode="stretch_width",
                 stylesheets=[TITLE_CSS],
             ),

@@ -493,7 +493,8 @@ def _program_cell(r, tr: Translator) -> str:
     """The program a row ran on; a rewritten copy (a distractor inserted) is named beneath."""
     cell = html.escape(r.text_before)
     if r.rewrote_program:
-        copy = tr.gettext("rewritten copy: {program}").format(program=html.escape(r.text_after))
+        _ = tr.gettext
+        copy = _("rewritten copy: {program}").format(program=html.escape(r.text_after))
         cell += f'<br><span class="copy">{copy}</span>'
     return cell
 

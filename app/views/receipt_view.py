@@ -28,6 +28,7 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Rect, Scatter
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
 from app.state.estimate_words import (
@@ -38,17 +39,25 @@ from app.state.estimate_words import (
     reasons,
     sentence_warning,
     short,
+    written,
 )
 from app.state.map_cost import duration
 from app.state.model_state import ModelState
 from app.state.receipt_state import VERIFY, ReceiptState
-from app.views.head_axes import HEAD, LAYER, fit_head_map, head_map_ranges, label_head_map
+from app.views.head_axes import (
+    HEAD,
+    LAYER,
+    fit_head_map,
+    head_map_ranges,
+    head_words,
+    label_head_map,
+)
 from app.views.head_tap import open_head_on_tap
-from engine.head_names import HEAD_TAG_KEY, head_name, head_tag
+from engine.head_names import head_tag
 from engine.heads import shown_token
 from engine.trained import attribution
 
-from .causal_view import CAUSAL_CSS
+from .causal_view import CAUSAL_CSS, HEAD_TAG_KEY
 from .headings import TITLE_CSS
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
@@ -69,43 +78,51 @@ def checked_k(checked: int) -> int:
     return min(TOP, checked // 2)
 
 
-def progress_words(rs: ReceiptState) -> str:
-    amap = rs.amap
-    heads = len(amap.records)
-    answer = html.escape(shown_token(amap.answer))
-    said = (
-        f"The answer {answer} has probability {percent(amap.prob)}. One backward pass estimated "
-        f"all {heads} heads at once (the grid). "
+def progress_words(rs: ReceiptState, tr: Translator = ENGLISH) -> str:
+    amap, _ = rs.amap, tr.gettext
+    said = _(
+        "The answer {answer} has probability {p}. One backward pass estimated all {heads} heads "
+        "at once (the grid). "
+    ).format(
+        answer=html.escape(shown_token(amap.answer)),
+        p=percent(amap.prob, tr),
+        heads=len(amap.records),
     )
     if rs.complete:
-        return said + (
-            f"The {rs.planned} heads with the largest estimates were then checked by really "
+        return said + _(
+            "The {planned} heads with the largest estimates were then checked by really "
             "removing each one."
-        )
+        ).format(planned=rs.planned)
     left = rs.time_left()
-    pace = "" if left is None else f", {duration(left)} left"
-    return (
-        said + f"Checking the {rs.planned} largest by removing each head: {rs.checked} of "
-        f"{rs.planned} done{pace}..."
-    )
+    if left is None:
+        going = _(
+            "Checking the {planned} largest by removing each head: {checked} of {planned} done..."
+        )
+    else:
+        going = _(
+            "Checking the {planned} largest by removing each head: {checked} of {planned} done, "
+            "{time} left..."
+        )
+    time = "" if left is None else duration(left, tr)
+    return said + going.format(planned=rs.planned, checked=rs.checked, time=time)
 
 
-def receipt_words(amap) -> str:
+def receipt_words(amap, tr: Translator = ENGLISH) -> str:
     """The receipt over the checked heads, in words a student can read aloud: does the estimate
     put them in the order that removing them does, and does it pick the ones that matter."""
     checked = amap.verified()
     k = checked_k(len(checked))
     if k < 1:
         return ""
-    got = amap.receipt(k)
-    return (
-        f"<b>{got.heads} heads checked</b> by really removing each one. The estimate put them in "
-        f"{order_words(got.spearman)}. Of these {got.heads}, the {k} the estimate ranks largest "
-        f"include <b>{got.top_k} of the {k}</b> whose removal really changed the answer most."
-    )
+    got, _ = amap.receipt(k), tr.gettext
+    return _(
+        "<b>{heads} heads checked</b> by really removing each one. The estimate put them in "
+        "{order}. Of these {heads}, the {k} the estimate ranks largest include <b>{top_k} of the "
+        "{k}</b> whose removal really changed the answer most."
+    ).format(heads=got.heads, order=order_words(got.spearman, tr), k=k, top_k=got.top_k)
 
 
-def whole_words(amap, cmap) -> str:
+def whole_words(amap, cmap, tr: Translator = ENGLISH) -> str:
     """The receipt over every head, once the exact causal map of the same sentence exists."""
     estimates = [r.estimate for r in amap.records]
     exacts = [r.effect for r in cmap.records]
@@ -115,40 +132,51 @@ def whole_words(amap, cmap) -> str:
         - set(attribution.top_by_magnitude(estimates, got.k)),
         key=lambda i: -abs(exacts[i]),
     )
-    said = (
-        f"Against <b>Measure every head</b> (all {got.heads} removed one at a time): the "
-        f"estimate put every head in {order_words(got.spearman)}, and of the {got.k} heads "
-        f"whose removal really changes the answer most, <b>{got.top_k}</b> are among its own "
-        f"{got.k} largest."
-    )
+    _ = tr.gettext
+    said = _(
+        "Against <b>Measure every head</b> (all {heads} removed one at a time): the estimate put "
+        "every head in {order}, and of the {k} heads whose removal really changes the answer "
+        "most, <b>{top_k}</b> are among its own {k} largest."
+    ).format(heads=got.heads, order=order_words(got.spearman, tr), k=got.k, top_k=got.top_k)
     if missed:
+        missed_head = _(
+            "{head} (estimated {estimate}, really {exact}: the answer's probability {factor})"
+        )
         names = ", ".join(
-            f"{head_name(amap.records[i].layer, amap.records[i].head)} (estimated "
-            f"{estimates[i]:+.3f}, really {exacts[i]:+.2f}: the answer's probability "
-            f"{probability_factor(exacts[i])})"
+            missed_head.format(
+                head=head_words(amap.records[i].layer, amap.records[i].head, tr),
+                estimate=written(estimates[i], "+.3f", tr),
+                exact=written(exacts[i], "+.2f", tr),
+                factor=probability_factor(exacts[i], tr),
+            )
             for i in missed[:3]
         )
-        said += f" It missed {names}."
+        said += " " + _("It missed {names}.").format(names=names)
     return said
 
 
-def checked_words(amap, planned: int, cmap=None) -> list[str]:
+def checked_words(amap, planned: int, cmap=None, tr: Translator = ENGLISH) -> list[str]:
     """Each head's "removed" in the grid's hover, short enough that the tooltip fits beside a
     cell on a phone (a wider one flipped to the left and was cut off): the real change where it
     is known (from the receipt, else from "Measure every head": "full map"), else whether the
     receipt will still check it or never will."""
     queued = {(r.layer, r.head) for r in amap.ranked()[:planned]}
     whole = {} if cmap is None else {(r.layer, r.head): r.effect for r in cmap.records}
-    said = []
+    said, _ = [], tr.gettext
     for r in amap.records:
         exact = r.exact if r.exact is not None else whole.get((r.layer, r.head))
         if exact is not None:
-            by = "" if r.exact is not None else " (full map)"
-            said.append(f"{exact:+.2f}, P {probability_factor(exact)}{by}")
+            removed = (
+                _("{change}, P {factor}")
+                if r.exact is not None
+                else _("{change}, P {factor} (full map)")
+            )
+            change, factor = written(exact, "+.2f", tr), probability_factor(exact, tr)
+            said.append(removed.format(change=change, factor=factor))
         elif (r.layer, r.head) in queued:
-            said.append(f"soon (top {planned})")
+            said.append(_("soon (top {planned})").format(planned=planned))
         else:
-            said.append(f"no (top {planned} only)")
+            said.append(_("no (top {planned} only)").format(planned=planned))
     return said
 
 
@@ -163,19 +191,29 @@ def colour_span(amap, cmap=None) -> float:
     return max(SCALE_FLOOR, *(abs(c) for c in changes if math.isfinite(c)))
 
 
-def notes_words(amap) -> str:
+def notes_words(amap, tr: Translator = ENGLISH) -> str:
     """Why the estimate may be off: once for the sentence (a saturated answer), then for each
     checked head with a warning of its own, the largest misses first."""
-    said = ""
-    if warning := sentence_warning(amap.prob):
-        said = f"<p><b>Every head's estimate is suspect here</b>: {html.escape(warning)}.</p>"
+    said, _ = "", tr.gettext
+    if warning := sentence_warning(amap.prob, tr):
+        suspect = _("<b>Every head's estimate is suspect here</b>: {why}.")
+        said = f"<p>{suspect.format(why=html.escape(warning))}</p>"
     warned = [
-        (r, words) for r in amap.verified() if (words := reasons(r.note, leave_out=("saturated",)))
+        (r, words)
+        for r in amap.verified()
+        if (words := reasons(r.note, leave_out=("saturated",), tr=tr))
     ]
     warned.sort(key=lambda pair: -abs(pair[0].exact - pair[0].estimate))
+    note = _("<b>{head}</b>: estimated {estimate}, really {exact}: {why}.")
     items = [
-        f"<li><b>{head_name(r.layer, r.head)}</b>: estimated {r.estimate:+.3f}, really "
-        f"{r.exact:+.3f}: {html.escape('; '.join(words))}.</li>"
+        "<li>"
+        + note.format(
+            head=head_words(r.layer, r.head, tr),
+            estimate=written(r.estimate, "+.3f", tr),
+            exact=written(r.exact, "+.3f", tr),
+            why=html.escape("; ".join(words)),
+        )
+        + "</li>"
         for r, words in warned[:NOTES_SHOWN]
     ]
     return said + (f"<ul>{''.join(items)}</ul>" if items else "")
@@ -189,11 +227,13 @@ class ReceiptView(pn.viewable.Viewer):
     cstate = param.ClassSelector(class_=CausalState, constant=True)
     mstate = param.ClassSelector(class_=ModelState, constant=True)
 
-    def __init__(self, rstate, cstate, mstate, **params):
+    def __init__(self, rstate, cstate, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(rstate=rstate, cstate=cstate, mstate=mstate, **params)
+        self.tr = tr  # the session's language (app/i18n/translator.py)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.receipt_text = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
-        self.text = PlotText("The estimate grid and the receipt in words")
+        _ = tr.gettext
+        self.text = PlotText(_("The estimate grid and the receipt in words"))
         self._build_grid()
         self._build_receipt()
         self._refresh()
@@ -205,9 +245,10 @@ class ReceiptView(pn.viewable.Viewer):
         cols.update(layer=[], head=[], name=[], checked=[], note=[], outline=f32([]))
         self.grid_source = ColumnDataSource(name="estimate_map", data=cols)
         # Layers across and heads down, as the every-head grid (app/views/head_axes.py).
-        fig = make_figure("Each head's estimated effect", height=420, **head_map_ranges())
+        _ = self.tr.gettext
+        fig = make_figure(_("Each head's estimated effect"), height=420, **head_map_ranges())
         fig.name = "estimate_plot"
-        label_head_map(fig)
+        label_head_map(fig, self.tr)
         # Red: removing the head lowers the answer (it helps); blue: removing it raises it.
         self.mapper = LinearColorMapper(palette=_RED_BLUE, low=-1.0, high=1.0)
         cells = add_glyph(
@@ -227,10 +268,10 @@ class ReceiptView(pn.viewable.Viewer):
             fig,
             [cells],
             [
-                ("head", "@name"),
-                ("estimate", "@estimate{+0.0000}"),
-                ("removed", "@checked"),
-                ("warning", "@note"),
+                (_("head"), "@name"),
+                (_("estimate"), "@estimate{+0.0000}"),
+                (_("removed"), "@checked"),
+                (_("warning"), "@note"),
             ],
         )
         fig.add_tools(TapTool(renderers=[cells]))
@@ -242,7 +283,7 @@ class ReceiptView(pn.viewable.Viewer):
             height=12,
             ticker=BasicTicker(desired_num_ticks=5),
             formatter=BasicTickFormatter(use_scientific=False),
-            title="estimated change of log P if removed",
+            title=_("estimated change of log P if removed"),
         )
         fig.add_layout(bar, "below")
         open_head_on_tap(self.grid_source, self.mstate)
@@ -255,8 +296,9 @@ class ReceiptView(pn.viewable.Viewer):
         self.receipt_source = ColumnDataSource(name="receipt", data=cols)
         # One range for both axes (set from the data): the dashed line is then the diagonal, and
         # a dot's distance from it is how wrong the estimate was.
+        _ = self.tr.gettext
         fig = make_figure(
-            "Estimate vs real removal",
+            _("Estimate vs real removal"),
             height=380,
             x_range=Range1d(-1.0, 1.0),
             y_range=Range1d(-1.0, 1.0),
@@ -265,8 +307,8 @@ class ReceiptView(pn.viewable.Viewer):
         for axis in (*fig.xaxis, *fig.yaxis):
             axis.ticker = BasicTicker(desired_num_ticks=5)
             axis.formatter = BasicTickFormatter(use_scientific=False)
-        fig.xaxis.axis_label = "estimated change of log P"
-        fig.yaxis.axis_label = "real change of log P (removed)"
+        fig.xaxis.axis_label = _("estimated change of log P")
+        fig.yaxis.axis_label = _("real change of log P (removed)")
         # On this line the estimate is exact; below it, removing the head costs more than
         # the estimate said.
         fig.add_layout(Slope(gradient=1, y_intercept=0, line_color="#888888", line_dash="dashed"))
@@ -284,10 +326,10 @@ class ReceiptView(pn.viewable.Viewer):
             fig,
             [dots],
             [
-                ("head", "@name"),
-                ("estimate", "@estimate{+0.0000}"),
-                ("really", "@exact{+0.000}"),
-                ("warning", "@note"),
+                (_("head"), "@name"),
+                (_("estimate"), "@estimate{+0.0000}"),
+                (_("really"), "@exact{+0.000}"),
+                (_("warning"), "@note"),
             ],
         )
         fig.add_tools(TapTool(renderers=[dots]))
@@ -311,14 +353,15 @@ class ReceiptView(pn.viewable.Viewer):
         watch=True,
     )  # fmt: skip
     def _refresh(self) -> None:
-        rs = self.rstate
+        rs, _ = self.rstate, self.tr.gettext
         amap = rs.amap
         if rs.error:
             self.status.object = f"<span class='lab-map-error'>{html.escape(rs.error)}</span>"
         elif amap is None:
-            self.status.object = "Estimating every head..." if rs.following else ""
+            estimating = _("Estimating every head...")
+            self.status.object = estimating if rs.following else ""
         else:
-            self.status.object = progress_words(rs)
+            self.status.object = progress_words(rs, self.tr)
         self._draw_grid(amap)
         self._draw_receipt(amap)
         self.text.show(() if amap is None else self.tables(amap))
@@ -339,7 +382,7 @@ class ReceiptView(pn.viewable.Viewer):
         # Never narrower than SCALE_FLOOR: scaled to its own ±0.002, a saturated sentence's
         # estimates were drawn deep red and blue, as if they mattered.
         cmap = self._same_whole_map(amap)
-        top = colour_span(amap, cmap)
+        top, _ = colour_span(amap, cmap), self.tr.gettext
         self.mapper.low, self.mapper.high = -top, top
         assign(
             self.grid_source,
@@ -348,9 +391,9 @@ class ReceiptView(pn.viewable.Viewer):
                 "exact": f32([math.nan if r.exact is None else r.exact for r in recs]),
                 "layer": [r.layer for r in recs],
                 "head": [r.head for r in recs],
-                "name": [head_name(r.layer, r.head) for r in recs],
-                "checked": checked_words(amap, self.rstate.planned, cmap),
-                "note": [short(r.note) or "none" for r in recs],
+                "name": [head_words(r.layer, r.head, self.tr) for r in recs],
+                "checked": checked_words(amap, self.rstate.planned, cmap, self.tr),
+                "note": [short(r.note) or _("none") for r in recs],
                 "outline": f32([0.0 if r.exact is None else 1.0 for r in recs]),
             },
         )
@@ -371,34 +414,42 @@ class ReceiptView(pn.viewable.Viewer):
         # The sentence's own warning (a saturated answer) holds for every dot: it is said once
         # in the text, and the colour marks a head's own warning.
         own = [bool(reasons(r.note, leave_out=("saturated",))) for r in checked]
+        _ = self.tr.gettext
         data = {
             "estimate": f32([r.estimate for r in checked]),
             "exact": f32([r.exact for r in checked]),
             "layer": [r.layer for r in checked],
             "head": [r.head for r in checked],
             "tag": [head_tag(r.layer, r.head) for r in checked],
-            "name": [head_name(r.layer, r.head) for r in checked],
+            "name": [head_words(r.layer, r.head, self.tr) for r in checked],
             "colour": [WARNED if warned else PLAIN for warned in own],
-            "note": [short(r.note) or "none" for r in checked],
+            "note": [short(r.note) or _("none") for r in checked],
         }
         assign(self.receipt_source, data | self._labels(data))
         if not checked:
             self.receipt_text.object = ""
             return
-        parts = [receipt_words(amap)]
+        _ = self.tr.gettext
+        parts = [receipt_words(amap, self.tr)]
         cmap = self._same_whole_map(amap)
         if cmap is not None:
-            parts.append(whole_words(amap, cmap))
+            parts.append(whole_words(amap, cmap, self.tr))
         else:
             parts.append(
-                "Only the heads the estimate ranks largest are checked here: a head it calls "
-                "unimportant is checked by <b>Measure every head</b> below."
+                _(
+                    "Only the heads the estimate ranks largest are checked here: a head it "
+                    "calls unimportant is checked by <b>Measure every head</b> below."
+                )
             )
+        line = _(
+            "On the dashed line the estimate is exact; the further a dot is from it, the more "
+            "the estimate missed (the {count} furthest are named: {key}). Orange: the head has a "
+            "warning of its own, below."
+        ).format(count=LABELLED, key=_(HEAD_TAG_KEY))
         self.receipt_text.object = (
             "".join(f"<p>{p}</p>" for p in parts if p)
-            + "<p>On the dashed line the estimate is exact; the further a dot is from it, the "
-            f"more the estimate missed (the {LABELLED} furthest are named: {HEAD_TAG_KEY}). "
-            "Orange: the head has a warning of its own, below.</p>" + notes_words(amap)
+            + f"<p>{line}</p>"
+            + notes_words(amap, self.tr)
         )
 
     def _same_whole_map(self, amap):
@@ -430,15 +481,19 @@ class ReceiptView(pn.viewable.Viewer):
             self.receipt_source.data = data | self._labels(data)
 
     def __panel__(self):
+        _ = self.tr.gettext
+        intro = _(
+            "<h2>Every head at once: a fast estimate, then a receipt</h2><p>One backward pass "
+            "estimates what removing each head would do to the answer's log P: red cells help "
+            "the answer (removing them lowers it), blue cells work against it. Then the {count} "
+            "heads with the largest estimates are really removed, two at a time, to check the "
+            "estimate (their cells are outlined): that check is the receipt. The grid's colours "
+            "use the receipt's scale, so a pale cell whose real change is large is a miss. "
+            "{log_p}. Tap a head to open it.</p>"
+        ).format(count=VERIFY, log_p=_(LOG_P_WORDS))
         return pn.Column(
             pn.pane.HTML(
-                "<h2>Every head at once: a fast estimate, then a receipt</h2><p>One backward "
-                "pass estimates what removing each head would do to the answer's log P: red "
-                "cells help the answer (removing them lowers it), blue cells work against it. "
-                f"Then the {VERIFY} heads with the largest estimates are really removed, two at "
-                "a time, to check the estimate (their cells are outlined): that check is the "
-                "receipt. The grid's colours use the receipt's scale, so a pale cell whose real "
-                f"change is large is a miss. {LOG_P_WORDS}. Tap a head to open it.</p>",
+                intro,
                 sizing_mode="stretch_width",
                 stylesheets=[TITLE_CSS],
             ),

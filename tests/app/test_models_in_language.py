@@ -50,3 +50,21 @@ def test_arabic_keeps_a_heads_name_in_its_own_isolate_and_the_token_marks_transl
     marks = token_marks_words(["␣loan @0", "↳ア @1"], arabic)
     assert "مسافة قبل الكلمة" in marks and "ア" in marks
     assert token_marks_words(["␣loan"]) == "␣ = a space before the word"
+
+
+def test_the_causal_maps_price_and_the_estimates_words_follow_the_language():
+    from app.state.estimate_words import order_words, probability_factor
+    from app.state.map_cost import MapCost, price_words
+
+    spanish = Translator("es")
+    cost = MapCost(forwards=540, forward_s=0.25)
+    assert price_words(cost, 270, spanish) == (
+        "Medir todas las cabezas quita cada una de las 270 cabezas por turno: unas 540 "
+        "ejecuciones del modelo con este texto (una tardó 0,2 s aquí), así que tarda unos 2 min "
+        "20 s. La estimación de arriba ya está ahí; puedes detenerlo en cualquier momento."
+    )
+    assert price_words(cost, 270).startswith("Measuring every head removes each of the 270")
+    assert "(una tardó 0,2 s aquí)" in price_words(cost, 270, spanish)  # as Python rounds 0.25
+    assert order_words(0.91, spanish).startswith("casi el mismo orden (correlación de rangos 0,91")
+    assert probability_factor(-0.69, spanish) == "× 0,50"
+    assert probability_factor(-0.69) == "× 0.50"
