@@ -13,6 +13,9 @@ from functools import cache
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
+from app.lessons.numbers import fixed, integer, percent
 from app.state import model_runs
 from engine import trained
 from engine.head_names import head_name
@@ -106,24 +109,56 @@ def strongest(reading) -> int:
     return int(np.argmax(reading.snapshot.weights))
 
 
-def names(heads) -> str:
-    return ", ".join(head_name(layer, head) for layer, head in heads)
+def names(heads) -> Said | str:
+    """The heads' names, listed: "layer 18 head 6, layer 19 head 1"."""
+    return listed([head_name(layer, head) for layer, head in heads], ", ")
+
+
+# How a lesson's measurement lists things, joined pair by pair (`listed`).
+LISTS = {
+    # TRANSLATORS: a list in a lesson's measurement, "A, B, C" (in Chinese "A、B、C").
+    ", ": N_("{earlier}, {later}"),
+    # TRANSLATORS: a list in a lesson's measurement whose items are clauses: "A; B; C".
+    "; ": N_("{earlier}; {later}"),
+    # TRANSLATORS: a list in a lesson's measurement: "layers 18 and 19".
+    " and ": N_("{earlier} and {later}"),
+}
+
+
+def listed(items: list, sep: str) -> Said | str:
+    """Items one after another, in the session's language: each pair joined as `LISTS[sep]`
+    joins them in its language, so "A, B, C" in English is "A、B、C" in Chinese."""
+    if not items:
+        return ""
+    said = items[0]
+    for item in items[1:]:
+        said = Said(LISTS[sep], earlier=said, later=item)
+    return said
 
 
 # ------------------------------------------------------------------------- the verdicts
 
 
-def previous_token_verdict(reading) -> str:
+def previous_token_verdict(reading) -> Said:
     q, best = query(), strongest(reading)
     earlier = q - len(words().words)  # the same word in the first copy
-    where = "the word just before it" if best == q - 1 else f"position {best}"
+    if best == q - 1:
+        where = Said("the word just before it")
+    else:
+        where = Said("position {position}", position=integer(best))
     score = top("previous_token")[0].previous_token
-    return (
-        f"from {_word(q)}, this head puts {weight_at(reading, best):.1%} of its weight on "
-        f"{_word(best)}, {where}; the same word's first copy gets "
-        f"{weight_at(reading, earlier):.1%} and the first token {weight_at(reading, 0):.1%}; "
-        f"over the whole text its previous-token score, the mean weight on the token just "
-        f"before, is {score:.2f}"
+    # TRANSLATORS: the measurement of part 8's first step; the words are the model's tokens.
+    return Said(
+        "from {word}, this head puts {share} of its weight on {target}, {where}; the same "
+        "word's first copy gets {earlier} and the first token {first}; over the whole text its "
+        "previous-token score, the mean weight on the token just before, is {score}",
+        word=_word(q),
+        share=percent(weight_at(reading, best)),
+        target=_word(best),
+        where=where,
+        earlier=percent(weight_at(reading, earlier)),
+        first=percent(weight_at(reading, 0)),
+        score=fixed(score),
     )
 
 
@@ -132,25 +167,48 @@ def previous_token_confirms(reading) -> bool:
     return strongest(reading) == q - 1 and weight_at(reading, q - 1) > 0.5
 
 
+# Which third of the model's depth a layer is in, as the measurement says it ("the {thirds}
+# third"); `third` compares them as English.
+THIRDS = (
+    # TRANSLATORS: in "the early third" (of the model's layers).
+    N_("early"),
+    # TRANSLATORS: in "the middle third" (of the model's layers).
+    N_("middle"),
+    # TRANSLATORS: in "the late third" (of the model's layers).
+    N_("late"),
+)
+
+
 def third(layer: int, n_layers: int) -> str:
     """Which third of the model's depth a layer is in: early, middle or late."""
-    return ("early", "middle", "late")[min(3 * layer // n_layers, 2)]
+    return THIRDS[min(3 * layer // n_layers, 2)]
 
 
 def induction_layers_verdict(reading) -> str:
     n_layers = reading.run.model.n_layers
     found = top("induction", TOP)
-    listed = "; ".join(f"{head_name(s.layer, s.head)} scores {s.induction:.2f}" for s in found)
+    scored = [
+        Said("{head} scores {score}", head=head_name(s.layer, s.head), score=fixed(s.induction))
+        for s in found
+    ]
     layers = sorted({s.layer for s in found})
     where = sorted({third(layer, n_layers) for layer in layers})
     q = query()
     target = q - len(words().words) + 1  # the token after the first copy of the word at q
-    return (
-        f"the five heads with the highest induction scores: {listed}; all in layers "
-        f"{' and '.join(map(str, layers))} of {n_layers} (counting from 0), the "
-        f"{' and '.join(where)} third; the one now open, {head_name(*reading.head)}, puts "
-        f"{weight_at(reading, target):.1%} of its weight from {_word(q)} on {_word(target)}, "
-        f"the word that followed the first {_word(q)}"
+    # TRANSLATORS: the measurement of part 8's second step; {thirds} is "early", "middle" or
+    # "late" (or two of them joined by "and"); the words are the model's tokens.
+    return Said(
+        "the five heads with the highest induction scores: {scored}; all in layers {layers} of "
+        "{n_layers} (counting from 0), the {thirds} third; the one now open, {head}, puts "
+        "{share} of its weight from {word} on {target}, the word that followed the first {word}",
+        scored=listed(scored, "; "),
+        layers=listed([integer(layer) for layer in layers], " and "),
+        n_layers=integer(n_layers),
+        thirds=listed([Said(name) for name in where], " and "),
+        head=head_name(*reading.head),
+        share=percent(weight_at(reading, target)),
+        word=_word(q),
+        target=_word(target),
     )
 
 
@@ -165,19 +223,36 @@ def induction_layers_confirm(reading) -> bool:
     )
 
 
-def ablation_verdict(before, after) -> str:
+def ablation_verdict(before, after) -> Said:
     plain, broken, control = (
         second_copy_loss(before.run),
         second_copy_loss(after.run),
         control_loss(),
     )
-    moves = "rises" if broken > plain else "falls"
-    return (
-        f"the second copy's mean loss {moves} from {plain:.2f} to {broken:.2f} nats a word "
-        f"with the five induction heads ({names(induction_heads())}) ablated; ablating five "
-        f"other heads of "
-        f"the same layers instead ({names(other_heads())}, the lowest induction scores) "
-        f"leaves it at {control:.2f}; the first copy costs {first_copy_loss():.2f} nats a word"
+    if broken > plain:
+        # TRANSLATORS: the measurement of part 8's last step, when the loss rises.
+        template = N_(
+            "the second copy's mean loss rises from {plain} to {broken} nats a word with the "
+            "five induction heads ({induction}) ablated; ablating five other heads of the same "
+            "layers instead ({others}, the lowest induction scores) leaves it at {control}; the "
+            "first copy costs {first} nats a word"
+        )
+    else:
+        # TRANSLATORS: the measurement of part 8's last step, when the loss falls.
+        template = N_(
+            "the second copy's mean loss falls from {plain} to {broken} nats a word with the "
+            "five induction heads ({induction}) ablated; ablating five other heads of the same "
+            "layers instead ({others}, the lowest induction scores) leaves it at {control}; the "
+            "first copy costs {first} nats a word"
+        )
+    return Said(
+        template,
+        plain=fixed(plain),
+        broken=fixed(broken),
+        induction=names(induction_heads()),
+        others=names(other_heads()),
+        control=fixed(control),
+        first=fixed(first_copy_loss()),
     )
 
 

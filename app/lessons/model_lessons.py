@@ -15,8 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.i18n.markers import N_
+from app.i18n.said import Said
 from app.lessons import copy_lessons as copy
 from app.lessons import reveals
+from app.lessons.numbers import fixed, percent, signed
 from app.state import attribution_runs, model_runs
 from app.state.estimate_words import reasons, sentence_warning
 from app.state.model_state import ModelState, Prediction, short_title
@@ -26,10 +29,10 @@ from engine.heads import find_heads, shown_token
 from engine.snapshot import LabSnapshot
 from engine.trained import binding_task as task
 
-PART = "A trained head"
-LM_PART = "A real language model"
-GRADIENT_PART = "Where the gradient lies"
-COPY_PART = "Heads that copy"
+PART = N_("A trained head")
+LM_PART = N_("A real language model")
+GRADIENT_PART = N_("Where the gradient lies")
+COPY_PART = N_("Heads that copy")
 LM = "smollm2-135m"
 BANK = "The bank approved the loan because it was"
 MEETING = "The meeting was on Monday. It moved to Friday. The meeting is on"
@@ -95,7 +98,7 @@ class ModelLessonStep:
     answer: int
     action: str
     act: Callable[[ModelState], None] | None  # None: nothing to do, only to read
-    measure: Callable[[Reading, Reading], str]
+    measure: Callable[[Reading, Reading], Said]  # English as `str(said)`
     confirms: Callable[[Reading, Reading], bool]
     takeaway: str
     # Which head the step opens (default: the retrieval head measured at load).
@@ -126,7 +129,7 @@ class ModelLessonStep:
             raise RuntimeError(f"lesson step {self.title!r} could not start: {m.error}")
         return reading(m)
 
-    def run(self, m: ModelState) -> tuple[Reading, Reading, str]:
+    def run(self, m: ModelState) -> tuple[Reading, Reading, Said]:
         before = self.start(m)
         if self.act is not None:
             self.act(m)
@@ -154,21 +157,31 @@ def _top(r: Reading) -> tuple[str, float]:
     return r.snapshot.labels[i], float(r.snapshot.weights[i])
 
 
-def _final(before: Reading, after: Reading) -> str:
+def _final(before: Reading, after: Reading) -> Said:
     right = _expected(before)
-    return (
-        f"the model answers {shown_token(after.prediction.answer_after)} "
-        f"(it answered {shown_token(before.prediction.answer_before)}); "
-        f"P({shown_token(right)}) {_p(before, right):.1%} -> {_p(after, right):.1%}"
+    # TRANSLATORS: part of a lesson's measurement: the model's answer after the step's action
+    # and before it, then the right answer's probability before -> after. The tokens are the
+    # model's own and stay as they are.
+    return Said(
+        "the model answers {answer} (it answered {earlier}); P({right}) {before} -> {after}",
+        answer=shown_token(after.prediction.answer_after),
+        earlier=shown_token(before.prediction.answer_before),
+        right=shown_token(right),
+        before=percent(_p(before, right)),
+        after=percent(_p(after, right)),
     )
 
 
-def _local(before: Reading, after: Reading) -> str:
+def _local(before: Reading, after: Reading) -> Said:
     dw = float(np.max(np.abs(after.snapshot.weights - before.snapshot.weights)))
     do = float(np.linalg.norm(after.head_output - before.head_output))
     # Attention weights (what the Weights chart shows), not the model's parameters.
-    return (
-        f"largest change of an attention weight in this head {dw:.3f}; its output moved by {do:.2f}"
+    # TRANSLATORS: part of a lesson's measurement; "attention weight" as the Weights chart
+    # shows it, not the model's parameters.
+    return Said(
+        "largest change of an attention weight in this head {change}; its output moved by {moved}",
+        change=fixed(dw, 3),
+        moved=fixed(do),
     )
 
 
@@ -242,9 +255,9 @@ def _mentions(label: str, token: str) -> bool:
 
 MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
     ModelLessonStep(
-        title="Open a trained head",
+        title=N_("Open a trained head"),
         text=SEED_PROGRAM,
-        setup=(
+        setup=N_(
             "This is a small transformer the project trained to answer questions about "
             "definitions. The program defines two limits and asks for approved_limit. When you "
             "measure, the planes show the retrieval head (the layer-1 head that, over the "
@@ -252,68 +265,72 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "weight) at the question token: its query, and every earlier token's key and value, "
             "projected so that each drawn score is the true one."
         ),
-        question="Where does this head put most of its weight?",
+        question=N_("Where does this head put most of its weight?"),
         choices=(
-            "On 5000, the value that answers the question",
-            "On 7000, the other value",
-            "On the name approved_limit where it is defined",
-            "Evenly over all tokens",
+            N_("On 5000, the value that answers the question"),
+            N_("On 7000, the other value"),
+            N_("On the name approved_limit where it is defined"),
+            N_("Evenly over all tokens"),
         ),
         answer=0,
-        action="Nothing to change: predict, then press Measure to see the weights.",
+        action=N_("Nothing to change: predict, then press Measure to see the weights."),
         act=None,
         reveals=reveals.EVERYTHING,
-        measure=lambda b, a: (
-            f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model answers "
-            f"{a.prediction.answer_after} with {_p(a, _expected(a)):.1%}"
+        measure=lambda b, a: Said(
+            "{token} holds {share} of the weight; the model answers {answer} with {p}",
+            token=_top(a)[0],
+            share=percent(_top(a)[1]),
+            answer=a.prediction.answer_after,
+            p=percent(_p(a, _expected(a))),
         ),
         confirms=lambda b, a: _mentions(_top(a)[0], "5000") and _top(a)[1] > 0.5,
-        takeaway=(
+        takeaway=N_(
             "A trained head can route almost all of its weight to the one token that answers "
             "the question. That is a fact about this head's route, not yet about the answer."
         ),
     ),
     ModelLessonStep(
-        title="Swap the payloads inside the model",
+        title=N_("Swap the payloads inside the model"),
         text=SEED_PROGRAM,
-        setup=(
+        setup=N_(
             "Exchange the value vectors of 5000 and 7000 in this head only; its keys and its "
             "query are left as they are."
         ),
-        question="What happens to this head's weights?",
+        question=N_("What happens to this head's weights?"),
         choices=(
-            "They do not move; the head now delivers 7000's value",
-            "They move to 7000",
-            "They spread out evenly",
+            N_("They do not move; the head now delivers 7000's value"),
+            N_("They move to 7000"),
+            N_("They spread out evenly"),
         ),
         answer=0,
-        action="Press **Do it for me** (it swaps the two values in this head), then Measure.",
+        action=N_("Press **Do it for me** (it swaps the two values in this head), then Measure."),
         act=_swap_limits,
-        measure=lambda b, a: f"{_local(b, a)}; {_final(b, a)}",
+        # TRANSLATORS: two parts of a measurement, one after the other.
+        measure=lambda b, a: Said("{first}; {second}", first=_local(b, a), second=_final(b, a)),
         confirms=lambda b, a: (
             float(np.max(np.abs(a.snapshot.weights - b.snapshot.weights))) < 1e-9
             and float(np.linalg.norm(a.head_output - b.head_output)) > 1.0
         ),
-        takeaway=(
+        takeaway=N_(
             "Same route, different payload, exactly as with hand-made vectors. Now look at the "
             "model's answer: whether it follows the payload tells you how much the rest of the "
             "model depends on this one head."
         ),
     ),
     ModelLessonStep(
-        title="Ablate the retrieval head",
+        title=N_("Ablate the retrieval head"),
         text=SEED_PROGRAM,
-        setup=(
+        setup=N_(
             "This head gives 5000 nearly all its weight. Zero its output everywhere and watch "
             "the model's answer."
         ),
-        question="What does the model answer without this head?",
+        question=N_("What does the model answer without this head?"),
         choices=(
-            "Still 5000, about as confidently",
-            "No longer 5000: the answer is lost",
+            N_("Still 5000, about as confidently"),
+            N_("No longer 5000: the answer is lost"),
         ),
         answer=1,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
@@ -323,32 +340,35 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             float(np.linalg.norm(a.head_output)) < 1e-9  # the head's output is gone
             and _p(a, _expected(b)) < 0.5
         ),
-        takeaway=(
+        takeaway=N_(
             "This head is needed: without its output the model cannot find the value. Both "
             "its weight and its effect point at 5000. The next step shows they need not agree."
         ),
     ),
     ModelLessonStep(
-        title="Does the other head that looks at 5000 matter?",
+        title=N_("Does the other head that looks at 5000 matter?"),
         text=SEED_PROGRAM,
         opens=lambda m: _other_retriever(m),
-        setup=(
+        setup=N_(
             "This is the other head of the last layer. It too gives 5000 almost all of its "
             "weight at the question. Ablate it."
         ),
-        question="What does the model answer without this head?",
+        question=N_("What does the model answer without this head?"),
         choices=(
-            "Still 5000, about as confidently",
-            "No longer 5000: the answer is lost",
+            N_("Still 5000, about as confidently"),
+            N_("No longer 5000: the answer is lost"),
         ),
         answer=0,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
         act=_ablate_open_head,
-        measure=lambda b, a: (
-            f"this head gave {_top(b)[0]} {_top(b)[1]:.1%} of its weight; {_final(b, a)}"
+        measure=lambda b, a: Said(
+            "this head gave {token} {share} of its weight; {final}",
+            token=_top(b)[0],
+            share=percent(_top(b)[1]),
+            final=_final(b, a),
         ),
         confirms=lambda b, a: (
             float(np.linalg.norm(a.head_output)) < 1e-9
@@ -356,284 +376,327 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             and a.prediction.answer_after == _expected(b)
             and _p(a, _expected(b)) > 0.9
         ),
-        takeaway=(
+        takeaway=N_(
             "Two heads route to the same token with nearly the same weight, yet only one of "
             "them matters for the answer. A routing weight says where a head looks, not what "
             "its result does downstream: test responsibility by intervening."
         ),
     ),
     ModelLessonStep(
-        title="Hide the winning token",
+        title=N_("Hide the winning token"),
         text=SEED_PROGRAM,
-        setup="Mask 5000 from this head, so it is no candidate at all for this head's route.",
-        question="Where does this head's weight go?",
+        setup=N_("Mask 5000 from this head, so it is no candidate at all for this head's route."),
+        question=N_("Where does this head's weight go?"),
         choices=(
-            "To 7000, the other value",
-            "Mostly to a token that is not a value",
-            "Nowhere: the weights stay at zero",
+            N_("To 7000, the other value"),
+            N_("Mostly to a token that is not a value"),
+            N_("Nowhere: the weights stay at zero"),
         ),
         answer=1,
-        action="Pick 5000 in **Hide positions from this head**, or press Do it for me.",
+        action=N_("Pick 5000 in **Hide positions from this head**, or press Do it for me."),
         act=_mask_winner,
-        measure=lambda b, a: (
-            f"the masked token now has weight {float(a.snapshot.weights[_winner(b)]):.3f}; "
-            f"{_top(a)[0]} takes {_top(a)[1]:.1%}; {_final(b, a)}"
+        measure=lambda b, a: Said(
+            "the masked token now has weight {weight}; {token} takes {share}; {final}",
+            weight=fixed(float(a.snapshot.weights[_winner(b)]), 3),
+            token=_top(a)[0],
+            share=percent(_top(a)[1]),
+            final=_final(b, a),
         ),
         confirms=lambda b, a: (
             float(a.snapshot.weights[_winner(b)]) == 0.0
             and task.token_kind(_tokens(a), _index(a)) != "value"
         ),
-        takeaway=(
+        takeaway=N_(
             "Softmax always hands out the whole route: with the answer hidden, the weight lands "
             "on whatever scores next, here not a value. Read the model's answer to see what "
             "losing its source costs."
         ),
     ),
     ModelLessonStep(
-        title="A question the program cannot answer",
+        title=N_("A question the program cannot answer"),
         text=UNDEFINED_PROGRAM,
-        setup=(
+        setup=N_(
             "charge is never defined, so the right answer is none: a refusal the model learned. "
             "There is no right value for the head to fetch."
         ),
-        question="Where does the head that fetches values look now?",
+        question=N_("Where does the head that fetches values look now?"),
         choices=(
-            "On one of the values, at random",
-            "On a token that carries no value: a separator or the first token",
-            "On the name that was asked about",
+            N_("On one of the values, at random"),
+            N_("On a token that carries no value: a separator or the first token"),
+            N_("On the name that was asked about"),
         ),
         answer=1,
-        action="Nothing to change: predict, then press Measure to see the weights.",
+        action=N_("Nothing to change: predict, then press Measure to see the weights."),
         act=None,
         reveals=reveals.EVERYTHING,
-        measure=lambda b, a: (
-            f"{_top(a)[0]} holds {_top(a)[1]:.1%}; the model answers "
-            f"{a.prediction.answer_after} ({_p(a, 'none'):.1%} for none)"
+        # TRANSLATORS: "none" is the model's own answer (a token): keep it as it is.
+        measure=lambda b, a: Said(
+            "{token} holds {share}; the model answers {answer} ({p} for none)",
+            token=_top(a)[0],
+            share=percent(_top(a)[1]),
+            answer=a.prediction.answer_after,
+            p=percent(_p(a, "none")),
         ),
         confirms=lambda b, a: task.token_kind(_tokens(a), _index(a)) in ("=", ";", "first"),
-        takeaway=(
+        takeaway=N_(
             "With nothing to retrieve, the head parks its weight where no value lives: an "
             "attention sink. It plays the part of the hand-made lessons' null route, found by "
             "training (the model card measures where it parks on average)."
         ),
     ),
     ModelLessonStep(
-        title="Does the layer below matter?",
+        title=N_("Does the layer below matter?"),
         text=SEED_PROGRAM,
-        setup=(
+        setup=N_(
             "The retrieval head can only find 5000 if the layer below has marked which value "
             "belongs to which name. Ablate the layer-0 head this program needs most."
         ),
-        question="What happens to the answer?",
+        question=N_("What happens to the answer?"),
         choices=(
-            "Nothing: layer 0 only passes tokens along",
-            "The answer is lost, although no layer-1 parameter was changed",
+            N_("Nothing: layer 0 only passes tokens along"),
+            N_("The answer is lost, although no layer-1 parameter was changed"),
         ),
         answer=1,
-        action="Press **Do it for me** (it picks the layer-0 head), then Measure.",
+        action=N_("Press **Do it for me** (it picks the layer-0 head), then Measure."),
         act=_ablate_layer0,
-        measure=lambda b, a: (
-            f"{_local(b, a)} (no layer-1 parameter changed: only a layer-0 head's output was "
-            f"removed); {_final(b, a)}"
+        measure=lambda b, a: Said(
+            "{local} (no layer-1 parameter changed: only a layer-0 head's output was removed); "
+            "{final}",
+            local=_local(b, a),
+            final=_final(b, a),
         ),
         confirms=lambda b, a: _p(a, _expected(b)) < 0.5,
-        takeaway=(
+        takeaway=N_(
             "The retrieval head's route was built from upstream features: remove them and the "
             "same head looks elsewhere. A local explanation of one head is not the whole model's."
         ),
     ),
     ModelLessonStep(
-        title="Open a real language model's head",
+        title=N_("Open a real language model's head"),
         text=BANK,
         part=LM_PART,
         model=LM,
-        setup=(
+        setup=N_(
             "SmolLM2-135M-Instruct is a real language model (30 layers of 9 heads), run from "
             "4-bit weights: its vectors are close to the original model's, not equal to them. "
             "When you measure, the planes show layer 13, head 8 at the last word, 'was'."
         ),
-        question="Where does this head look from 'was'?",
-        choices=("On 'loan'", "On 'bank'", "On 'The', the first word", "Evenly over the words"),
+        question=N_("Where does this head look from 'was'?"),
+        choices=(
+            N_("On 'loan'"),
+            N_("On 'bank'"),
+            N_("On 'The', the first word"),
+            N_("Evenly over the words"),
+        ),
         answer=0,
-        action="Nothing to change: predict, then press Measure to see the weights.",
+        action=N_("Nothing to change: predict, then press Measure to see the weights."),
         act=None,
         reveals=reveals.EVERYTHING,
-        measure=lambda b, a: (
-            f"{_top(a)[0]} holds {_top(a)[1]:.1%} of the weight; the model's next word is "
-            f"{shown_token(a.prediction.answer_after)} ({_p(a, a.prediction.answer_after):.1%})"
+        measure=lambda b, a: Said(
+            "{token} holds {share} of the weight; the model's next word is {answer} ({p})",
+            token=_top(a)[0],
+            share=percent(_top(a)[1]),
+            answer=shown_token(a.prediction.answer_after),
+            p=percent(_p(a, a.prediction.answer_after)),
         ),
         confirms=lambda b, a: _mentions(_top(a)[0], shown_token(" loan")) and _top(a)[1] > 0.5,
-        takeaway=(
+        takeaway=N_(
             "A real head can be as decisive as the toy ones: on this sentence, from 'was', this "
             "head puts most of its weight on 'loan'. That says where it reads, not what the "
             "model makes of it: whether it matters for the next word is another question."
         ),
     ),
     ModelLessonStep(
-        title="Does the model need the head that looks at 'loan'?",
+        title=N_("Does the model need the head that looks at 'loan'?"),
         text=BANK,
         part=LM_PART,
         model=LM,
-        setup="Zero this head's output everywhere and watch the model's next word.",
-        question="What happens to the next word?",
+        setup=N_("Zero this head's output everywhere and watch the model's next word."),
+        question=N_("What happens to the next word?"),
         choices=(
-            "It barely changes: other heads carry the same information",
-            "The model's guess changes completely",
+            N_("It barely changes: other heads carry the same information"),
+            N_("The model's guess changes completely"),
         ),
         answer=0,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
         act=_ablate_open_head,
-        measure=lambda b, a: f"this head gave {_top(b)[0]} {_top(b)[1]:.1%}; {_final(b, a)}",
+        measure=lambda b, a: Said(
+            "this head gave {token} {share}; {final}",
+            token=_top(b)[0],
+            share=percent(_top(b)[1]),
+            final=_final(b, a),
+        ),
         confirms=lambda b, a: (
             float(np.linalg.norm(a.head_output)) < 1e-9
             and a.prediction.answer_after == b.prediction.answer_after
             and abs(_p(a, _expected(b)) - _p(b, _expected(b))) < 0.2
         ),
-        takeaway=(
+        takeaway=N_(
             "In a real model many heads share the work, so removing one that looks exactly at "
             "the right word may change almost nothing. A routing weight is evidence of where "
             "information is read, not an explanation of the prediction."
         ),
     ),
     ModelLessonStep(
-        title="A superseded fact",
+        title=N_("A superseded fact"),
         text=MEETING,
         part=LM_PART,
         model=LM,
         opens=lambda m: _head_on(m, MEETING, " Monday"),
-        setup=(
+        setup=N_(
             "The meeting moved from Monday to Friday. The planes show the head that puts the "
             "most weight on 'Monday' from the last word (found by the head finder)."
         ),
-        question="Which day does the model predict next?",
-        choices=("Friday, the latest fact", "Monday, the superseded one"),
+        question=N_("Which day does the model predict next?"),
+        choices=(N_("Friday, the latest fact"), N_("Monday, the superseded one")),
         answer=1,
-        action="Nothing to change: predict, then press Measure to see the model's answer.",
+        action=N_("Nothing to change: predict, then press Measure to see the model's answer."),
         act=None,
         reveals=reveals.ROUTE_AND_ANSWER,  # the planes show a head, not the answer
-        measure=lambda b, a: (
-            f"P(␣Monday) {_p(a, ' Monday'):.1%}, P(␣Friday) {_p(a, ' Friday'):.1%}; the model says "
-            f"{shown_token(a.prediction.answer_after)}"
+        # TRANSLATORS: ␣Monday and ␣Friday are the model's tokens (a space, then the word).
+        measure=lambda b, a: Said(
+            "P(␣Monday) {monday}, P(␣Friday) {friday}; the model says {answer}",
+            monday=percent(_p(a, " Monday")),
+            friday=percent(_p(a, " Friday")),
+            answer=shown_token(a.prediction.answer_after),
         ),
         confirms=lambda b, a: _p(a, " Monday") > _p(a, " Friday"),
-        takeaway=(
+        takeaway=N_(
             "A small model can follow the older, louder fact. Long contexts need tests with "
             "superseded facts, not only a check that the answer is somewhere in the window."
         ),
     ),
     ModelLessonStep(
-        title="Hide the old fact from every head",
+        title=N_("Hide the old fact from every head"),
         text=MEETING,
         part=LM_PART,
         model=LM,
         opens=lambda m: _head_on(m, MEETING, " Monday"),
-        setup="Now mask 'Monday' from every head of every layer, so no route can reach it.",
-        question="What does the model predict now?",
-        choices=("Friday", "Still Monday"),
+        setup=N_("Now mask 'Monday' from every head of every layer, so no route can reach it."),
+        question=N_("What does the model predict now?"),
+        choices=(N_("Friday"), N_("Still Monday")),
         answer=0,
-        action="Press **Do it for me** (it hides 'Monday' from all 270 heads), then Measure.",
+        action=N_("Press **Do it for me** (it hides 'Monday' from all 270 heads), then Measure."),
         act=lambda m: m.try_update(
             extra=[trained.MaskPosition(None, None, p) for p in _positions(m, " Monday")]
         ),
-        measure=lambda b, a: (
-            f"P(␣Monday) {_p(b, ' Monday'):.1%} -> {_p(a, ' Monday'):.1%}, P(␣Friday) "
-            f"{_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}"
+        measure=lambda b, a: Said(
+            "P(␣Monday) {monday_before} -> {monday_after}, P(␣Friday) {friday_before} -> "
+            "{friday_after}",
+            monday_before=percent(_p(b, " Monday")),
+            monday_after=percent(_p(a, " Monday")),
+            friday_before=percent(_p(b, " Friday")),
+            friday_after=percent(_p(a, " Friday")),
         ),
         confirms=lambda b, a: a.prediction.answer_after == " Friday",
-        takeaway=(
+        takeaway=N_(
             "The old fact reached the answer through the routes, and only through them: with "
             "every route to it closed, the latest fact wins. Masking is deletion for attention."
         ),
     ),
     ModelLessonStep(
-        title="Can a head that barely looks decide?",
+        title=N_("Can a head that barely looks decide?"),
         text=MOVED,
         part=LM_PART,
         model=LM,
         opens=lambda m: _light_head(LM, MOVED, " Friday"),
-        setup=(
-            "The planes show a head with under 5% of its weight on 'Friday', picked when the "
-            "step opens. Measure also ablates the head that looks hardest at 'Friday', for "
-            "comparison."
+        # "under 5%," and never "5% of": gettext's tools read "% o" as a printf placeholder
+        # and would hold every translation to one.
+        setup=N_(
+            "The planes show a head whose weight on 'Friday' is under 5%, picked when the step "
+            "opens. Measure also ablates the head that looks hardest at 'Friday', for comparison."
         ),
-        question="Ablate this head. What happens to P(Friday)?",
+        question=N_("Ablate this head. What happens to P(Friday)?"),
         choices=(
-            "Nothing: it hardly looks at Friday",
-            "It falls clearly: the answer needs this head",
+            N_("Nothing: it hardly looks at Friday"),
+            N_("It falls clearly: the answer needs this head"),
         ),
         answer=1,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
         act=_ablate_open_head,
-        measure=lambda b, a: (
-            f"this head's weight on ␣Friday is {_weight_on(b, ' Friday'):.1%}; "
-            f"P(␣Friday) {_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}, and the answer "
-            f"{_turns(b, a)}. {_heaviest_contrast(LM, MOVED, ' Friday')}"
+        # TRANSLATORS: {turns} says whether the answer "stays ␣Friday" or "turns from ... to
+        # ..."; {contrast} is a sentence of its own.
+        measure=lambda b, a: Said(
+            "this head's weight on ␣Friday is {weight}; P(␣Friday) {before} -> {after}, and "
+            "the answer {turns}. {contrast}",
+            weight=percent(_weight_on(b, " Friday")),
+            before=percent(_p(b, " Friday")),
+            after=percent(_p(a, " Friday")),
+            turns=_turns(b, a),
+            contrast=_heaviest_contrast(LM, MOVED, " Friday"),
         ),
         confirms=lambda b, a: (
             _weight_on(b, " Friday") < 0.05 and _p(a, " Friday") < _p(b, " Friday") - 0.1
         ),
-        takeaway=(
+        takeaway=N_(
             "Where a head looks and what the answer needs from it are two different "
-            "measurements. This head was picked among those with under 5% on 'Friday' as the "
-            "one whose removal costs the answer most (the estimate ranks them, the first ten "
-            "are measured exactly). The causal map shows both for all 270 heads at once."
+            "measurements. This head was picked, among those whose weight on 'Friday' is under "
+            "5%, as the one whose removal costs the answer most (the estimate ranks them, the "
+            "first ten are measured exactly). The causal map shows both for all 270 heads at "
+            "once."
         ),
     ),
     ModelLessonStep(
-        title="Patch one head from another sentence",
+        title=N_("Patch one head from another sentence"),
         text=MOVED,
         part=LM_PART,
         model=LM,
         opens=lambda m: _patch_head(LM, MOVED, CHANGED),
-        setup=(
-            f"Activation patching: run “{MOVED}”, but give one head the output it has in "
-            f"“{CHANGED}” (the same number of tokens). The planes show one of the 270 heads, "
-            "picked when the step opens."
+        # The sentences are MOVED and CHANGED, written out for the catalogue (a test holds
+        # them equal); they are the model's input: a translation keeps them in English.
+        setup=N_(
+            "Activation patching: run “The meeting was on Monday. It moved to Friday. So the "
+            "meeting is on”, but give one head the output it has in “The meeting was on Monday. "
+            "It moved to Thursday. So the meeting is on” (the same number of tokens). The planes "
+            "show one of the 270 heads, picked when the step opens."
         ),
-        question="With this head patched, what happens to P(Friday)?",
+        question=N_("With this head patched, what happens to P(Friday)?"),
         choices=(
-            "Nothing: one head of 270 cannot carry the day",
-            "It falls by half or more: this head carries the day",
+            N_("Nothing: one head of 270 cannot carry the day"),
+            N_("It falls by half or more: this head carries the day"),
         ),
         answer=1,
-        action="Press **Do it for me** (it patches the head), then Measure.",
+        action=N_("Press **Do it for me** (it patches the head), then Measure."),
         act=_patch_from_changed,
-        measure=lambda b, a: (
-            f"with this head's output taken from “{CHANGED}”, P(␣Friday) "
-            f"{_p(b, ' Friday'):.1%} -> {_p(a, ' Friday'):.1%}; the model says "
-            f"{shown_token(a.prediction.answer_after)}"
+        measure=lambda b, a: Said(
+            "with this head's output taken from “{sentence}”, P(␣Friday) {before} -> {after}; "
+            "the model says {answer}",
+            sentence=CHANGED,
+            before=percent(_p(b, " Friday")),
+            after=percent(_p(a, " Friday")),
+            answer=shown_token(a.prediction.answer_after),
         ),
         confirms=lambda b, a: _p(a, " Friday") <= _p(b, " Friday") / 2,
-        takeaway=(
+        takeaway=N_(
             "Patching asks a sharper question than ablation: not 'is this head needed?' but "
             "'does this head carry the information that differs between the two sentences?' "
             "This one is the head that the Causal map tab's Patch every head puts first."
         ),
     ),
     ModelLessonStep(
-        title="Is the fast estimate right about this head?",
+        title=N_("Is the fast estimate right about this head?"),
         text=SEED_PROGRAM,
         part=GRADIENT_PART,
         opens=lambda m: quiet_head(m.loaded.name, SEED_PROGRAM)[:2],
-        setup=(
+        setup=N_(
             "The Causal map tab estimates every head's effect at once from one backward pass: "
             "the slope of log P(answer) times the step a removal takes. The planes show a head "
             "that estimate calls unimportant (a change of log P under 0.01) on this program, "
             "picked when the step opens."
         ),
-        question="Ablate this head. What happens to the model's answer?",
+        question=N_("Ablate this head. What happens to the model's answer?"),
         choices=(
-            "Almost nothing, as the estimate says",
-            "The answer is lost: the estimate was wrong",
+            N_("Almost nothing, as the estimate says"),
+            N_("The answer is lost: the estimate was wrong"),
         ),
         answer=1,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
@@ -643,7 +706,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             abs(quiet_head("binding", SEED_PROGRAM)[2].estimate) < UNIMPORTANT
             and _p(a, _expected(b)) < 0.5
         ),
-        takeaway=(
+        takeaway=N_(
             "The answer was nearly certain, and there the softmax is saturated: the slope of "
             "log P is about 1 - P, nearly flat, so a first-order estimate sees almost nothing, "
             "the way the Jacobian of a one-hot route is nearly zero. Removing a head is no small "
@@ -653,23 +716,25 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="Is the estimate right on a real model?",
+        title=N_("Is the estimate right on a real model?"),
         text=STORE,
         part=GRADIENT_PART,
         model=LM,
         opens=lambda m: quiet_head(LM, STORE)[:2],
-        setup=(
-            f"SmolLM2 on “{STORE}”. When the step opens, the lab "
-            "estimates all 270 heads from one backward pass and opens one the estimate calls "
-            "unimportant (a change of log P under 0.01)."
+        # The sentence is STORE, written out for the catalogue (a test holds them equal); it
+        # is the model's input: a translation keeps it in English.
+        setup=N_(
+            "SmolLM2 on “When Sarah and Anna went to the store, Sarah gave a drink to”. When the "
+            "step opens, the lab estimates all 270 heads from one backward pass and opens one the "
+            "estimate calls unimportant (a change of log P under 0.01)."
         ),
-        question="Ablate this head. What happens to the model's answer?",
+        question=N_("Ablate this head. What happens to the model's answer?"),
         choices=(
-            "Almost nothing, as the estimate says",
-            "The answer changes: the estimate was wrong",
+            N_("Almost nothing, as the estimate says"),
+            N_("The answer changes: the estimate was wrong"),
         ),
         answer=1,
-        action=(
+        action=N_(
             "Pick this head in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
@@ -679,7 +744,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             abs(quiet_head(LM, STORE)[2].estimate) < UNIMPORTANT
             and a.prediction.answer_after != b.prediction.answer_after
         ),
-        takeaway=(
+        takeaway=N_(
             "The estimate adds one term per position; here they pull in opposite directions and "
             "nearly cancel, so the sum looks like nothing, while the removal acts on every "
             "position at once and through every later layer. A small estimate means 'not "
@@ -687,13 +752,13 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="A head that looks one word back",
+        title=N_("A head that looks one word back"),
         text=copy.REPEATED,
         part=COPY_PART,
         model=LM,
         opens=lambda m: copy.first("previous_token"),
         at=lambda m: copy.query(),
-        setup=(
+        setup=N_(
             "Sixteen random words, then the same sixteen again: nothing in the first copy "
             "predicts the next word, but in the second every word has been seen before. When "
             "the step opens, the lab scores all 270 heads of SmolLM2 on this text and opens the "
@@ -701,45 +766,45 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
             "highest previous-token score. The planes are read from the fourth word of the "
             "second copy."
         ),
-        question="From that word, where does this head put most of its weight?",
+        question=N_("From that word, where does this head put most of its weight?"),
         choices=(
-            "On the word just before it",
-            "On the same word's first copy",
-            "On the first token",
-            "Spread out over the words",
+            N_("On the word just before it"),
+            N_("On the same word's first copy"),
+            N_("On the first token"),
+            N_("Spread out over the words"),
         ),
         answer=0,
-        action="Nothing to change: predict, then press Measure to see the weights.",
+        action=N_("Nothing to change: predict, then press Measure to see the weights."),
         act=None,
         reveals=reveals.EVERYTHING,
         measure=lambda b, a: copy.previous_token_verdict(a),
         confirms=lambda b, a: copy.previous_token_confirms(a),
-        takeaway=(
+        takeaway=N_(
             "A previous-token head copies each word's neighbour into its position: after it, "
             "the position of a word also says which word came before. That is half of the "
             "copying circuit; the next step finds the other half."
         ),
     ),
     ModelLessonStep(
-        title="Where do the induction heads sit?",
+        title=N_("Where do the induction heads sit?"),
         text=copy.REPEATED,
         part=COPY_PART,
         model=LM,
         opens=lambda m: copy.first("previous_token"),
         at=lambda m: copy.query(),
-        setup=(
+        setup=N_(
             "An induction head, on a word seen before, looks at the word that followed its "
             "earlier copy, and so predicts the repeat. Its score is the mean weight it puts "
             "there, over every word of the second copy. SmolLM2 has 30 layers, 0 to 29."
         ),
-        question="In which layers are the five heads with the highest induction scores?",
+        question=N_("In which layers are the five heads with the highest induction scores?"),
         choices=(
-            "Early: the first third, layers 0 to 9",
-            "Middle: layers 10 to 19",
-            "Late: the last third, layers 20 to 29",
+            N_("Early: the first third, layers 0 to 9"),
+            N_("Middle: layers 10 to 19"),
+            N_("Late: the last third, layers 20 to 29"),
         ),
         answer=1,
-        action=(
+        action=N_(
             "Press **Do it for me** (it opens the head the induction score ranks first), then "
             "Measure."
         ),
@@ -749,7 +814,7 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         reveals=reveals.EVERYTHING,
         measure=lambda b, a: copy.induction_layers_verdict(a),
         confirms=lambda b, a: copy.induction_layers_confirm(a),
-        takeaway=(
+        takeaway=N_(
             "The induction heads sit just past the middle, all in two adjacent layers, above "
             "the previous-token heads they build on: a word's position must first know which "
             "word came before it, and only then can a later head match that against the "
@@ -757,36 +822,36 @@ MODEL_LESSONS: tuple[ModelLessonStep, ...] = (
         ),
     ),
     ModelLessonStep(
-        title="Break the induction heads",
+        title=N_("Break the induction heads"),
         text=copy.REPEATED,
         part=COPY_PART,
         model=LM,
         opens=lambda m: copy.first("induction"),
         at=lambda m: copy.query(),
-        setup=(
+        setup=N_(
             "The loss of a word is how surprised the model is by it, in nats: -log P(the word). "
             "Measure reads the mean loss of the second copy's words before and after, and "
             "compares ablating as many other heads of the same layers (those with the lowest "
             "induction scores)."
         ),
-        question=(
+        question=N_(
             "Ablate the five heads the induction score ranks first. What happens to the second "
             "copy's mean loss?"
         ),
         choices=(
-            "It falls further: the model copies better",
-            "It stays about the same: other heads copy as well",
-            "It rises back towards the first copy's",
+            N_("It falls further: the model copies better"),
+            N_("It stays about the same: other heads copy as well"),
+            N_("It rises back towards the first copy's"),
         ),
         answer=2,
-        action=(
+        action=N_(
             "Pick the five heads in **Ablate heads (zero their output)**, or press Do it for me; "
             "then Measure."
         ),
         act=lambda m: m.try_update(ablated=copy.ablations(copy.induction_heads())),
         measure=copy.ablation_verdict,
         confirms=copy.ablation_confirms,
-        takeaway=(
+        takeaway=N_(
             "Five heads of 270 carry most of the in-context copying: without them the second "
             "copy's loss goes most of the way back to the first copy's, while five other heads "
             "of the same layers change almost nothing. The score found them; the ablation "
@@ -812,15 +877,22 @@ def quiet_head(model: str, text: str):
     return layer, head, record
 
 
-def _turns(before: Reading, after: Reading) -> str:
+def _turns(before: Reading, after: Reading) -> Said:
     """Whether the model's answer changed, with the new answer's probability."""
     old, new = before.prediction.answer_after, after.prediction.answer_after
     if new == old:
-        return f"stays {shown_token(old)}"
-    return f"turns from {shown_token(old)} to {shown_token(new)} ({_p(after, new):.1%})"
+        # TRANSLATORS: ends "... and the answer stays ␣Friday".
+        return Said("stays {answer}", answer=shown_token(old))
+    # TRANSLATORS: ends "... and the answer turns from ␣Friday to ␣Monday (40.0%)".
+    return Said(
+        "turns from {old} to {new} ({p})",
+        old=shown_token(old),
+        new=shown_token(new),
+        p=percent(_p(after, new)),
+    )
 
 
-def _heaviest_contrast(model: str, text: str, token: str) -> str:
+def _heaviest_contrast(model: str, text: str, token: str) -> Said:
     """The head with the most weight on `token` (its last place) from the last position, and
     what ablating it does to P(token): the fact a step cites, measured for the verdict."""
     run = model_runs.plain_run(model, text, None, "numpy")
@@ -830,11 +902,14 @@ def _heaviest_contrast(model: str, text: str, token: str) -> str:
         run, n_layers, n_heads, criterion="on_token", position=position, top=1
     )[0]
     ablated = model_runs.edited_run(model, text, None, "numpy", (trained.AblateHead(layer, head),))
-    shown = shown_token(token)
-    return (
-        f"For contrast, the head with the most weight on {shown}, {head_name(layer, head)} "
-        f"({weight:.0%}), moves P({shown}) only {run.prob(token):.1%} -> "
-        f"{ablated.prob(token):.1%} when ablated"
+    return Said(
+        "For contrast, the head with the most weight on {token}, {head} ({weight}), moves "
+        "P({token}) only {before} -> {after} when ablated",
+        token=shown_token(token),
+        head=head_name(layer, head),
+        weight=percent(weight, 0),
+        before=percent(run.prob(token)),
+        after=percent(ablated.prob(token)),
     )
 
 
@@ -866,27 +941,47 @@ def _last(model: str, text: str) -> int:
     return model_runs.plain_run(model, text, None, "numpy").query_position
 
 
-def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> str:
+def _gradient_lied(model: str, text: str, before: Reading, after: Reading) -> Said:
     """The estimate, the exact change and the answer, with the estimate's own reasons."""
     layer, head, record = quiet_head(model, text)
     right = _expected(before)
     why = [sentence_warning(_p(before, right))]
     why += reasons(record.note, leave_out=("saturated",))
-    return (
-        f"the estimate for {head_name(layer, head)} said log P({shown_token(right)}) changes by "
-        f"{record.estimate:+.4f}; removing it changes it by {record.exact:+.2f}: "
-        f"{_final(before, after)}, {_runner_up(after)}. Why the estimate missed: "
-        f"{'; and '.join(w for w in why if w)}"
+    return Said(
+        "the estimate for {head} said log P({right}) changes by {estimate}; removing it "
+        "changes it by {exact}: {final}, {runner_up}. Why the estimate missed: {why}",
+        head=head_name(layer, head),
+        right=shown_token(right),
+        estimate=signed(record.estimate, 4),
+        exact=signed(record.exact, 2),
+        final=_final(before, after),
+        runner_up=_runner_up(after),
+        why=_and_also([w for w in why if w]),
     )
 
 
-def _runner_up(r: Reading) -> str:
+def _and_also(reasons: list) -> Said | str:
+    """The estimate's reasons, each its own clause: "A; and B; and C"."""
+    if not reasons:
+        return ""
+    said = reasons[0]
+    for reason in reasons[1:]:
+        # TRANSLATORS: two reasons why the gradient estimate missed, the second added.
+        said = Said("{reasons}; and {reason}", reasons=said, reason=reason)
+    return said
+
+
+def _runner_up(r: Reading) -> Said:
     """The answer and the one after it, with their probabilities: how clearly it won."""
     pred = r.prediction
     first, second = sorted(zip(pred.after, pred.tokens, strict=True), reverse=True)[:2]
-    return (
-        f"now {shown_token(first[1])} {first[0]:.1%} ahead of {shown_token(second[1])} "
-        f"{second[0]:.1%}"
+    # TRANSLATORS: the model's answer and the runner-up, each with its probability.
+    return Said(
+        "now {first} {p_first} ahead of {second} {p_second}",
+        first=shown_token(first[1]),
+        p_first=percent(first[0]),
+        second=shown_token(second[1]),
+        p_second=percent(second[0]),
     )
 
 

@@ -35,7 +35,8 @@ def _model_for(request):
 
 @pytest.mark.parametrize("step", MODEL_LESSONS, ids=lambda s: s.title)
 def test_each_step_is_borne_out_by_the_model(m, step):
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     assert step.confirms(before, after), sentence
     assert sentence and "nan" not in sentence.lower()
     assert 0 <= step.answer < len(step.choices)
@@ -112,7 +113,8 @@ def test_the_layer_below_step_tells_attention_weights_from_parameters(m):
     # It said "no layer-1 weight was touched" beside "largest change of a weight 0.999": the
     # first meant the model's parameters, the second the head's attention weights.
     step = next(s for s in MODEL_LESSONS if s.title == "Does the layer below matter?")
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     texts = [step.setup, step.question, *step.choices, step.action, step.takeaway, sentence]
     assert not any("weight was touched" in t for t in texts)
     assert "no layer-1 parameter was changed" in step.choices[step.answer]
@@ -126,7 +128,8 @@ def test_the_gradient_step_measures_its_head_live_and_the_estimate_lies(m):
     from engine import trained
 
     step = next(s for s in MODEL_LESSONS if s.part == GRADIENT_PART)
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     # The head it opens is the rule applied to the engine's own map, every head verified.
     model = trained.load("binding")
     amap = model.attribution_map(step.text, verify=model.n_layers * model.n_heads)
@@ -149,7 +152,8 @@ def test_on_smollm2_the_gradient_step_opens_the_quiet_head_the_causal_map_finds(
     from engine.trained import attribution, causal
 
     step = next(s for s in MODEL_LESSONS if s.part == GRADIENT_PART and s.model == LM)
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     run = trained.load(LM).run(STORE)
     estimates = {
         (r.layer, r.head): r.estimate for r in attribution.attribution_map(run, verify=0).records
@@ -188,7 +192,8 @@ def test_the_light_head_step_says_the_answer_turns_and_shows_the_fact_it_cites(m
     from engine.heads import shown_token
 
     step = next(s for s in MODEL_LESSONS if s.text == MOVED and s.act is _ablate_open_head)
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     new = after.prediction.answer_after
     assert new != before.prediction.answer_after == " Friday"
     p_new = after.prediction.after[after.prediction.tokens.index(new)]
@@ -243,16 +248,16 @@ def test_part_8_finds_its_heads_and_losses_as_the_engine_measures_them(m):
     previous = ranked(scores, "previous_token", 1)[0]
     induction = ranked(scores, "induction", 5)
     steps = list(_copy_steps().values())
-    _, _, said = steps[0].run(m)
+    said = str(steps[0].run(m)[2])  # the English
     assert (m.layer, m.head) == (previous.layer, previous.head)
     assert "previous-token score, the mean weight on the token just before, is " in said
     assert f"{previous.previous_token:.2f}" in said and "the word just before it" in said
-    _, _, said = steps[1].run(m)
+    said = str(steps[1].run(m)[2])  # the English
     assert (m.layer, m.head) == (induction[0].layer, induction[0].head)
     for s in induction:
         assert f"{head_name(s.layer, s.head)} scores {s.induction:.2f}" in said
     assert {s.layer for s in induction} == {17, 18}  # what docs/lessons.md reports
-    _, _, said = steps[2].run(m)
+    said = str(steps[2].run(m)[2])  # the English
     assert sorted(m.ablated) == sorted(f"{s.layer}.{s.head}" for s in induction)
 
     run = model.run(words.text)

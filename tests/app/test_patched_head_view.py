@@ -62,7 +62,8 @@ def test_step_24_shows_both_sentences_and_marks_the_head_it_patches():
     lab = create_app().lab
     m = lab.sources.model
     lab.sources.source = "model"
-    before, after, sentence = step.run(m)
+    before, after, said = step.run(m)
+    sentence = str(said)  # the English (a Said is shown in the page's language)
     assert after.snapshot.patched == CHANGED and lab.geometry.ablated_note.text == PATCHED_TEXT
     assert lab.geometry.ablated_note.visible
     assert (
