@@ -17,9 +17,11 @@ from .style import (
     STAGE_COLOURS,
     add_glyph,
     add_hover,
+    canvas_words,
     decimal_ticks,
     f32,
     make_figure,
+    plot_pane_styles,
     style_legend,
 )
 
@@ -38,7 +40,7 @@ COLUMNS = (
 class DimensionView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.tr, _ = tr, tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         self.text = PlotText(_("The d_k plots in words"), tr)  # placed by the page, after them
         self.source = ColumnDataSource(name="dimension_sweep", data={c: f32([]) for c in COLUMNS})
         self.spread = make_figure(
@@ -112,7 +114,7 @@ class DimensionView(pn.viewable.Viewer):
             source=self.source,
             line_width=3,
             color=STAGE_COLOURS[colour],
-            legend_label=self.tr.gettext(kind),
+            legend_label=canvas_words(self.tr)(kind),
         )
         add_glyph(
             fig,
@@ -142,7 +144,7 @@ class DimensionView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Row(
-            pn.pane.Bokeh(self.spread, sizing_mode="stretch_width"),
-            pn.pane.Bokeh(self.entropy, sizing_mode="stretch_width"),
+            pn.pane.Bokeh(self.spread, sizing_mode="stretch_width", **plot_pane_styles(self.tr)),
+            pn.pane.Bokeh(self.entropy, sizing_mode="stretch_width", **plot_pane_styles(self.tr)),
             sizing_mode="stretch_width",
         )

@@ -18,9 +18,11 @@ from .style import (
     add_glyph,
     add_hover,
     assign,
+    canvas_words,
     decimal_ticks,
     f32,
     make_figure,
+    plot_pane_styles,
     style_legend,
 )
 
@@ -28,7 +30,7 @@ from .style import (
 class EntropyView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        _ = tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         # Placed by the page, after the plot.
         self.text = PlotText(_("The entropy plot in words"), tr)
         cols = ("temperature", "entropy", "effective_keys")
@@ -135,4 +137,4 @@ class EntropyView(pn.viewable.Viewer):
             self.figure.extra_y_ranges["eff"].update(start=1.0, end=float(np.exp(top)))
 
     def __panel__(self):
-        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", **plot_pane_styles(self.tr))

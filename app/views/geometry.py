@@ -38,7 +38,7 @@ from .planes import (
     proxy_source,
 )
 from .preview_data import PREVIEW_ROWS, preview_rows, preview_settings
-from .style import ROLE_COLOURS, assign, f32
+from .style import ROLE_COLOURS, assign, canvas_words, f32
 from .tip_drag import TipDrag
 
 # Arrowheads are drawn only while the picture stays readable.
@@ -295,7 +295,7 @@ class GeometryView(pn.viewable.Viewer):
         patched = bool(getattr(snap, "patched", ""))
         # One note for both interventions that cut the route from the output (the note says
         # which): an ablated head passes nothing on, a patched one another sentence's output.
-        note = self.tr.gettext(ABLATED_TEXT if ablated or not patched else PATCHED_TEXT)
+        note = canvas_words(self.tr)(ABLATED_TEXT if ablated or not patched else PATCHED_TEXT)
         if self.ablated_note.text != note:
             self.ablated_note.text = note
         if self.ablated_note.visible != (ablated or patched):
@@ -334,7 +334,7 @@ class GeometryView(pn.viewable.Viewer):
 
     def _output_label(self, ablated: bool, patched: bool) -> str:
         """The output arrow's name in its hover."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         if ablated:
             return _("output (zeroed: the head is ablated)")
         return _("output (patched in from the other sentence)") if patched else _("output")

@@ -28,7 +28,16 @@ from app.state.chart_tables import jacobian_block, jacobian_table
 from .label_layout import isolated_labels
 from .plot_text import PlotText
 from .rows import set_ticks
-from .style import add_glyph, add_hover, assign, f32, make_figure
+from .style import (
+    add_glyph,
+    add_hover,
+    assign,
+    canvas_words,
+    decimal_ticks,
+    f32,
+    make_figure,
+    plot_pane_styles,
+)
 from .text_fit import FitText
 
 # Past this many keys only the heaviest ones are shown: a 4096² heatmap teaches nothing.
@@ -58,7 +67,7 @@ def axis_labels(labels) -> tuple[list[str], list[str], bool]:
 class JacobianView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.tr, _ = tr, tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         self.text = PlotText(_("The Jacobian in words"), tr)  # placed by the page, after them
         cols = {c: f32([]) for c in ("x", "y", "value")}
         cols.update(row_label=[], column_label=[])
@@ -89,6 +98,7 @@ class JacobianView(pn.viewable.Viewer):
             width=14,
         )
         fig.add_layout(self.colorbar, "right")
+        decimal_ticks(fig, tr, axes=[self.colorbar])  # its ticks in the language's numbers
         fig.xaxis.axis_label = _(SCORE_AXIS)
         fig.yaxis.axis_label = _("weight w_i")
         fig.center = [item for item in fig.center if not isinstance(item, Grid)]  # cells only
@@ -115,7 +125,7 @@ class JacobianView(pn.viewable.Viewer):
         )
         fig.add_layout(self.note)
         self.figure = fig
-        self.fit = FitText(fig)  # the title and the axis label fit a phone's narrow frame
+        self.fit = FitText(fig, tr=tr)  # the title and the axis label fit a phone's narrow frame
         self._shown: tuple = ()
 
     def update(self, snap) -> None:
@@ -153,7 +163,7 @@ class JacobianView(pn.viewable.Viewer):
 
     def _texts(self, by_position: bool, k: int, keys: int) -> None:
         """The axis label and title for these rows, longest first (FitText)."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         if by_position:
             self.fit.x_label(
                 # TRANSLATORS: the Jacobian's x axis when its columns are token positions.
@@ -176,7 +186,7 @@ class JacobianView(pn.viewable.Viewer):
 
     def _vanished(self, label: str, share: float) -> str:
         """The words over a blank map: why the gradients vanished (three lines)."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         if 100 * share >= 99.95:
             held = _("more than {share}").format(share=self.tr.format_percent(0.999, "0.0%"))
         else:
@@ -204,4 +214,4 @@ class JacobianView(pn.viewable.Viewer):
             self.colorbar.visible = not vanished
 
     def __panel__(self):
-        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", **plot_pane_styles(self.tr))

@@ -20,6 +20,7 @@ from .style import (
     STAGE_COLOURS,
     add_hover,
     assign,
+    canvas_words,
     decimal_ticks,
     edged,
     f32,
@@ -61,7 +62,7 @@ def visible_scores(snap) -> np.ndarray:
 class LogitsView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.tr, _ = tr, tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         self.source, self.extra = self._sources()
         # A range the server sets: an auto range would follow the live drag preview in the
         # browser and send its new bounds to the server on every frame.
@@ -89,7 +90,7 @@ class LogitsView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
-        self.fit = FitText(fig, legend_cols=2)  # the title and the legend fit its width
+        self.fit = FitText(fig, legend_cols=2, tr=tr)  # the title and the legend fit its width
         self._snap = None
         self.rows = FitRows(fig, lambda: self.update(self._snap))  # rows fit its height
 
@@ -119,7 +120,7 @@ class LogitsView(pn.viewable.Viewer):
     def _bars(self, fig) -> tuple[list, object]:
         """Each stage's bar per key, the hidden part of q·k, the null candidate's bar and the
         masked keys' hatch: the renderers the hover reads, and the null bar's."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         renderers = [
             dodged_bar(
                 fig,
@@ -171,7 +172,7 @@ class LogitsView(pn.viewable.Viewer):
         return renderers, null_bar
 
     def update(self, snap) -> None:
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         raw = np.asarray(snap.scores, dtype=np.float64)
         visible = visible_scores(snap)
         scaled = np.asarray(snap.scaled, dtype=np.float64)
@@ -237,7 +238,7 @@ class LogitsView(pn.viewable.Viewer):
 
     def _title(self, shown: int, keys: int, null: bool) -> None:
         """The title, then shorter ones for a narrower chart: its parts joined by " · "."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         top = [_("top {shown} of {total}").format(shown=shown, total=keys)] if shown < keys else []
         # TRANSLATORS: the logits chart's title when the null route has a bar too.
         plus = _("{title} + null") if null else "{title}"

@@ -31,6 +31,8 @@ from .style import (
     ROLE_COLOURS,
     add_glyph,
     add_hover,
+    canvas_words,
+    decimal_ticks,
     make_figure,
     style_legend,
 )
@@ -74,9 +76,9 @@ def proxy_source(selected) -> ColumnDataSource:
 def address_plane(
     geometry, distractors, key_tips, query_tip, proxies, tr: Translator = ENGLISH
 ) -> Plane:
-    _ = tr.gettext
+    _ = canvas_words(tr)
     fig = _square(_(ADDRESS_TITLE), tr)
-    fit = FitText(fig, legend_cols=3)  # one row of the legend while it fits
+    fit = FitText(fig, legend_cols=3, tr=tr)  # one row of the legend while it fits
     fit.title(_(ADDRESS_TITLE), _("Address: q and keys"), _("Address"))
     fig.name = "address_plot"
     keys_only, query_only = _kind("key"), _kind("query")
@@ -98,9 +100,9 @@ def address_plane(
 def payload_plane(
     geometry, contributions, distractors, value_tips, ghost, proxies, tr: Translator = ENGLISH
 ) -> Plane:
-    _ = tr.gettext
+    _ = canvas_words(tr)
     fig = _square(_(PAYLOAD_TITLE), tr)
-    fit = FitText(fig, legend_cols=4)
+    fit = FitText(fig, legend_cols=4, tr=tr)
     fit.title(_(PAYLOAD_TITLE), _("Payload: values, output"), _("Payload"))
     fig.name = "payload_plot"
     values = _kind("value")
@@ -146,6 +148,7 @@ def _square(title, tr: Translator = ENGLISH):
     )
     fig.xaxis.axis_label = "x"
     fig.yaxis.axis_label = "y"
+    decimal_ticks(fig, tr)
     for axis in (*fig.xaxis, *fig.yaxis):
         axis.ticker.desired_num_ticks = 5  # nine labels ran together on a laptop or a phone
     for dim in (0, 1):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d
+from bokeh.models import ColumnDataSource, Range1d
 
 from app.i18n.translator import ENGLISH, Translator
 from app.state.chart_tables import answer_name, answer_rows, answer_table
@@ -20,7 +20,17 @@ from .bars import dodged_bar
 from .label_layout import isolated
 from .plot_text import PlotText
 from .rows import row_axis, row_range, set_rows
-from .style import OKABE_ITO, add_hover, assign, f32, make_figure, percent_ticks, style_legend
+from .style import (
+    OKABE_ITO,
+    add_hover,
+    assign,
+    canvas_words,
+    f32,
+    make_figure,
+    percent_ticks,
+    plot_pane_styles,
+    style_legend,
+)
 from .text_fit import FitText
 
 BAR = 0.4
@@ -29,7 +39,7 @@ BAR = 0.4
 class PredictionView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.tr, _ = tr, tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         self.text = PlotText(_("The model's answer in words"), tr)  # placed by the page
         cols = {c: f32([]) for c in ("row", "probability", "before")}
         cols.update(token=[], correct=[])
@@ -43,7 +53,7 @@ class PredictionView(pn.viewable.Viewer):
         )
         fig.name = "prediction_plot"
         fig.xaxis.axis_label = _("probability of each answer (all sum to 100%)")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0%", **percent_ticks(tr))
+        fig.xaxis.formatter = percent_ticks("0%", tr)
         before = dodged_bar(
             fig,
             self.source,
@@ -76,7 +86,7 @@ class PredictionView(pn.viewable.Viewer):
         style_legend(fig, below=True)
         row_axis(fig)
         self.figure = fig
-        self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
+        self.fit = FitText(fig, legend_cols=2, tr=tr)  # title, axis label and legend fit its width
         self.fit.x_label(
             _("probability of each answer (all sum to 100%)"),
             _("probability (sums to 100%)"),
@@ -105,7 +115,7 @@ class PredictionView(pn.viewable.Viewer):
     def _title(self, prediction) -> None:
         """The answer, what it was before (when it changed) and the right one, each dropped in
         turn on a narrow chart: "right" (its row is ticked), then "was" (the dashed bars)."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         answer = _("Answer: {token}").format(token=shown_token(prediction.answer_after))
         with_was = answer
         if prediction.answer_after != prediction.answer_before:
@@ -121,4 +131,4 @@ class PredictionView(pn.viewable.Viewer):
         self.fit.title(full, with_was, answer)
 
     def __panel__(self):
-        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")
+        return pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", **plot_pane_styles(self.tr))

@@ -7,8 +7,10 @@ value, contribution, output) also differ by shape or dash, so colour is never th
 from __future__ import annotations
 
 import numpy as np
+from babel.numbers import get_decimal_symbol
 from bokeh.core.property.vectorization import value
 from bokeh.models import (
+    CustomJSTickFormatter,
     GlyphRenderer,
     HoverTool,
     Legend,
@@ -110,25 +112,72 @@ def figure_name(title: str, tr: Translator = ENGLISH) -> dict[str, str]:
     return {"role": "figure", "aria-label": name}
 
 
-# Bokeh's tick formatters (Numbro) in the languages whose numbers differ from English: Spanish
-# writes 0,5 and 50 %. Chinese writes numbers as English does, and Arabic pages keep Latin
-# digits and the point, as their text does (app/i18n/translator.py).
-NUMERAL_LANGUAGES = {"es": "es-ES"}
+RLI, PDI = "\u2067", "\u2069"  # a right-to-left isolate and its end
 
 
-def percent_ticks(tr: Translator = ENGLISH) -> dict[str, str]:
-    """A `NumeralTickFormatter`'s `language` for `tr`, when its numbers are not English's."""
-    language = NUMERAL_LANGUAGES.get(tr.code)
-    return {"language": language} if language else {}
+def canvas_words(tr: Translator = ENGLISH):
+    """`tr.gettext` for text a plot draws on its canvas (a title, an axis label, a legend, a
+    tooltip, a note). The plots are drawn left to right (their axes and ticks), so in a
+    right-to-left language each text sits in a right-to-left isolate: an Arabic title with
+    |w·v| in it then reads in its own order, as it does in the page."""
+    if not tr.right_to_left:
+        return tr.gettext
+    return lambda message: canvas_line(tr.gettext(message), tr)
+
+
+def canvas_line(text: str, tr: Translator = ENGLISH) -> str:
+    """A line made of translated parts (a title "Weights · top 11 of 40"), kept in the
+    language's direction on the canvas."""
+    if not (tr.right_to_left and text):
+        return text
+    # Each line on its own: a canvas draws the lines of a note apart, and a direction does
+    # not carry over a line break.
+    return "\n".join(f"{RLI}{line}{PDI}" for line in text.split("\n"))
+
+
+def plot_pane_styles(tr: Translator = ENGLISH) -> dict:
+    """A plot pane's keyword arguments: in a right-to-left page it stays left to right (its
+    ticks, negative numbers, colour bar and toolbar where an English page has them), as the
+    first screen's plots do (assets/components/stage.css)."""
+    return {"styles": {"direction": "ltr"}} if tr.right_to_left else {}
+
+
+# Tick labels in a language whose decimal sign is not a point (Spanish: 0,5 and 12,5%). Bokeh's
+# NumeralTickFormatter takes a `language`, but BokehJS bundles only Numbro's en-US, so the
+# ticks are written here: the shortest form of each tick (as Bokeh's own), its point turned
+# into the language's sign and its minus into "−", as Bokeh draws it. Chinese writes numbers
+# as English does, and Arabic pages keep Latin digits and the point, as their text does.
+_DECIMAL_TICK = """
+const shown = String(Number((tick * scale).toFixed(10)))
+return shown.replace(".", sign).replace("-", "\u2212") + suffix
+"""
+
+
+def _decimal_sign(tr: Translator) -> str:
+    return get_decimal_symbol(tr.language.numbers)
 
 
 def decimal_ticks(fig: figure, tr: Translator = ENGLISH, *, axes=None) -> None:
-    """The figure's linear axes (or `axes`) tick in `tr`'s numbers: up to three decimals with
-    the language's decimal sign; English keeps Bokeh's own formatter."""
-    language = NUMERAL_LANGUAGES.get(tr.code)
-    if language:
+    """The figure's axes (or `axes`) tick in `tr`'s decimal sign; where it is a point (English,
+    Chinese, Arabic) Bokeh's own formatter stays."""
+    sign = _decimal_sign(tr)
+    if sign != ".":
+        formatter = CustomJSTickFormatter(
+            code=_DECIMAL_TICK, args={"sign": sign, "scale": 1, "suffix": ""}
+        )
         for axis in axes if axes is not None else (*fig.xaxis, *fig.yaxis):
-            axis.formatter = NumeralTickFormatter(format="0.[000]", language=language)
+            axis.formatter = formatter
+
+
+def percent_ticks(fmt: str, tr: Translator = ENGLISH):
+    """A percent axis's formatter: Bokeh's `NumeralTickFormatter(format=fmt)`, or in a language
+    whose decimal sign is not a point the same percentages with its sign."""
+    sign = _decimal_sign(tr)
+    if sign == ".":
+        return NumeralTickFormatter(format=fmt)
+    return CustomJSTickFormatter(
+        code=_DECIMAL_TICK, args={"sign": sign, "scale": 100, "suffix": "%"}
+    )
 
 
 def make_figure(title: str, *, height: int = 320, tr: Translator = ENGLISH, **kwargs) -> figure:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from bokeh.models import HoverTool
 from bokeh.plotting import figure
 
+from app.i18n.translator import ENGLISH, Translator
+
 from .label_layout import glyphs
+from .style import canvas_line
 
 # An average glyph of FONT as a fraction of its size (measured in Chromium: bold 0.57-0.61 on
 # the titles, 0.68 on a token with its space marker; regular 0.50-0.61), on the wide side.
@@ -32,10 +35,11 @@ class FitText:
     """A figure's title, x-axis label and legend columns chosen for the width the browser draws
     its frame at (`inner_width`, reported once drawn and on each resize, and the text size,
     which presenter mode changes): the longest variant that fits, else the last. Before the
-    browser reports a width the first variant is shown."""
+    browser reports a width the first variant is shown. In a right-to-left language (`tr`)
+    each variant reads in its direction on the left-to-right canvas (`canvas_line`)."""
 
-    def __init__(self, fig: figure, *, legend_cols: int | None = None):
-        self.fig = fig
+    def __init__(self, fig: figure, *, legend_cols: int | None = None, tr: Translator = ENGLISH):
+        self.fig, self.tr = fig, tr
         self._titles: tuple[str, ...] = (fig.title.text,)
         self._x_labels: tuple[str, ...] | None = None
         self._y_labels: tuple[str, ...] | None = None
@@ -44,11 +48,11 @@ class FitText:
         fig.title.on_change("text_font_size", self._changed)
 
     def title(self, *variants: str) -> None:
-        self._titles = tuple(variants)
+        self._titles = tuple(canvas_line(v, self.tr) for v in variants)
         self.refit()
 
     def x_label(self, *variants: str) -> None:
-        self._x_labels = tuple(variants)
+        self._x_labels = tuple(canvas_line(v, self.tr) for v in variants)
         self.refit()
 
     def y_label(self, *variants: str) -> None:
@@ -56,7 +60,7 @@ class FitText:
         plane cut "towards the largest w·v" at both ends)."""
         if self._y_labels is None:
             self.fig.on_change("inner_height", self._changed)
-        self._y_labels = tuple(variants)
+        self._y_labels = tuple(canvas_line(v, self.tr) for v in variants)
         self.refit()
 
     def width(self, side: str = "inner_width") -> float | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, NumeralTickFormatter, Range1d, Selection
+from bokeh.models import ColumnDataSource, Range1d, Selection
 
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
@@ -30,6 +30,7 @@ from .style import (
     STAGE_COLOURS,
     add_hover,
     assign,
+    canvas_words,
     edged,
     f32,
     make_figure,
@@ -54,7 +55,7 @@ CROSSED = {"hatch_pattern": "x", "hatch_color": "#ffffff", "hatch_alpha": 0.6}
 class WeightsView(pn.viewable.Viewer):
     def __init__(self, tr: Translator = ENGLISH, **params):
         super().__init__(**params)
-        self.tr, _ = tr, tr.gettext
+        self.tr, _ = tr, canvas_words(tr)
         cols = {c: f32([]) for c in ("index", "row", "weight", "contribution_norm", "norm_share")}
         cols.update(label=[], legal=np.zeros(0, dtype=bool), mask_text=[])
         unselected = Selection()  # no tool selects from either source: they share one
@@ -72,7 +73,7 @@ class WeightsView(pn.viewable.Viewer):
             x_range=Range1d(0, FULL),
         )
         fig.xaxis.axis_label = _(AXIS_LABEL)
-        fig.xaxis.formatter = NumeralTickFormatter(format="0.[000]%", **percent_ticks(tr))
+        fig.xaxis.formatter = percent_ticks("0.[000]%", tr)
         # Per row: its weight, then its share of |w·v| (dotted).
         weight = {"right": "weight", "color": STAGE_COLOURS["weight"]}
         share = {"right": "norm_share", **edged(STAGE_COLOURS["norm_share"]), **DOTTED}
@@ -99,13 +100,13 @@ class WeightsView(pn.viewable.Viewer):
         row_axis(fig)
         self.token_note = add_token_note(fig)  # what ␣ and a split character's ↳ mean
         self.figure = fig
-        self.fit = FitText(fig, legend_cols=2)  # title, axis label and legend fit its width
+        self.fit = FitText(fig, legend_cols=2, tr=tr)  # title, axis label and legend fit its width
         self._snap = None
         self.rows = FitRows(fig, lambda: self.update(self._snap))
         self._x_labels(null=False)
 
     def _x_labels(self, *, null: bool) -> None:
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         if null:
             self.fit.x_label(_(AXIS_LABEL_NULL), _("share (with null: 100%)"), _("share"))
         else:
@@ -124,7 +125,7 @@ class WeightsView(pn.viewable.Viewer):
         }
 
     def update(self, snap) -> None:
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         weights = np.asarray(snap.weights, dtype=np.float64)
         norms = np.asarray(snap.contribution_norms, dtype=np.float64)
         total = float(norms.sum())
@@ -182,7 +183,7 @@ class WeightsView(pn.viewable.Viewer):
     def _title(self, top: int | None, keys: int, null_weight) -> None:
         """Shorter titles for a narrower chart keep what is shown (top k of n, the null's
         share): its parts joined by " · "."""
-        _ = self.tr.gettext
+        _ = canvas_words(self.tr)
         tops = [_("top {shown} of {total}").format(shown=top, total=keys)] if top else []
         null, short_null = [], []
         if null_weight is not None:
@@ -208,7 +209,7 @@ def share_text(x: float, tr: Translator = ENGLISH) -> str:
     language."""
     if tr is ENGLISH or tr.code == "en":
         return share_percent(float(x))
-    _ = tr.gettext
+    _ = canvas_words(tr)
     p = max(0.0, 100 * float(x))
     if 0 < p < 0.1:
         return _("under {share}").format(share=tr.format_percent(0.001, "0.0%"))
