@@ -391,7 +391,9 @@ def create_app(
             )
         except Exception as exc:  # noqa: BLE001 - a bad link must never cost the page
             logging.getLogger(__name__).exception("URL sync failed")
-            notify("error", f"The link could not be read ({type(exc).__name__}); showing defaults.")
+            _ = lab.tr.gettext
+            said = _("The link could not be read ({error}); showing defaults.")
+            notify("error", said.format(error=type(exc).__name__))
     doc = pn.state.curdoc
     if doc is not None:
         doc.on_session_destroyed(lab.session_ended)

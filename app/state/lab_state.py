@@ -368,7 +368,7 @@ class LabState(param.Parameterized):
             return
         n = len(self.keys)
         if n == 1:
-            self._refuse("remove_pair: the lab needs at least one key/value pair")
+            self._refuse(Phrase(N_("remove_pair: the lab needs at least one key/value pair")))
             return
 
         def drop(seq):

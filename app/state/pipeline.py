@@ -51,6 +51,7 @@ from engine.snapshot import (
     build_snapshot,
     entropy_curve,
 )
+from engine.wording import Phrase
 
 SWEEP_D_KS = tuple(2**p for p in range(1, 13))  # 2 .. 4096
 # TRANSLATORS: an error: no key takes part in the contest.
@@ -441,7 +442,12 @@ def _numpy_snapshot(s: Settings) -> LabSnapshot:
     if s.backend != "numpy":
         choice = _backend_choice(s.backend)
         if not choice.available:
-            notice = f"{s.backend} is not available here ({choice.reason}); showing numpy"
+            # TRANSLATORS: a notice; {backend} is a backend's name (torch-cuda), {reason} why
+            # (in English, from the backend), numpy the engine shown instead.
+            notice = Phrase(
+                N_("{backend} is not available here ({reason}); showing numpy"),
+                {"backend": s.backend, "reason": choice.reason},
+            )
     res = attention(inp.q_hi, inp.k_hi, inp.v_run, backend="numpy", **inp.kw)
     return _snapshot(s, inp, res, backend_used="numpy", notice=notice)
 

@@ -349,7 +349,9 @@ def parse_text(field: Field, text: str):
         try:
             value = int(raw, 10)
         except ValueError:
-            raise ValueError(f"{field.name}: {shown!r} is not a whole number") from None
+            raise Problem(
+                "{name}: {value} is not a whole number", name=field.name, value=repr(shown)
+            ) from None
         return int(_check_range(field, value))
     if field.kind == "bool":
         return _parse_bool(field.name, raw)
@@ -410,7 +412,7 @@ def _parse_float(name: str, raw: str) -> float:
         value = float(raw)
     except ValueError:
         shown = raw if len(raw) <= 40 else raw[:37] + "..."
-        raise ValueError(f"{name}: {shown!r} is not a number") from None
+        raise Problem("{name}: {value} is not a number", name=name, value=repr(shown)) from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: {raw!r} is not a finite number")
     return value
@@ -427,7 +429,7 @@ def _parse_bool(name: str, raw: str) -> bool:
     if low in _FALSE:
         return False
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
-    raise ValueError(f"{name}: {shown!r} is not true or false")
+    raise Problem("{name}: {value} is not true or false", name=name, value=repr(shown))
 
 
 def format_text(field: Field, value) -> str:

@@ -73,3 +73,15 @@ def test_the_pairs_editor_the_export_panel_the_tips_and_the_keyboard_help_are_tr
     help_ = keys_help(Translator("zh-Hans"))
     assert help_["keys_title"] == "键盘帮助" and "<b>跳到课程</b>" in help_["keys_list"]
     assert keys_help()["keys_title"] == "Keyboard help"
+
+
+def test_a_backend_the_machine_lacks_and_a_link_value_that_is_no_number_are_translated():
+    state = LabState()
+    warnings = state.apply_query_params({"d_k": "many"})
+    assert str(warnings[0]).startswith("d_k: 'many' is not a whole number")
+    assert "no es un número entero" in phrase_text(warnings[0], Translator("es"))
+    state.try_update(backend="torch-cuda")
+    notice = state.snapshot.notice
+    if notice:  # a machine with CUDA computes there instead: nothing to say
+        assert str(notice).startswith("torch-cuda is not available here")
+        assert "不可用" in phrase_text(notice, Translator("zh-Hans"))
