@@ -24,6 +24,7 @@ import attention_lab_assets
 
 from ..backends import Backend, host
 from ..core import attention, softmax
+from ..wording import N_
 from . import binding_task as task
 from .edits import Edit, EditedHead, edit_head, turn_query_rows
 from .model_base import TrainedModel
@@ -54,8 +55,9 @@ class BindingModel(TrainedModel):
     (float32 when asked for, as a low-precision reference)."""
 
     name = "binding"
-    title = "Variable binding (2-layer attention-only transformer)"
-    about = (
+    # Marked for the catalogue: the page shows them in the student's language.
+    title = N_("Variable binding (2-layer attention-only transformer)")
+    about = N_(
         "A small transformer this project trained to answer questions about definitions "
         "(a=5; b=7; a=3; ?a gives 3). Every figure on its model card is recomputed by the tests "
         "from the shipped weights."
@@ -319,15 +321,15 @@ def head_stats(programs, rows) -> dict:
 
 
 EXAMPLES: dict[str, str] = {
-    "Two limits (the seed's example)": (
+    N_("Two limits (the seed's example)"): (
         "approved_limit = 5000; temporary_limit = 7000; ?approved_limit"
     ),
-    "Two limits and a charge": (
+    N_("Two limits and a charge"): (
         "approved_limit=5000; temporary_limit=7000; charge=250; ?temporary_limit"
     ),
-    "A rebound name": "a=5; b=7; a=3; ?a",
-    "A name never defined": "rate=12; x=4; y=9; ?charge",
-    "Distractors around the answer": "rate=7; charge=100; total=42; limit=5; ?charge",
+    N_("A rebound name"): "a=5; b=7; a=3; ?a",
+    N_("A name never defined"): "rate=12; x=4; y=9; ?charge",
+    N_("Distractors around the answer"): "rate=7; charge=100; total=42; limit=5; ?charge",
 }
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..head_names import head_name
 from ..heads import token_probability
+from ..wording import N_
 from . import binding_task as task
 from .binding import BindingModel
 from .card import refusal
@@ -44,52 +45,56 @@ class ExperimentInfo(NamedTuple):
 
 EXPERIMENTS: dict[str, ExperimentInfo] = {
     "swap_values": ExperimentInfo(
-        "Swap the payloads",
-        "Exchange the value vectors of the winning definition and a rival; keys stay put.",
+        N_("Swap the payloads"),
+        N_("Exchange the value vectors of the winning definition and a rival; keys stay put."),
     ),
     "replace_key": ExperimentInfo(
-        "Copy a rival's address",
-        "The winner's value-token key becomes the rival's key, so the two addresses collide.",
+        N_("Copy a rival's address"),
+        N_("The winner's value-token key becomes the rival's key, so the two addresses collide."),
     ),
     "insert_distractor": ExperimentInfo(
-        "Insert a distractor definition",
-        "Add a definition of another name just before the question (a new, later fact).",
+        N_("Insert a distractor definition"),
+        N_("Add a definition of another name just before the question (a new, later fact)."),
     ),
     "distractor_key_norm": ExperimentInfo(
-        "Lengthen a distractor's key",
-        "Multiply the rival's value-token key by 4: a dot product grows with length.",
+        N_("Lengthen a distractor's key"),
+        N_("Multiply the rival's value-token key by 4: a dot product grows with length."),
     ),
     "window": ExperimentInfo(
-        "Move the answer outside the window",
-        "A causal window that ends just after the winner's value: it is no longer a candidate.",
+        N_("Move the answer outside the window"),
+        N_("A causal window that ends just after the winner's value: it is no longer a candidate."),
     ),
     "mask_winner": ExperimentInfo(
-        "Mask the winning key",
-        "Hide the top-weight position from every query of this head.",
+        N_("Mask the winning key"),
+        N_("Hide the top-weight position from every query of this head."),
     ),
     "temperature_x4": ExperimentInfo(
-        "Temperature x4", "Divide this head's logits by 4: the route spreads out."
+        N_("Temperature x4"), N_("Divide this head's logits by 4: the route spreads out.")
     ),
     "temperature_div4": ExperimentInfo(
-        "Temperature /4", "Multiply this head's logits by 4: the route sharpens."
+        N_("Temperature /4"), N_("Multiply this head's logits by 4: the route sharpens.")
     ),
     "rotate_query": ExperimentInfo(
-        "Turn the query a quarter turn",
-        "Rotate the question's query 90 degrees in the plane of q and the top key.",
+        N_("Turn the query a quarter turn"),
+        N_("Rotate the question's query 90 degrees in the plane of q and the top key."),
     ),
-    "ablate_head": ExperimentInfo("Ablate this head", "Zero this head's output at every position."),
+    "ablate_head": ExperimentInfo(
+        N_("Ablate this head"), N_("Zero this head's output at every position.")
+    ),
     "ablate_layer0": ExperimentInfo(
-        "Ablate a layer-0 head",
-        "Zero the layer-0 head that matters most here; layer 1 then sees a different stream.",
+        N_("Ablate a layer-0 head"),
+        N_("Zero the layer-0 head that matters most here; layer 1 then sees a different stream."),
     ),
     "patch_head": ExperimentInfo(
-        "Patch this head from a changed sentence",
-        "Give this head the output it has when the fact changes (same length, e.g. a=3 becomes "
-        "a=0): if it carries the fact, the answer follows the change.",
+        N_("Patch this head from a changed sentence"),
+        N_(
+            "Give this head the output it has when the fact changes (same length, e.g. a=3 becomes "
+            "a=0): if it carries the fact, the answer follows the change."
+        ),
     ),
     "weight_vs_responsibility": ExperimentInfo(
-        "Weight is not responsibility",
-        "Zero the value of the top-weight position: its weight cannot move, its effect can.",
+        N_("Weight is not responsibility"),
+        N_("Zero the value of the top-weight position: its weight cannot move, its effect can."),
     ),
 }
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..backends import Backend
 from ..heads import find_heads
+from ..wording import N_
 from . import decoder, long_context
 from .gguf_weights import Config, read_gguf
 from .model_base import TrainedModel
@@ -35,10 +36,10 @@ BANK = "The bank approved the loan because it was"
 
 # Sentences any English-reading model can be asked about; a model's list keeps those that fit.
 EXAMPLES: dict[str, str] = {
-    "The bank and the loan": BANK,
-    "A known fact": "The capital of France is",
-    "A superseded fact": "The meeting was on Monday. It moved to Friday. The meeting is on",
-    "A distractor with a larger norm": (
+    N_("The bank and the loan"): BANK,
+    N_("A known fact"): "The capital of France is",
+    N_("A superseded fact"): "The meeting was on Monday. It moved to Friday. The meeting is on",
+    N_("A distractor with a larger norm"): (
         "The key is in the drawer. The KEY!!! THE KEY IS IN THE BOX!!! The key is in the"
     ),
 }
@@ -47,7 +48,7 @@ EXAMPLES: dict[str, str] = {
 class GGUFModel(TrainedModel):
     """A decoder model from a GGUF file, in NumPy (or torch). Weights are read-only float32."""
 
-    about = (
+    about = N_(
         "A language model from a GGUF file the operator listed, run from its weights as stored "
         "(a quantised file's vectors are close to the original model's, not equal to them). "
         "Many heads share the work, so ablating one head may change nothing; its next-word "

