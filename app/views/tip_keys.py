@@ -37,6 +37,12 @@ TITLE = N_("Move a tip by keyboard")
 def tip_rows(state, tr: Translator = ENGLISH) -> list[dict]:
     """The query and each key as the browser draws them (name, label, value, read text)."""
     _ = tr.gettext
+
+    def num(value) -> str:  # two decimals, as the language writes them (0,25 in Spanish)
+        # English as Python rounds it (Babel rounds 0.675 up, Python's binary 0.67499... down).
+        english = f"{float(value):.2f}"
+        return english if tr.code == "en" else tr.format_decimal(float(value), "0.00")
+
     angle = float(state.angle)
     lo, hi = state.param.angle.bounds
     rows = [
@@ -64,8 +70,10 @@ def tip_rows(state, tr: Translator = ENGLISH) -> list[dict]:
                 "now": round(float(x), 4),
                 "min": -1000,
                 "max": 1000,
-                "text": f"x {float(x):.2f}, y {float(y):.2f}",
-                "shown": f"{label} ({float(x):.2f}, {float(y):.2f})",
+                # TRANSLATORS: a key tip's value as a screen reader reads it; its button shows
+                # "{label} ({x}, {y})" (Spanish: a semicolon between numbers with commas).
+                "text": _("x {x}, y {y}").format(x=num(x), y=num(y)),
+                "shown": _("{label} ({x}, {y})").format(label=label, x=num(x), y=num(y)),
             }
         )
     return rows

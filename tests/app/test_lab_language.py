@@ -70,6 +70,8 @@ def test_the_pairs_editor_the_export_panel_the_tips_and_the_keyboard_help_are_tr
     tips = TipKeys(state, tr=Translator("ar"))
     assert tips.title_text == "تحريك طرف بلوحة المفاتيح"
     assert tip_rows(state, spanish)[0]["label"] == "Consulta q"
+    assert tip_rows(state, spanish)[1]["shown"] == "A (1,00; 0,00)"  # decimal commas, then ";"
+    assert tip_rows(state)[1]["shown"] == "A (1.00, 0.00)"
     help_ = keys_help(Translator("zh-Hans"))
     assert help_["keys_title"] == "键盘帮助" and "<b>跳到课程</b>" in help_["keys_list"]
     assert keys_help()["keys_title"] == "Keyboard help"
