@@ -11,11 +11,19 @@ from __future__ import annotations
 import numpy as np
 from bokeh.models import ColumnDataSource, Label
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH
+
 from .plot_text import PlotText
 from .rows import FitRows, set_rows
+from .style import canvas_words
 from .text_fit import FitText
 
-PREDICT_FIRST = "predict first, then press Measure"
+# TRANSLATORS: a held plot's title after its name ("Logits: predict first, then press
+# Measure"), while a lesson step waits for the student's prediction.
+PREDICT_FIRST = N_("predict first, then press Measure")
+# The same, where the title has less room.
+PREDICT_FIRST_SHORT = N_("predict first")
 
 
 def blank(source: ColumnDataSource) -> None:
@@ -30,7 +38,8 @@ def blank(source: ColumnDataSource) -> None:
 
 def conceal(view, what: str) -> None:
     """Empty every source, plot text and note the view holds; its title names `what` is held
-    (a view whose title fits its width, FitText, sets it again on its next drawing)."""
+    (a view whose title fits its width, FitText, sets it again on its next drawing), in the
+    view's language (its `tr`; `what` is the plot's English name, a catalogue entry)."""
     for value in list(vars(view).values()):
         if isinstance(value, ColumnDataSource):
             blank(value)
@@ -42,5 +51,12 @@ def conceal(view, what: str) -> None:
             value.visible = False  # e.g. the Jacobian's "... holds 99.9% of the route"
     fit = getattr(view, "fit", None)
     if isinstance(fit, FitText):
-        fit.title(f"{what}: {PREDICT_FIRST}", f"{what}: predict first", what)
+        _ = canvas_words(getattr(view, "tr", ENGLISH))
+        name = _(what)
+        # TRANSLATORS: a held plot's title: {plot} is its name, {why} "predict first ...".
+        held = _("{plot}: {why}")
+        long, short = (
+            held.format(plot=name, why=_(w)) for w in (PREDICT_FIRST, PREDICT_FIRST_SHORT)
+        )
+        fit.title(long, short, name)
         set_rows(fit.fig, [])  # bar charts list their rows by weight

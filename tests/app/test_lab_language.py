@@ -87,3 +87,15 @@ def test_a_backend_the_machine_lacks_and_a_link_value_that_is_no_number_are_tran
     if notice:  # a machine with CUDA computes there instead: nothing to say
         assert str(notice).startswith("torch-cuda is not available here")
         assert "不可用" in phrase_text(notice, Translator("zh-Hans"))
+
+
+def test_a_held_plot_says_predict_first_in_the_students_language_and_english_as_before():
+    from app.views.covered import conceal
+    from app.views.weights import WeightsView
+
+    spanish = WeightsView(tr=Translator("es"))
+    conceal(spanish, "Weights")
+    assert spanish.fit.fig.title.text == "Pesos: predice primero y luego pulsa Medir"
+    english = WeightsView()
+    conceal(english, "Weights")
+    assert english.fit.fig.title.text == "Weights: predict first, then press Measure"
