@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from app.i18n.markers import N_
 from app.page import held
 from app.page import later_parts as later
 from app.page.deferred import Deferred, Disclosure
@@ -33,8 +34,8 @@ from app.views.tip_keys import TipKeys
 from app.views.weights import WeightsView
 from engine.scenarios import SCENARIOS
 
-SCENE_LABEL = "The plots above in words"
-PAIR_ROWS = "Each pair's key, value and mask"
+SCENE_LABEL = N_("The plots above in words")
+PAIR_ROWS = N_("Each pair's key, value and mask")
 
 
 def update(view, snap) -> None:
@@ -184,10 +185,10 @@ def register_more_settings(lab) -> None:
     )
     # Each pair's inputs (five widgets a pair) inside it, behind their own button: no lesson
     # step names them, so a class following its teacher never builds them.
-    add("pair_rows", lambda: PairRows(state))
+    add("pair_rows", lambda: PairRows(state, tr=lab.tr))
     add(
         "pair_rows_section",
-        lambda: Disclosure(partial(parts.get, "pair_rows"), label=PAIR_ROWS),
+        lambda: Disclosure(partial(parts.get, "pair_rows"), label=lab.tr.gettext(PAIR_ROWS)),
     )
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import panel as pn
 import param
 
+from app.i18n.markers import N_
+from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once
 from app.state.lab_state import LabState
 
@@ -21,15 +23,16 @@ from .pairs import pair_labels
 from .two_way import Echo
 
 INPUT = {"step": 0.1, "width": 70, "margin": (0, 3)}
+# TRANSLATORS: the four number boxes of one key/value pair (a screen reader hears "A key x").
+FIELD_LABELS = (N_("key x"), N_("key y"), N_("value x"), N_("value y"))
 
 
 class PairRow:
-    def __init__(self, editor, index: int):
+    def __init__(self, editor, index: int, tr: Translator = ENGLISH):
         self.index = index
-        self.kx = pn.widgets.FloatInput(label="key x", **INPUT)
-        self.ky = pn.widgets.FloatInput(label="key y", **INPUT)
-        self.vx = pn.widgets.FloatInput(label="value x", **INPUT)
-        self.vy = pn.widgets.FloatInput(label="value y", **INPUT)
+        self.kx, self.ky, self.vx, self.vy = (
+            pn.widgets.FloatInput(label=tr.gettext(label), **INPUT) for label in FIELD_LABELS
+        )
         # The checkbox carries the pair's label: "[x] A" reads as "key A takes part".
         self.legal = pn.widgets.Checkbox(
             label="", value=True, margin=(8, 4, 2, 6), css_classes=["lab-pair-label"]
@@ -52,8 +55,9 @@ class PairRow:
 class PairRows(pn.viewable.Viewer):
     state = param.ClassSelector(class_=LabState, constant=True, doc="the lab whose pairs it edits")
 
-    def __init__(self, state, **params):
+    def __init__(self, state, tr: Translator = ENGLISH, **params):
         super().__init__(state=state, **params)
+        self.tr = tr
         self._echo = Echo()  # while refresh writes the rows, their reports are its echo
         self._made: list[PairRow] = []  # every row made so far; the first len(keys) are shown
         self._rows: list[PairRow] = []
@@ -67,17 +71,20 @@ class PairRows(pn.viewable.Viewer):
         keys, values, mask = list(state.keys), list(state.values), list(state.mask)
         n = len(keys)
         if len(self._made) < n:
-            self._made += [PairRow(self, i) for i in range(len(self._made), n)]
+            self._made += [PairRow(self, i, self.tr) for i in range(len(self._made), n)]
             self._column.objects = [row.layout for row in self._made]
         if len(self._rows) != n:
             self._rows = self._made[:n]
             for i, row in enumerate(self._made):
                 row.layout.visible = i < n
-        labels = pair_labels(state)
+        labels, _ = pair_labels(state, self.tr), self.tr.gettext
+        # TRANSLATORS: a pair's checkbox; keep the ":" (the page names the pair's boxes after
+        # what comes before it).
+        takes_part, masked = _("{label}: takes part"), _("{label}: masked")
         with self._echo.writing():
             for i, row in enumerate(self._rows):
                 legal = bool(mask[i]) if i < len(mask) else True
-                text = f"{labels[i]}: takes part" if legal else f"{labels[i]}: masked"
+                text = (takes_part if legal else masked).format(label=labels[i])
                 if row.legal.label != text:
                     row.legal.label = text
                 row.kx.value, row.ky.value = float(keys[i][0]), float(keys[i][1])

@@ -99,3 +99,16 @@ def test_a_held_plot_says_predict_first_in_the_students_language_and_english_as_
     english = WeightsView()
     conceal(english, "Weights")
     assert english.fit.fig.title.text == "Weights: predict first, then press Measure"
+
+
+def test_each_pairs_boxes_and_checkbox_are_named_in_the_students_language():
+    from app.views.pair_rows import PairRows
+
+    state = LabState()
+    rows = PairRows(state, tr=Translator("es"))
+    first = rows._rows[0]
+    assert (first.kx.name, first.vy.name) == ("clave x", "valor y")
+    assert first.legal.name == "A: participa"  # the ":" the page's script cuts at stays
+    state.toggle_mask(0)
+    assert first.legal.name == "A: enmascarada"
+    assert PairRows(state)._rows[0].legal.name == "A: masked"
