@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -144,9 +145,18 @@ def token_marks(labels: Iterable[str], sep: str = "; ") -> str:
     return sep.join(t.format(**values) for t, values in token_mark_phrases(labels))
 
 
+def bidi_isolated(label: str) -> str:
+    """A token holding right-to-left letters (Arabic, Hebrew) in a first-strong isolate
+    (U+2068 ... U+2069): it reads in its own order inside the left-to-right label and plot
+    ("␣ال @3" showed its space mark on the wrong side); any other token as it is."""
+    if any(unicodedata.bidirectional(char) in ("R", "AL") for char in label):
+        return f"\u2068{label}\u2069"
+    return label
+
+
 def token_labels(tokens: Sequence[str]) -> tuple[str, ...]:
     """One label per position, unique: the token and its position ("= @3")."""
-    return tuple(f"{label} @{i}" for i, label in enumerate(shown_tokens(tokens)))
+    return tuple(f"{bidi_isolated(label)} @{i}" for i, label in enumerate(shown_tokens(tokens)))
 
 
 def plane(first: np.ndarray, rest: np.ndarray, prefer: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -46,6 +46,7 @@ from app.views.head_axes import (
     head_map_ranges,
     head_words,
     label_head_map,
+    left_to_right,
     token_marks_words,
 )
 from app.views.head_tap import open_head_on_tap
@@ -236,6 +237,7 @@ class CausalView(pn.viewable.Viewer):
             tools="",
         )
         fig.name = "causal_plot"
+        left_to_right(fig)
         fig.xaxis.axis_label = _("weight on the token")
         fig.yaxis.axis_label = _("change of log P(answer)")
         fig.add_layout(Span(location=0, dimension="width", line_color="#888888", line_width=1))
@@ -282,6 +284,7 @@ class CausalView(pn.viewable.Viewer):
         fig = make_figure(_("Patching"), height=420, tools="", **head_map_ranges())
         label_head_map(fig, self.tr)
         fig.name = "patching_plot"
+        left_to_right(fig)
         mapper = LinearColorMapper(palette=_BLUE_RED, low=-1.0, high=1.0)
         cells = add_glyph(
             fig,

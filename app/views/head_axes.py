@@ -26,6 +26,13 @@ def head_map_ranges(n_layers: int = 2, n_heads: int = 2) -> dict:
     }
 
 
+def left_to_right(fig):
+    """`fig` drawn left to right in every language, as the stage's plots are (stage.css): on an
+    Arabic page its canvas inherited right to left and drew the label "; @4" as "4@ ;"."""
+    fig.styles = {**(fig.styles or {}), "direction": "ltr"}
+    return fig
+
+
 def label_head_map(fig, tr: Translator = ENGLISH) -> None:
     """Axis titles and tickers of a new map (ticks set by `fit_head_map`)."""
     _ = tr.gettext
@@ -69,7 +76,10 @@ MARK_WORDS = (
 
 
 def token_marks_words(labels, tr: Translator = ENGLISH, sep: str = "; ") -> str:
-    """`engine.heads.token_marks` in the session's language."""
-    return sep.join(
-        tr.gettext(template).format(**values) for template, values in token_mark_phrases(labels)
-    )
+    """`engine.heads.token_marks` in the session's language (right to left: each phrase, and
+    the list, in its own isolate, so the phrases read from the right as the sentence does)."""
+    phrases = [
+        in_line(tr.gettext(template).format(**values), tr)
+        for template, values in token_mark_phrases(labels)
+    ]
+    return in_line(sep.join(phrases), tr)

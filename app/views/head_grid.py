@@ -50,11 +50,11 @@ from app.state.chart_tables import head_grid_table
 from app.state.head_tables import pattern_row_table
 from app.state.model_state import ModelState
 from app.state.settings_schema import MODEL_FIELDS
-from engine.heads import shown_token, shown_tokens
+from engine.heads import bidi_isolated, shown_token, shown_tokens
 
 from .covered import conceal
 from .find_heads import ScoreLayer
-from .head_axes import head_words, in_line, token_marks_words
+from .head_axes import head_words, in_line, left_to_right, token_marks_words
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText
@@ -96,7 +96,7 @@ def short_labels(tokens) -> list[str]:
     out = []
     for i, text in enumerate(shown_tokens(tokens)):
         text = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
-        out.append(f"{text} @{i}")
+        out.append(f"{bidi_isolated(text)} @{i}")
     return out
 
 
@@ -212,6 +212,7 @@ class HeadGridView(pn.viewable.Viewer):
         )
         fig.toolbar_location = None
         fig.name = "head_grid_plot"
+        left_to_right(fig)
         fig.grid.visible = False
         fig.xaxis.axis_label = _("layer")
         fig.yaxis.axis_label = _("head")
@@ -247,6 +248,7 @@ class HeadGridView(pn.viewable.Viewer):
             tools="",
         )
         fig.name = "pattern_plot"
+        left_to_right(fig)
         fig.grid.visible = False
         pan, box = PanTool(), BoxZoomTool(match_aspect=True)
         wheel = WheelZoomTool()
@@ -485,7 +487,11 @@ class HeadGridView(pn.viewable.Viewer):
             margin=0,
         )
         pattern = pn.Column(
-            pn.pane.Bokeh(self.pattern_fig, sizing_mode="stretch_width", height=PATTERN_HEIGHT),
+            pn.pane.Bokeh(
+                self.pattern_fig,
+                sizing_mode="stretch_width",
+                height=PATTERN_HEIGHT,
+            ),
             css_classes=["lab-pattern"],
             sizing_mode="stretch_width",
             margin=0,

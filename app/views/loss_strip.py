@@ -28,6 +28,7 @@ from app.state.loss_tables import (
     strip_words,
 )
 
+from .head_axes import left_to_right
 from .plot_text import PlotText
 from .style import OKABE_ITO, add_glyph, add_hover, assign, f32, make_figure, style_legend
 
@@ -58,6 +59,7 @@ class LossStripView(pn.viewable.Viewer):
         self.source = ColumnDataSource(name="loss_strip", data=cols | {"token": [], "copy": []})
         fig = make_figure(_(TITLE), height=HEIGHT, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
         fig.name = "loss_strip_plot"
+        left_to_right(fig)
         fig.xaxis.axis_label = _("token position")
         fig.yaxis.axis_label = _("loss (nats)")
         fig.xgrid.visible = False

@@ -51,6 +51,7 @@ from app.views.head_axes import (
     head_map_ranges,
     head_words,
     label_head_map,
+    left_to_right,
 )
 from app.views.head_tap import open_head_on_tap
 from engine.head_names import head_tag
@@ -248,6 +249,7 @@ class ReceiptView(pn.viewable.Viewer):
         _ = self.tr.gettext
         fig = make_figure(_("Each head's estimated effect"), height=420, **head_map_ranges())
         fig.name = "estimate_plot"
+        left_to_right(fig)
         label_head_map(fig, self.tr)
         # Red: removing the head lowers the answer (it helps); blue: removing it raises it.
         self.mapper = LinearColorMapper(palette=_RED_BLUE, low=-1.0, high=1.0)
@@ -304,6 +306,7 @@ class ReceiptView(pn.viewable.Viewer):
             y_range=Range1d(-1.0, 1.0),
         )
         fig.name = "receipt_plot"
+        left_to_right(fig)
         for axis in (*fig.xaxis, *fig.yaxis):
             axis.ticker = BasicTicker(desired_num_ticks=5)
             axis.formatter = BasicTickFormatter(use_scientific=False)

@@ -68,3 +68,11 @@ def test_the_causal_maps_price_and_the_estimates_words_follow_the_language():
     assert order_words(0.91, spanish).startswith("casi el mismo orden (correlación de rangos 0,91")
     assert probability_factor(-0.69, spanish) == "× 0,50"
     assert probability_factor(-0.69) == "× 0.50"
+
+
+def test_a_right_to_left_token_reads_in_its_own_order_inside_its_label():
+    from engine.heads import token_labels
+
+    labels = token_labels(["ال", " ق", "The", " bank"])
+    assert labels[0] == f"{FSI}ال{PDI} @0" and labels[1] == f"{FSI}␣ق{PDI} @1"
+    assert labels[2:] == ("The @2", "␣bank @3")  # a left-to-right token exactly as before
