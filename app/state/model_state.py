@@ -42,6 +42,7 @@ from app.state.setting_params import parameter_for
 from app.state.settings_schema import MODEL_FIELDS
 from engine import trained
 from engine.heads import head_snapshot, token_probability
+from engine.messages import Problem
 from engine.trained import repeated_words
 
 MAX_TEXT_CHARS = settings_schema.MODEL_TEXT_CHARS
@@ -283,8 +284,8 @@ class ModelState(param.Parameterized):
                     raise ValueError(f"{name}: unknown model setting")
                 if name in ("layer", "head") and "model" not in settings:
                     problem = self._head_problem(name, value, trained.load(current["model"]))
-                    if problem:
-                        raise ValueError(problem)
+                    if problem is not None:
+                        raise problem
                 check_value(self, name, value)
         except ValueError as exc:
             self._set_error(exc)
@@ -516,31 +517,42 @@ class ModelState(param.Parameterized):
         """The head controls as edits on the chosen head, then `extra`."""
         return [*_edits_of(self.values()), *self.extra]
 
-    def _head_problem(self, name: str, value, model=None) -> str:
-        """What is wrong with `value` as this model's layer or head ("" when nothing)."""
+    def _head_problem(self, name: str, value, model=None) -> Problem | None:
+        """What is wrong with `value` as this model's layer or head (None when nothing), as a
+        `Problem` the page shows in the student's language."""
         model = model or self.loaded
         count = model.n_layers if name == "layer" else model.n_heads
         if isinstance(value, Integral) and not isinstance(value, bool) and 0 <= value < count:
-            return ""
-        shown = str(value)[:20]
-        return f"{name}: {shown} is not a {name} of this model (0..{count - 1})"
+            return None
+        shown, last = str(value)[:20], count - 1
+        if name == "layer":
+            return Problem(
+                "layer: {value} is not a layer of this model (0..{last})", value=shown, last=last
+            )
+        return Problem(
+            "head: {value} is not a head of this model (0..{last})", value=shown, last=last
+        )
 
     def _check(self, values: Mapping[str, object]):
         model = trained.load(values["model"])
         text = values["text"]
         if len(text) > MAX_TEXT_CHARS:
-            raise ValueError(
-                f"text: {len(text)} characters; the lab takes at most {MAX_TEXT_CHARS}"
+            raise Problem(
+                "text: {count} characters; the lab takes at most {most}",
+                count=len(text),
+                most=MAX_TEXT_CHARS,
             )
         for name in ("layer", "head"):
             problem = self._head_problem(name, values[name], model)
-            if problem:
-                raise ValueError(problem)
+            if problem is not None:
+                raise problem
         for tag in values["ablated"]:
             parts = tag.split(".")
             ok = len(parts) == 2 and all(p.isdigit() for p in parts)
             if not ok or not (int(parts[0]) < model.n_layers and int(parts[1]) < model.n_heads):
-                raise ValueError(f"ablated: {tag[:20]!r} is not a head of this model (layer.head)")
+                raise Problem(
+                    "ablated: {tag} is not a head of this model (layer.head)", tag=repr(tag[:20])
+                )
         return model
 
     def _asked_for(self, values: Mapping[str, object], experiment: str = "") -> _Asked:
@@ -551,7 +563,11 @@ class ModelState(param.Parameterized):
         query = head_patterns.query_position(values["query"], n)
         bad = [p for p in values["masked"] if not 0 <= p < n]
         if bad:
-            raise ValueError(f"masked: position {bad[0]} is past the last token ({n - 1})")
+            raise Problem(
+                "masked: position {position} is past the last token ({last})",
+                position=bad[0],
+                last=n - 1,
+            )
         controls = _edits_of(values)
         model.check_edits(controls + tuple(values["extra"]), n)
         where = (model.name, values["text"], query, ENGINE_BACKENDS[values["backend"]])
@@ -815,8 +831,8 @@ class ModelState(param.Parameterized):
             except ValueError as exc:
                 warnings.append(str(exc))
                 continue
-            problem = self._head_problem(key, value, model) if key in defaults else ""
-            if problem:
+            problem = self._head_problem(key, value, model) if key in defaults else None
+            if problem is not None:
                 warnings.append(f"{problem}; using {key} {defaults[key]}")
             else:
                 given[key] = value

@@ -76,3 +76,10 @@ def test_a_right_to_left_token_reads_in_its_own_order_inside_its_label():
     labels = token_labels(["ال", " ق", "The", " bank"])
     assert labels[0] == f"{FSI}ال{PDI} @0" and labels[1] == f"{FSI}␣ق{PDI} @1"
     assert labels[2:] == ("The @2", "␣bank @3")  # a left-to-right token exactly as before
+
+
+def test_a_refused_head_is_named_in_the_students_language_and_in_english_as_before():
+    m = ModelState()
+    assert not m.request(layer=99)
+    assert m.error == "layer: 99 is not a layer of this model (0..1)"
+    assert m.error_text(Translator("es")) == "layer: 99 no es una capa de este modelo (0..1)"
