@@ -202,8 +202,8 @@ class CausalView(pn.viewable.Viewer):
         self.patch = pn.widgets.Button(label=_("Patch every head"), color="primary")
         self.patch_why = pn.pane.HTML("", sizing_mode="stretch_width", name="patch_why")
         self.patch_summary = pn.pane.HTML("", sizing_mode="stretch_width")
-        self.causal_text = PlotText(_("The causal map in words"))
-        self.patch_text = PlotText(_("The patching map in words"))
+        self.causal_text = PlotText(_("The causal map in words"), tr)
+        self.patch_text = PlotText(_("The patching map in words"), tr)
         self._build_causal_figure()
         self._build_patching_figure()
 

@@ -192,7 +192,7 @@ class HeadGridView(pn.viewable.Viewer):
         self.query_source = ColumnDataSource(name="pattern_query", data=box_data())
         self.pattern_fig = self._pattern_figure()
         self.caption = pn.pane.Markdown("", margin=(0, 10), css_classes=["lab-grid-caption"])
-        self.text = PlotText(self._("Every head and the open head's pattern in words"))
+        self.text = PlotText(self._("Every head and the open head's pattern in words"), tr)
         self.grid_pane = self.grid_box = None  # made with the page (__panel__)
 
     # ------------------------------------------------------------------ figures

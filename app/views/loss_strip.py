@@ -54,7 +54,7 @@ class LossStripView(pn.viewable.Viewer):
         self.mstate, self.tr = mstate, tr
         _ = tr.gettext
         self.held = False  # see `hold`
-        self.text = PlotText(_("The loss of each token in words"))
+        self.text = PlotText(_("The loss of each token in words"), tr)
         cols = {c: f32([]) for c in ("x", "x_before", "x_after", "before", "after")}
         self.source = ColumnDataSource(name="loss_strip", data=cols | {"token": [], "copy": []})
         fig = make_figure(_(TITLE), height=HEIGHT, x_range=Range1d(0, 1), y_range=Range1d(0, 1))

@@ -234,7 +234,7 @@ class ReceiptView(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         self.receipt_text = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[CAUSAL_CSS])
         _ = tr.gettext
-        self.text = PlotText(_("The estimate grid and the receipt in words"))
+        self.text = PlotText(_("The estimate grid and the receipt in words"), tr)
         self._build_grid()
         self._build_receipt()
         self._refresh()
