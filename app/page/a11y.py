@@ -62,6 +62,7 @@ class ControlPointer(ReactiveHTML):
     names = param.List(default=[], item_type=str, doc="the step's control names")
     nonce = param.Integer(default=0, doc="one more for every step opened")
     shown = param.Integer(default=0, doc="one more for every verdict to bring into view")
+    words = param.Dict(default={}, doc="what it says, in the page's language (its script's own)")
 
     _template = '<div id="said" class="lab-said" aria-live="polite"></div>'
     _scripts = js.sections("control_pointer.js")  # noqa: RUF012 - Panel reads this class attribute

@@ -30,7 +30,12 @@ from app.page.page_style import PRESENTER_TEXT_SCALE, PageStyle
 from app.page.parts import Parts
 from app.page.session_language import requested_language
 from app.page.session_thread import on_session_thread
-from app.page.step_follower import MORE_SETTINGS, MORE_SETTINGS_BUTTON, StepFollower
+from app.page.step_follower import (
+    MORE_SETTINGS,
+    MORE_SETTINGS_BUTTON,
+    StepFollower,
+    pointer_words,
+)
 from app.page.urlsync import UrlSync
 from app.patches.documents import serve_stylesheets_locally
 from app.patches.html_language import speak
@@ -121,7 +126,8 @@ class Lab:
         self.analysis: Deferred = parts.get("analysis")
         self.more_settings: Disclosure = parts.get("more_settings")
         self.tools = PageTools(margin=(0, 10), **self._tools_text())
-        self.pointer = ControlPointer(width=0, height=0, margin=0)  # a step's controls, shown
+        # A step's controls, shown; it says where they are in the page's language.
+        self.pointer = ControlPointer(width=0, height=0, margin=0, words=pointer_words(tr))
         parts.add(
             "lessons",
             lambda: LessonsView(

@@ -1,0 +1,17 @@
+"""The step pointer says where a step's controls are in the page's language (its live region
+and its cue on a folded sidebar), and in English as its own script always said it."""
+
+from __future__ import annotations
+
+from app.i18n.translator import Translator
+from app.page.lab_page import Lab
+from app.page.step_follower import POINTER_WORDS
+from app.state.lab_state import LabState
+
+
+def test_the_pointer_speaks_the_page_language():
+    spanish = Lab(LabState(), Translator("es")).pointer.words
+    english = Lab(LabState(), Translator("en")).pointer.words
+    assert english == POINTER_WORDS
+    assert set(spanish) == set(POINTER_WORDS) and "barra lateral" in spanish["cue"]
+    assert all("{names}" in text for text in spanish.values())
