@@ -4,6 +4,8 @@ would otherwise be imported by them."""
 
 from __future__ import annotations
 
+from .wording import N_
+
 
 def head_name(layer: int, head: int) -> str:
     """The one way the lab names a head in words: "layer 13 head 8" (read aloud as it is
@@ -17,4 +19,4 @@ def head_tag(layer: int, head: int) -> str:
     return f"L{layer} H{head}"
 
 
-HEAD_TAG_KEY = "L13 H8 is layer 13, head 8"
+HEAD_TAG_KEY = N_("L13 H8 is layer 13, head 8")  # marked: a page shows it translated

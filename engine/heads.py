@@ -39,6 +39,7 @@ from .snapshot import (
     entropy_curve,
     entropy_of,
 )
+from .wording import N_
 
 if TYPE_CHECKING:  # the one run every model returns (engine/trained/runs.py)
     from .trained.runs import Run as HeadRun
@@ -113,14 +114,14 @@ def shown_tokens(tokens: Sequence[str]) -> list[str]:
     return [shown_token("".join(p)) if p else shown_token("") for p in parts]
 
 
-# What each mark in a token label means: English templates, which a page may translate (the
-# app's catalogue has them: app/views/head_axes.py `token_marks_words`).
+# What each mark in a token label means: English templates, which a page translates
+# (app/views/head_axes.py `token_marks_words`).
 MARK_WORDS = {
-    "␣": "␣ = a space before the word",
-    "⏎": "⏎ = a line break",
-    "⇥": "⇥ = a tab",
-    CONTINUED: "{mark}{char} = rest of {char} (its bytes split)",
-    "<0x": "<0x..> = a byte of a cut-off character",
+    "␣": N_("␣ = a space before the word"),
+    "⏎": N_("⏎ = a line break"),
+    "⇥": N_("⇥ = a tab"),
+    CONTINUED: N_("{mark}{char} = rest of {char} (its bytes split)"),
+    "<0x": N_("<0x..> = a byte of a cut-off character"),
 }
 
 
@@ -253,9 +254,9 @@ def head_snapshot(
 
 
 HEAD_FINDERS = {
-    "on_token": "most weight on a chosen token",
-    "sharpest": "the sharpest routes (lowest entropy)",
-    "sink": "most weight parked on the first token",
+    "on_token": N_("most weight on a chosen token"),
+    "sharpest": N_("the sharpest routes (lowest entropy)"),
+    "sink": N_("most weight parked on the first token"),
 }
 
 

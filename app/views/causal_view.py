@@ -50,7 +50,7 @@ from app.views.head_axes import (
     token_marks_words,
 )
 from app.views.head_tap import open_head_on_tap
-from engine.head_names import head_tag
+from engine.head_names import HEAD_TAG_KEY, head_tag
 from engine.heads import shown_token, token_labels
 
 from .headings import TITLE_CSS
@@ -63,8 +63,6 @@ CAUSAL_CSS = attention_lab_assets.read_text("components", "causal.css")
 NAMED = 3  # heads named on the causal map: the heaviest and the most decisive
 IDLE_EFFECT = 0.05  # |change of log p| below this: the head "decides nothing" here
 TITLE, ESTIMATED_TITLE = N_("Weight vs cost"), N_("Weight vs cost (estimated)")
-# engine.head_names.HEAD_TAG_KEY, marked for the catalogue (the engine has no marker).
-HEAD_TAG_KEY = N_("L13 H8 is layer 13, head 8")
 MEASURED_ALPHA, ESTIMATED_ALPHA = 0.8, 0.35
 # The map's frame in pixels until the browser reports its size (then the labels are placed again).
 FRAME_GUESS = (640.0, 300.0)

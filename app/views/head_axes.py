@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from bokeh.models import FixedTicker, Range1d
 
-from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from engine.heads import token_mark_phrases
 
@@ -62,17 +61,6 @@ def in_line(phrase: str, tr: Translator = ENGLISH) -> str:
     sits in a first-strong isolate (FSI ... PDI), so the left-to-right isolate that the
     placeholder has in an Arabic sentence does not reorder its Arabic words."""
     return f"\u2068{phrase}\u2069" if tr.dir == "rtl" and phrase else phrase
-
-
-# The engine's words for the marks in token labels (engine/heads.py MARK_WORDS), marked for the
-# catalogue here: the engine has no marker of its own.
-MARK_WORDS = (
-    N_("␣ = a space before the word"),
-    N_("⏎ = a line break"),
-    N_("⇥ = a tab"),
-    N_("{mark}{char} = rest of {char} (its bytes split)"),
-    N_("<0x..> = a byte of a cut-off character"),
-)
 
 
 def token_marks_words(labels, tr: Translator = ENGLISH, sep: str = "; ") -> str:

@@ -64,13 +64,6 @@ FIELD_LABELS = (
     N_("Seed of the words"),
     N_("Find heads"),
 )
-# The finders' descriptions, declared in engine/heads.py (HEAD_FINDERS: the engine has no
-# marker), shown as the finder's options.
-FINDER_LABELS = (
-    N_("most weight on a chosen token"),
-    N_("the sharpest routes (lowest entropy)"),
-    N_("most weight parked on the first token"),
-)
 
 
 def head_choices(model, tr: Translator = ENGLISH) -> dict[str, str]:

@@ -54,11 +54,11 @@ from app.views.head_axes import (
     left_to_right,
 )
 from app.views.head_tap import open_head_on_tap
-from engine.head_names import head_tag
+from engine.head_names import HEAD_TAG_KEY, head_tag
 from engine.heads import shown_token
 from engine.trained import attribution
 
-from .causal_view import CAUSAL_CSS, HEAD_TAG_KEY
+from .causal_view import CAUSAL_CSS
 from .headings import TITLE_CSS
 from .plot_text import PlotText
 from .receipt_labels import FONT_PX, drawn_frame, receipt_labels
