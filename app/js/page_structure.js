@@ -17,4 +17,9 @@ function landmarks(doc, names) {
   set(doc.querySelector('#header .app-header'), {role: 'heading', 'aria-level': '1'});
   set(doc.getElementById('pn-Modal'), {'aria-label': names.dialog});
 }
-landmarks(document, {sidebar: __SIDEBAR_NAME__, dialog: __DIALOG_NAME__});
+// The names in the page's language where the page gives them (English: the placeholders').
+const given = typeof data === 'undefined' ? {} : data;
+landmarks(document, {
+  sidebar: given.sidebar_name || __SIDEBAR_NAME__,
+  dialog: given.dialog_name || __DIALOG_NAME__,
+});

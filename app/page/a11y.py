@@ -29,16 +29,23 @@ class ControlNames(ReactiveHTML):
     _scripts = {"render": js.source("control_names.js")}  # noqa: RUF012 - Panel reads this class attribute
 
 
+# TRANSLATORS: what a screen reader calls the sidebar (a landmark of the page's settings).
+SIDEBAR_NAME = N_("Settings")
+# TRANSLATORS: what a screen reader calls the dialog that joins a class.
+DIALOG_NAME = N_("Join the class")
+
+
 class PageStructure(ReactiveHTML):
     """Renders nothing visible; its script gives the template's page one `main` landmark, one
     level-one heading, a named settings landmark and a named join dialog
     (app/js/page_structure.js)."""
 
+    sidebar_name = param.String(default=SIDEBAR_NAME, doc="the settings landmark's name")
+    dialog_name = param.String(default=DIALOG_NAME, doc="the join dialog's name")
+
     _template = '<div id="structure" aria-hidden="true" style="display:none"></div>'
     _scripts = {  # noqa: RUF012 - Panel reads this class attribute
-        "render": js.source(
-            "page_structure.js", SIDEBAR_NAME="Settings", DIALOG_NAME="Join the class"
-        )
+        "render": js.source("page_structure.js", SIDEBAR_NAME=SIDEBAR_NAME, DIALOG_NAME=DIALOG_NAME)
     }
 
 

@@ -16,7 +16,7 @@ import param
 import attention_lab_assets
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH
-from app.page.a11y import ControlNames, PageStructure, TabKeys
+from app.page.a11y import DIALOG_NAME, SIDEBAR_NAME, ControlNames, PageStructure, TabKeys
 from app.page.deferred import fill
 from app.state.sources import MODEL, SourceSwitch
 from app.state.sources import SCENARIOS as HAND_MADE
@@ -129,7 +129,13 @@ class PageLayout(param.Parameterized):
         return [
             pn.Column(
                 ControlNames(width=0, height=0, margin=0),
-                PageStructure(width=0, height=0, margin=0),
+                PageStructure(
+                    sidebar_name=self._(SIDEBAR_NAME),
+                    dialog_name=self._(DIALOG_NAME),
+                    width=0,
+                    height=0,
+                    margin=0,
+                ),
                 TabKeys(
                     css_class="lab-teaching", label=self._("Teaching"), width=0, height=0, margin=0
                 ),
