@@ -20,7 +20,7 @@ from app.i18n.said import Said
 from app.i18n.translator import ENGLISH
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
-from engine.head_names import head_name
+from app.views.head_axes import head_words
 
 # TRANSLATORS: the headline above the plots while a lesson step waits for Measure.
 HEADLINE = N_("Predict first: the numbers appear when you press Measure.")
@@ -121,7 +121,7 @@ def found_head_note(shown):
         if WEIGHTS in held:
             text = Said(
                 "Opened first: {head}. What was measured to find it shows once you measure.",
-                head=head_name(*m.loaded.retrieval_head),
+                head=head_words(*m.loaded.retrieval_head, _tr(view)),
             ).text(_tr(view))
             # The query's own token instead (Panel's Select takes no None once drawn).
             query = m.run.query_position if m.run is not None else None
@@ -129,7 +129,7 @@ def found_head_note(shown):
                 _PICKED[view] = query
                 token.value = query
         else:
-            text = note(m.loaded, m.layer, m.head)
+            text = note(m.loaded, m.layer, m.head, _tr(view))
             if _PICKED.pop(view, None) == token.value and m.snapshot is not None:
                 token.value = int(np.argmax(m.snapshot.weights))  # unless the student chose
         if view.head_note.object != html.escape(text):

@@ -538,7 +538,7 @@ class ModelMainView(pn.viewable.Viewer):
     def __init__(self, mstate, tr: Translator = ENGLISH, **params):
         super().__init__(mstate=mstate, **params)
         self.tr, _ = tr, tr.gettext
-        self.prediction = PredictionView()
+        self.prediction = PredictionView(tr=tr)
         self.experiment = pn.widgets.Select(
             label=_("Experiment on this head"),
             options=self._experiment_options(),

@@ -13,6 +13,7 @@ from panel.reactive import ReactiveHTML
 import attention_lab_assets
 from app import js
 from app.i18n.translator import ENGLISH, Translator
+from app.state.sources import MODEL
 
 from .announcer import Announcer
 from .notify import notify
@@ -277,10 +278,19 @@ class StatusView(pn.viewable.Viewer):
         model = getattr(self.state, "model_ready", False) and self.state.model
         return model.model if model else ""
 
+    def _error_message(self) -> str:
+        """The shown source's refusal in the page's language: the model source keeps its own
+        (`ModelState.error_text`), the lab's is a `Phrase`."""
+        source = self.state
+        model = source.model if getattr(source, "model_ready", False) else None
+        if model is not None and source.source == MODEL and model.error == source.error:
+            return model.error_text(self.tr)
+        return phrase_text(source.error, self.tr)
+
     @param.depends("state.error", watch=True)
     def _error_changed(self, announce: bool = True):
         """The banner; a new refusal (not the page's first drawing of it) also a toast."""
-        message = phrase_text(self.state.error, self.tr)
+        message = self._error_message()
         if message:
             # TRANSLATORS: the red banner under the headline; {reason} says why (already
             # translated), the <b> tags stay.

@@ -83,3 +83,16 @@ def test_a_refused_head_is_named_in_the_students_language_and_in_english_as_befo
     assert not m.request(layer=99)
     assert m.error == "layer: 99 is not a layer of this model (0..1)"
     assert m.error_text(Translator("es")) == "layer: 99 no es una capa de este modelo (0..1)"
+
+
+def test_the_status_banner_shows_a_model_refusal_in_the_students_language():
+    from app.state.lab_state import LabState
+    from app.state.sources import MODEL, SourceSwitch
+    from app.views.status import StatusView
+
+    sources = SourceSwitch(LabState())
+    sources.source = MODEL
+    spanish, english = StatusView(sources, tr=Translator("es")), StatusView(sources)
+    assert not sources.model.request(layer=99)
+    assert "99 no es una capa de este modelo" in spanish.error.object
+    assert "99 is not a layer of this model" in english.error.object
