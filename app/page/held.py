@@ -15,12 +15,12 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from app.i18n.head_words import head_words
 from app.i18n.markers import N_
 from app.i18n.said import Said
 from app.i18n.translator import ENGLISH
 from app.lessons.reveals import ANSWER, PLANES, WEIGHTS
 from app.views.covered import conceal
-from app.views.head_axes import head_words
 
 # TRANSLATORS: the headline above the plots while a lesson step waits for Measure.
 HEADLINE = N_("Predict first: the numbers appear when you press Measure.")

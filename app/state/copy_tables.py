@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.i18n.head_words import head_words
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state.model_runs import edit_key
@@ -101,11 +102,6 @@ def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
     return SceneTable("head_scores", title, description, ("rank", "head", "score"), body)
 
 
-def _isolated(phrase: str, tr: Translator) -> str:
-    # Right to left: the phrase in its own isolate (app/views/head_axes.py `in_line`).
-    return f"\u2068{phrase}\u2069" if tr.dir == "rtl" else phrase
-
-
 def ranked_words(scores, kind: str, tr: Translator = ENGLISH) -> str:
     """The marked heads in one line, for the grid's caption ("" when none is scored)."""
     top = ranked_heads(scores, kind, MARKED)
@@ -117,7 +113,7 @@ def ranked_words(scores, kind: str, tr: Translator = ENGLISH) -> str:
     heads = "; ".join(
         ranked.format(
             rank=i,
-            head=_isolated(_("layer {layer} head {head}").format(layer=s.layer, head=s.head), tr),
+            head=head_words(s.layer, s.head, tr),
             score=tr.format_decimal(float(f"{s.score(kind):.3f}"), "0.000"),  # as Python rounds
         )
         for i, s in enumerate(top, start=1)

@@ -21,12 +21,12 @@ from bokeh.palettes import Viridis256
 from bokeh.transform import transform
 
 import attention_lab_assets
+from app.i18n.head_words import head_words, in_line
 from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once
 from app.state import copy_tables as ct
 from app.state.settings_schema import FIND_HEADS, MODEL_FIELDS
 
-from .head_axes import head_words, in_line
 from .notify import notify
 from .style import add_glyph, f32
 from .two_way import Echo

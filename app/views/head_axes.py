@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bokeh.models import FixedTicker, Range1d
 
+from app.i18n.head_words import in_line
 from app.i18n.translator import ENGLISH, Translator
 from engine.heads import token_mark_phrases
 
@@ -47,20 +48,6 @@ def fit_head_map(fig, n_layers: int, n_heads: int) -> None:
     fig.y_range.start, fig.y_range.end = n_heads - 0.5, -0.5
     fig.xaxis.ticker.ticks = list(range(0, n_layers, 1 if n_layers <= 10 else 5))
     fig.yaxis.ticker.ticks = list(range(n_heads))
-
-
-def head_words(layer: int, head: int, tr: Translator = ENGLISH) -> str:
-    """`engine.head_names.head_name` in the session's language: "layer 13 head 8"."""
-    _ = tr.gettext
-    # TRANSLATORS: the one way the lab names a head in words (counted from 0).
-    return in_line(_("layer {layer} head {head}").format(layer=layer, head=head), tr)
-
-
-def in_line(phrase: str, tr: Translator = ENGLISH) -> str:
-    """A translated phrase set into a sentence's placeholder: in a right-to-left language it
-    sits in a first-strong isolate (FSI ... PDI), so the left-to-right isolate that the
-    placeholder has in an Arabic sentence does not reorder its Arabic words."""
-    return f"\u2068{phrase}\u2069" if tr.dir == "rtl" and phrase else phrase
 
 
 def token_marks_words(labels, tr: Translator = ENGLISH, sep: str = "; ") -> str:

@@ -43,6 +43,7 @@ from bokeh.models import (
 from bokeh.palettes import Blues256
 
 import attention_lab_assets
+from app.i18n.head_words import head_words, in_line
 from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once
 from app.state import head_patterns as hp
@@ -54,7 +55,7 @@ from engine.heads import bidi_isolated, shown_token, shown_tokens
 
 from .covered import conceal
 from .find_heads import ScoreLayer
-from .head_axes import head_words, in_line, left_to_right, token_marks_words
+from .head_axes import left_to_right, token_marks_words
 from .head_image import add_head_image, box_data, image_data
 from .notify import notify
 from .plot_text import PlotText

@@ -13,6 +13,7 @@ import panel as pn
 import param
 
 import attention_lab_assets
+from app.i18n.head_words import head_words, in_line
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.patches.panel_events import respond_at_once, widgets_of
@@ -29,7 +30,6 @@ from engine.heads import HEAD_FINDERS, find_heads, shown_token
 from engine.trained import experiments as ex
 from engine.trained.edits import PatchHead
 
-from .head_axes import head_words, in_line
 from .head_grid import QueryPicker
 from .loss_strip import LossStripView
 from .notify import notify

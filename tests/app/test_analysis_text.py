@@ -75,10 +75,15 @@ def test_the_summary_never_says_minus_zero():
 
 
 def test_lesson_numbers_never_show_minus_zero():
-    from app.lessons.lab_lessons import _f
+    from app.i18n.translator import Translator
+    from app.lessons.numbers import fixed
 
-    assert _f(-1e-17) == "0.00" and _f(-0.004, 2) == "0.00" and _f(-0.006) == "-0.01"
-    assert _f(-1e-9, 0) == "0"
+    def shown(x, digits=2, tr=None):
+        return fixed(x, digits).text(tr or Translator("en"))
+
+    assert shown(-1e-17) == "0.00" and shown(-0.004) == "0.00" and shown(-0.006) == "-0.01"
+    assert shown(-1e-9, 0) == "0"
+    assert shown(-0.004, tr=Translator("es")) == "0,00"  # nor in another language
 
 
 def test_a_zero_share_is_never_minus_zero_percent():

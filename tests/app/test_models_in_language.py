@@ -4,9 +4,10 @@ one way the catalogue does, and keep the model's own tokens and example texts as
 
 from __future__ import annotations
 
+from app.i18n.head_words import head_words
 from app.i18n.translator import Translator
 from app.state.model_state import ModelState
-from app.views.head_axes import head_words, token_marks_words
+from app.views.head_axes import token_marks_words
 from app.views.head_grid import HeadGridView
 from app.views.model_panel import ModelMainView, ModelPanel, experiments_table
 

@@ -11,6 +11,8 @@ import pytest
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 
+from app.i18n.said import shown_value
+from app.i18n.translator import Translator
 from app.lessons.lab_lessons import LESSONS
 from app.lessons.model_lessons import MODEL_LESSONS
 from app.page.lab_page import create_app
@@ -78,8 +80,10 @@ def test_no_lesson_text_is_tex():
     for step in (*LESSONS, *MODEL_LESSONS):
         for text in _strings(step):
             assert not has_tex(text), (step.title, text)
-    for step in LESSONS:  # the measured sentences too
-        assert not has_tex(step.run(LabState())[2]), step.title
+    for step in LESSONS:  # the measured sentences too, in English and in Spanish
+        measured = step.run(LabState())[2]
+        for tr in (Translator("en"), Translator("es")):
+            assert not has_tex(shown_value(measured, tr)), step.title
 
 
 def test_the_check_is_installed_in_panel(monkeypatch):
