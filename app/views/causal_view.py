@@ -29,6 +29,7 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
+from app.i18n.head_words import head_words
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state import attribution_runs
@@ -44,7 +45,6 @@ from app.views.head_axes import (
     LAYER,
     fit_head_map,
     head_map_ranges,
-    head_words,
     label_head_map,
     left_to_right,
     token_marks_words,

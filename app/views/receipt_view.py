@@ -28,6 +28,7 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Rect, Scatter
 
+from app.i18n.head_words import head_words
 from app.i18n.translator import ENGLISH, Translator
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
@@ -49,7 +50,6 @@ from app.views.head_axes import (
     LAYER,
     fit_head_map,
     head_map_ranges,
-    head_words,
     label_head_map,
     left_to_right,
 )
