@@ -30,8 +30,11 @@ from tests.waiting import wait_until
 def _view(text: str) -> tuple[ModelState, CausalState, CausalView]:
     m = ModelState(text=text)
     c = CausalState(m)
+    # The suggestion is looked for on a worker, which here delivers on its own thread (a page
+    # delivers on its session's): let it land before the view is built, not halfway through.
+    assert c.settle(60)
     view = CausalView(c, m)
-    assert c.settle(60)  # the suggestion is looked for on the worker
+    assert c.settle(60)
     return m, c, view
 
 
