@@ -69,16 +69,27 @@ TITLE = N_("Attention Lab")
 # A trained head's planes are projections of its d_head-dimensional vectors (engine/heads.py).
 # Each axis's title, longest first: the longest that fits the plane's frame is shown (a 720p
 # projector's plane cut "along the head's output" to "along the head's outpu").
+# TRANSLATORS: the axes of a trained head's planes (projections), each longest first.
 PROJECTION_CAPTIONS = {
     "address": (
-        ("along q: every q·k drawn is exact", "along q (q·k exact)", "along q"),
-        ("towards the top key", "to the top key", "top key"),
+        (N_("along q: every q·k drawn is exact"), N_("along q (q·k exact)"), N_("along q")),
+        (N_("towards the top key"), N_("to the top key"), N_("top key")),
     ),
     "payload": (
-        ("along the head's output", "along the output", "output"),
-        ("towards the largest w·v", "to the largest w·v", "largest w·v"),
+        (N_("along the head's output"), N_("along the output"), N_("output")),
+        (N_("towards the largest w·v"), N_("to the largest w·v"), N_("largest w·v")),
     ),
 }
+
+
+def captions_in(tr) -> dict:
+    """`PROJECTION_CAPTIONS` in the session's language."""
+    return {
+        plane: tuple(tuple(tr.gettext(v) for v in variants) for variants in axes)
+        for plane, axes in PROJECTION_CAPTIONS.items()
+    }
+
+
 # The state's settings whose controls are behind "More settings" (not the query position: each
 # scenario sets its own, and it matters only once "Causal" is on).
 CANDIDATE_SETTINGS = tuple(
@@ -285,7 +296,7 @@ class Lab:
             # The Causal map tab's views are built when it is first opened (PageLayout).
             self.layout.place_model_views(get("model_panel"), get("model_main"), get("every_head"))
         self.layout.show_source(model)
-        self.geometry.set_captions(PROJECTION_CAPTIONS if model else None)
+        self.geometry.set_captions(captions_in(self.tr) if model else None)
         if model:
             self.offer_model_lesson()
         self.redraw()  # the snapshot arrived before these views existed

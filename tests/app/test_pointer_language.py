@@ -15,3 +15,13 @@ def test_the_pointer_speaks_the_page_language():
     assert english == POINTER_WORDS
     assert set(spanish) == set(POINTER_WORDS) and "barra lateral" in spanish["cue"]
     assert all("{names}" in text for text in spanish.values())
+
+
+def test_a_trained_heads_plane_axes_are_in_the_page_language():
+    from app.page.lab_page import PROJECTION_CAPTIONS, captions_in
+
+    assert captions_in(Translator("en")) == PROJECTION_CAPTIONS
+    spanish = captions_in(Translator("es"))
+    assert spanish["payload"][0][0] == "a lo largo de la salida de la cabeza"
+    long = captions_in(Translator("x-long"))
+    assert all(v.startswith("⟦") for axes in long.values() for a in axes for v in a)
