@@ -39,7 +39,7 @@ from .snapshot import (
     entropy_curve,
     entropy_of,
 )
-from .wording import N_
+from .wording import N_, Phrase, Share
 
 if TYPE_CHECKING:  # the one run every model returns (engine/trained/runs.py)
     from .trained.runs import Run as HeadRun
@@ -249,7 +249,12 @@ def head_snapshot(
         notice=notice,
         ablated=ablated,
         patched=patched,
-        summary_suffix=f"; the model answers {shown_token(run.answer)} ({p_answer:.0%}).",
+        # TRANSLATORS: ends a trained head's headline: {token} the model's answer, {share} its
+        # probability ("; the model answers ␣Paris (83%).").
+        summary_suffix=Phrase(
+            N_("; the model answers {token} ({share})."),
+            {"token": shown_token(run.answer), "share": Share(p_answer, 0)},
+        ),
     )
 
 

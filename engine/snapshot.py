@@ -139,8 +139,11 @@ def build_snapshot(
     parts = describe_parts(fields)
     sentence = "".join(str(part) for part in parts)
     fields["summary"] = sentence[:-1] + summary_suffix if summary_suffix else sentence
-    # A suffix is written in English by its source: such a headline is shown as it is.
-    fields["summary_parts"] = () if summary_suffix else parts
+    # A suffix takes the closing full stop's place; one that is plain text (not a `Phrase`)
+    # cannot be translated, so its headline is shown as its source wrote it.
+    if summary_suffix:
+        parts = (*parts[:-1], summary_suffix) if isinstance(summary_suffix, Phrase) else ()
+    fields["summary_parts"] = parts
     return LabSnapshot(**fields)
 
 

@@ -97,3 +97,15 @@ def test_the_status_banner_shows_a_model_refusal_in_the_students_language():
     assert not sources.model.request(layer=99)
     assert "99 no es una capa de este modelo" in spanish.error.object
     assert "99 is not a layer of this model" in english.error.object
+
+
+def test_a_trained_heads_headline_says_the_models_answer_in_the_students_language():
+    from app.views.status import headline
+
+    snap = ModelState().snapshot
+    english = headline(snap)
+    assert english == snap.summary and "; the model answers " in english
+    answer = english.rsplit("; the model answers ", 1)[1].split(" (")[0]
+    spanish, chinese = headline(snap, Translator("es")), headline(snap, Translator("zh-Hans"))
+    assert f"; el modelo responde {answer} (" in spanish and "entropía 0,00 nats" in spanish
+    assert chinese.endswith("）。") and f"模型的回答是 {answer}" in chinese
