@@ -7,12 +7,16 @@ polite live region (`LiveSummary.say`): how the route went from the one said las
 now (app/state/route_news.py), then the messages. A drag or a slider sweep is thus one
 sentence, from where it started to where it stopped, not one per step.
 
-Without a served document (a notebook, an in-process test) the news is said at once.
+Without a served document (a notebook, an in-process test) the news is said at once. The news
+is said in the page's language (`tr`): the route's sentences and a message that is a `Phrase`
+are translated when said, not when made.
 """
 
 from __future__ import annotations
 
+from app.i18n.translator import ENGLISH, Translator
 from app.state.route_news import route_change
+from app.views.phrases import phrase_text
 
 SETTLE_MS = 1000
 
@@ -20,8 +24,9 @@ SETTLE_MS = 1000
 class Announcer:
     """The news of one page, said through `region` (a LiveSummary) on `doc`'s loop."""
 
-    def __init__(self, region, doc=None, settle_ms: int = SETTLE_MS):
+    def __init__(self, region, doc=None, settle_ms: int = SETTLE_MS, tr: Translator = ENGLISH):
         self.region = region
+        self.tr = tr
         self.doc = doc if doc is not None and doc.session_context is not None else None
         self.settle_ms = settle_ms
         self._said = None  # the route said last (the first drawing is the start: not news)
@@ -60,6 +65,6 @@ class Announcer:
         parts = [route_change(self._said, self._now)] if self._now is not self._said else []
         parts += self._messages
         self._said, self._messages = self._now, []
-        sentence = " ".join(p for p in parts if p)
+        sentence = " ".join(phrase_text(p, self.tr) for p in parts if p)
         if sentence:
             self.region.say(sentence)

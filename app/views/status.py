@@ -97,7 +97,7 @@ class StatusView(pn.viewable.Viewer):
         self.tr, self._ = tr, tr.gettext
         self.summary = LiveSummary(sizing_mode="stretch_width", margin=(4, 10))
         # What changed, said through the summary's live region once it settles.
-        self.news = Announcer(self.summary, pn.state.curdoc)
+        self.news = Announcer(self.summary, pn.state.curdoc, tr=tr)
         self._banners: dict[str, pn.pane.PaneBase] = {}
         self._column = pn.Column(
             self.summary,
