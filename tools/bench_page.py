@@ -39,20 +39,46 @@ ALL_PLOTS_DRAWN = """() => {
 }"""
 
 
-def _build_page():
+def _build_page(language: str = "en", model: bool = False):
+    """One session's page in `language`; `model`: switched to the trained model's source, as
+    `?source=model` opens it (its views are built on first use)."""
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
     from app.page.lab_page import create_app
     from app.state.lab_state import LabState
+    from app.state.sources import MODEL
 
     doc = Document()
     with set_curdoc(doc):
         with doc.models.freeze():  # as app/server/serve.py builds it
-            page = create_app(LabState())
+            page = create_app(LabState(), language=language)
+            if model:
+                page.lab.sources.source = MODEL
             page.server_doc(doc)
         doc.to_json()  # what the server sends when the page pulls its document
     return doc, page
+
+
+def languages_side(repeats: int, languages: tuple[str, ...], model: bool) -> dict:
+    """Median CPU to build a page in each language, the languages alternating build by build
+    (a machine that slows down slows them alike); keyed by language, in the order given."""
+    import os
+
+    from app.server.cli import settle_bokeh_settings
+
+    settle_bokeh_settings(os.environ)
+    _use_speedups(True)
+    for code in languages:
+        for _ in range(3):
+            _build_page(code, model)  # warm-up: imports, caches, the catalogues compiled
+    cpu = {code: [] for code in languages}
+    for _ in range(repeats):
+        for code in languages:
+            t0 = time.process_time()
+            _build_page(code, model)
+            cpu[code].append(time.process_time() - t0)
+    return {code: statistics.median(times) for code, times in cpu.items()}
 
 
 def _use_speedups(on: bool) -> None:
@@ -107,8 +133,9 @@ def server_side(repeats: int, kept: int, modes: tuple[bool, ...] = (True,)) -> d
     return results
 
 
-def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
-    """Median ms from navigation start to every plot drawn, over fresh loads of one server."""
+def browser_first_draw(loads: int, viewport: tuple[int, int], language: str = "") -> dict:
+    """Median ms from navigation start to every plot drawn, over fresh loads of one server
+    (`language`: the page opened with `?lang=`)."""
     import tempfile
     from pathlib import Path
 
@@ -127,7 +154,7 @@ def browser_first_draw(loads: int, viewport: tuple[int, int]) -> dict:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
             for i in range(loads + 1):
                 page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-                page.goto(server.url)
+                page.goto(f"{server.url}?lang={language}" if language else server.url)
                 drawn = page.wait_for_function(ALL_PLOTS_DRAWN, polling="raf", timeout=60000)
                 at, n_plots = drawn.json_value()
                 deferred = page.locator(".lab-deferred")
@@ -237,7 +264,20 @@ def main(argv=None) -> None:
         "served), with Bokeh's own functions (off), or both, alternating, with their ratio (the "
         "page build only: --browser always serves with them)",
     )
+    parser.add_argument(
+        "--languages",
+        metavar="CODES",
+        help="instead of the rest: the page build in each of these languages (comma-separated, "
+        "e.g. en,es,zh-Hans,ar), alternating, with each one's ratio to the first; with "
+        "--browser, the first drawing too",
+    )
+    parser.add_argument(
+        "--model", action="store_true", help="with --languages: the trained model's page"
+    )
     args = parser.parse_args(argv)
+    if args.languages:
+        compare_languages(args)
+        return
 
     modes = {"on": (True,), "off": (False,), "both": (True, False)}[args.speedups]
     results = server_side(args.repeats, args.kept, modes)
@@ -273,6 +313,29 @@ def main(argv=None) -> None:
         if b["deferred_ms"] is not None:
             print(
                 f"  scrolling to the analysis plots until they are drawn: {b['deferred_ms']:.0f} ms"
+            )
+
+
+def compare_languages(args) -> None:
+    """`--languages`: the same page in several languages, side by side in one run."""
+    codes = tuple(code.strip() for code in args.languages.split(",") if code.strip())
+    page = "the model page" if args.model else "the first screen"
+    built = languages_side(args.repeats, codes, args.model)
+    first = codes[0]
+    for code, cpu in built.items():
+        print(
+            f"page build, {page}, lang={code}: {1000 * cpu:.0f} ms of CPU "
+            f"(median of {args.repeats}), x{cpu / built[first]:.3f} of {first}"
+        )
+    if args.browser:
+        width, height = (int(v) for v in args.viewport.split("x"))
+        drawn = {code: browser_first_draw(args.loads, (width, height), code) for code in codes}
+        for code, b in drawn.items():
+            ratio = b["first_draw_ms"] / drawn[first]["first_draw_ms"]
+            print(
+                f"browser at {args.viewport}, lang={code}: all {b['plots']} plots drawn "
+                f"{b['first_draw_ms']:.0f} ms (median of {args.loads} loads), x{ratio:.3f} of "
+                f"{first}"
             )
 
 

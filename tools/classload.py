@@ -42,7 +42,9 @@ from tools.bokeh_internals import (
 )
 from tools.harness import require_loopback
 
-STEP_HEADING = re.compile(r"Step (\d+) of \d+")
+# "Step 3 of 12" in any language the class speaks ("Paso 3 de 12", "第 3 步，共 12 步"): the
+# step is the heading's first number.
+STEP_HEADING = re.compile(r"(\d+)\D+\d+")
 JOINED = re.compile(r"data-class-joined=.(\d+)")
 ARRIVED = re.compile(r"data-class-arrived=.(\d+)")
 
@@ -270,9 +272,16 @@ def percentiles(values_ms) -> dict:
 
 
 def drive(
-    app_url: str, students: int, steps: int = 2, concurrency: int = 8, max_seconds: float = 600
+    app_url: str,
+    students: int,
+    steps: int = 2,
+    concurrency: int = 8,
+    max_seconds: float = 600,
+    languages: tuple[str, ...] = (),
 ) -> dict:
-    """Run one class against `app_url` and return its figures (see the module's doc)."""
+    """Run one class against `app_url` and return its figures (see the module's doc).
+    `languages`: the students open the class link with these `?lang=` in turn (the teacher's
+    page stays English); none: every page in the server's default."""
     register_models()
     deadline = time.time() + max_seconds
     code, key = start_class(app_url)
@@ -282,8 +291,11 @@ def drive(
         raise RuntimeError(f"teacher: {teacher.failed}")
     pages: list[Student] = []
 
-    def open_one(_):
-        page = Student(app_url, {"class": code}).start()
+    def open_one(i):
+        arguments = {"class": code}
+        if languages:
+            arguments["lang"] = languages[i % len(languages)]
+        page = Student(app_url, arguments).start()
         page.ready.wait(120)
         return page
 
@@ -334,6 +346,7 @@ def drive(
         "url": app_url,
         "code": code,
         "students": students,
+        "languages": list(languages),
         "joined": teacher.joined() if not teacher.failed else 0,
         "open_seconds": open_s,
         "next_to_shown_ms": percentiles(shown_ms),
@@ -354,7 +367,9 @@ def render(report: dict) -> str:
         return f"p50 {f['p50']:.0f} ms, p95 {f['p95']:.0f} ms, max {f['max']:.0f} ms (n={f['n']})"
 
     lines = [
-        f"class {report['code']} at {report['url']}: {report['students']} students, "
+        f"class {report['code']} at {report['url']}: {report['students']} students"
+        + (f" in {', '.join(report['languages'])}" if report.get("languages") else "")
+        + ", "
         f"opened in {report['open_seconds']:.1f} s, {report['joined']} joined",
         f"  teacher's Next -> student's step shown: {fig('next_to_shown_ms')}",
         f"  student's vote -> teacher's chart:      {fig('vote_to_chart_ms')}",
@@ -379,13 +394,22 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=2, help="Next presses measured (default 2)")
     parser.add_argument("--concurrency", type=int, default=8, help="pages opening at once")
     parser.add_argument("--max-seconds", type=float, default=600)
+    parser.add_argument(
+        "--languages", default="", help="the students' ?lang= in turn, e.g. en,es,zh-Hans,ar"
+    )
     options = parser.parse_args(argv)
     try:
         require_loopback(options.target)
     except SystemExit as exc:
         raise SystemExit(f"classload: {exc}") from None
+    languages = tuple(code for code in options.languages.split(",") if code)
     report = drive(
-        options.target, options.students, options.steps, options.concurrency, options.max_seconds
+        options.target,
+        options.students,
+        options.steps,
+        options.concurrency,
+        options.max_seconds,
+        languages,
     )
     print(render(report))
     ok = not report["errors"] and report["votes_counted"] == report["votes_sent"]

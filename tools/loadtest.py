@@ -567,6 +567,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the votes counted",
     )
     add("--class-steps", type=int, default=2, help="Next presses a class run measures")
+    add(
+        "--class-languages",
+        default="",
+        metavar="CODES",
+        help="the students open the class link with these ?lang= in turn (e.g. en,es,zh-Hans,ar)",
+    )
     return parser
 
 
@@ -577,6 +583,7 @@ def run_class(options, url: str) -> dict:
         options.class_steps,
         options.connect_concurrency,
         options.max_seconds,
+        tuple(code for code in options.class_languages.split(",") if code),
     )
     print(classload.render(report))
     if report["votes_counted"] != report["votes_sent"]:

@@ -154,13 +154,17 @@ def test_the_load_tool_drives_a_class_and_counts_every_vote(lab, tmp_path, monke
     out = tmp_path / "class.json"
     argv = ["--url", f"{lab.base}/app", "--server-pid", str(lab.process.pid)]
     argv += ["--class-size", "4", "--class-steps", "1", "--max-seconds", "200"]
+    # Each student in another language: the step is read from "Paso 2 de 12" and "第 2 步"
+    # alike, and every vote counts whatever language its choices were shown in.
+    argv += ["--class-languages", "en,es,zh-Hans,ar"]
     started = time.monotonic()
     assert loadtest.main([*argv, "--json", str(out)]) == 0
     elapsed_ms = (time.monotonic() - started) * 1000
     report = json.loads(out.read_text())
     assert report["errors"] == [] and report["joined"] == 4
     assert report["votes_sent"] == report["votes_counted"] == 4
-    assert "votes counted: 4 of 4" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "votes counted: 4 of 4" in printed and "4 students in en, es, zh-Hans, ar" in printed
     # The tool summarises the Next latencies first, then the votes' (classload.drive).
     shown, votes = samples[0], samples[1]
     # One Next: each of the 4 students saw the step after the teacher sent it, within the run.
