@@ -248,7 +248,7 @@ class LabState(param.Parameterized):
         try:
             for name, value in settings.items():
                 if name not in FIELDS:
-                    raise ValueError(f"{name}: unknown setting")
+                    raise Problem("{name}: unknown setting", name=name)
                 settings_schema.check_number(FIELDS[name], value)
                 check_value(self, name, value)
         except ValueError as exc:
@@ -470,7 +470,7 @@ class LabState(param.Parameterized):
         Settings the data leaves out take the (imported) scenario's values.
         """
         if not isinstance(data, Mapping):
-            raise ValueError(f"import must be a JSON object, got {type(data).__name__}")
+            raise Problem("import must be a JSON object, got {kind}", kind=type(data).__name__)
         given = settings_schema.check_config(data, FIELDS)
         target = self._target(given)
         try:

@@ -108,6 +108,11 @@ class Field:
         )
 
 
+def _item(name: str, i: int) -> str:
+    """A list setting's entry, named as in a link: keys[2]."""
+    return f"{name}[{i}]"
+
+
 def _num(x: float | None) -> str:
     return format(x, "g") if x is not None else "?"
 
@@ -290,10 +295,18 @@ def _check_pairs(field: Field, pairs: list[list[float]]) -> list[list[float]]:
     for i, (x, y) in enumerate(pairs):
         for c in (x, y):
             if not math.isfinite(c):
-                raise ValueError(f"{field.name}[{i}]: {c!r} is not a finite number")
+                raise Problem(
+                    "{name}: {value} is not a finite number",
+                    name=_item(field.name, i),
+                    value=repr(c),
+                )
             if abs(c) > COORD_LIMIT:
-                raise ValueError(
-                    f"{field.name}[{i}]: {_num(c)} exceeds the coordinate limit {_num(COORD_LIMIT)}"
+                raise Problem(
+                    # TRANSLATORS: a refused key's coordinate; {name} is as in links (keys[0]).
+                    "{name}: {value} exceeds the coordinate limit {limit}",
+                    name=_item(field.name, i),
+                    value=Amount(c),
+                    limit=Amount(COORD_LIMIT),
                 )
     return pairs
 
@@ -314,15 +327,27 @@ def clean_label(text: str, *, where: str = "labels") -> str:
     The UI escapes labels when it draws them; this function only caps and validates.
     """
     if not isinstance(text, str):
-        raise ValueError(f"{where}: {type(text).__name__} given; a label must be text")
+        raise Problem(
+            "{name}: {kind} given; a label must be text", name=where, kind=_json_type(text)
+        )
     text = text.strip()
     if not text:
-        raise ValueError(f"{where}: a label may not be empty")
+        raise Problem("{name}: a label may not be empty", name=where)
     if len(text) > LABEL_MAX_CHARS:
-        raise ValueError(f"{where}: label is {len(text)} characters; at most {LABEL_MAX_CHARS}")
+        raise Problem(
+            "{name}: label is {count} characters; at most {most}",
+            name=where,
+            count=len(text),
+            most=LABEL_MAX_CHARS,
+        )
     bad = [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn")]
     if bad:
-        raise ValueError(f"{where}: label contains the control character {ascii(bad[0])}")
+        raise Problem(
+            # TRANSLATORS: {character} is the character's code, as '\x07'.
+            "{name}: label contains the control character {character}",
+            name=where,
+            character=ascii(bad[0]),
+        )
     return text
 
 
@@ -332,15 +357,20 @@ def clean_label(text: str, *, where: str = "labels") -> str:
 def parse_text(field: Field, text: str):
     """One URL value -> a validated Python value. ValueError names the field and the value."""
     if not isinstance(text, str):
-        raise ValueError(f"{field.name}: expected text, got {type(text).__name__}")
+        raise Problem("{name}: expected text, got {kind}", name=field.name, kind=_json_type(text))
     if field.kind == "text":  # as written: a sentence's spaces are tokens
         if len(text) > field.high:
-            raise ValueError(
-                f"{field.name}: {len(text)} characters; the lab takes at most {_num(field.high)}"
+            raise Problem(
+                "{name}: {count} characters; the lab takes at most {most}",
+                name=field.name,
+                count=len(text),
+                most=Amount(field.high),
             )
         return text
     if len(text) > MAX_QUERY_VALUE_CHARS:
-        raise ValueError(f"{field.name}: value is {len(text)} characters long; refused")
+        raise Problem(
+            "{name}: value is {count} characters long; refused", name=field.name, count=len(text)
+        )
     raw = text.strip()
     shown = raw if len(raw) <= 40 else raw[:37] + "..."
     if field.kind == "float":
@@ -369,7 +399,12 @@ def parse_text(field: Field, text: str):
         for i, chunk in enumerate(raw.split(";")):
             parts = chunk.split(",")
             if len(parts) != 2:
-                raise ValueError(f"{field.name}[{i}]: {chunk.strip()[:40]!r} is not a pair x,y")
+                raise Problem(
+                    # TRANSLATORS: a link's key position that is not two numbers (x,y).
+                    "{name}: {value} is not a pair x,y",
+                    name=_item(field.name, i),
+                    value=repr(chunk.strip()[:40]),
+                )
             pairs.append([_parse_float(f"{field.name}[{i}]", p.strip()) for p in parts])
         _check_count(field, len(pairs))
         return _check_pairs(field, pairs)
@@ -395,14 +430,21 @@ def parse_text(field: Field, text: str):
         for head in heads:
             parts = head.split(".")
             if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
-                raise ValueError(f"{field.name}: {head[:20]!r} is not a head written layer.head")
+                raise Problem(
+                    # TRANSLATORS: a link's head written as layer.head, as 1.4.
+                    "{name}: {value} is not a head written layer.head",
+                    name=field.name,
+                    value=repr(head[:20]),
+                )
         return heads
     if field.kind == "labels":
         # A JSON list, so labels may hold any printable character (commas too).
         try:
             items = json.loads(raw, parse_constant=_refuse_constant)
         except (json.JSONDecodeError, RecursionError):
-            raise ValueError(f"{field.name}: {shown!r} is not a JSON list of labels") from None
+            raise Problem(
+                "{name}: {value} is not a JSON list of labels", name=field.name, value=repr(shown)
+            ) from None
         return check_json(field, items)
     raise AssertionError(f"unknown field kind {field.kind}")
 
@@ -504,7 +546,7 @@ def query_string(params: Mapping[str, str]) -> str:
 def split_query_string(search: str) -> dict[str, str]:
     """`"?a=1&b=2"` -> `{"a": "1", "b": "2"}`; a repeated key keeps its last value."""
     if len(search) > MAX_QUERY_VALUE_CHARS * 8:
-        raise ValueError(f"query string is {len(search)} characters long; refused")
+        raise Problem("query string is {count} characters long; refused", count=len(search))
     return dict(parse_qsl(search.lstrip("?"), keep_blank_values=True))
 
 
@@ -516,17 +558,23 @@ def check_json(field: Field, value):
     name = field.name
     if field.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{name}: expected a number, got {_json_type(value)}")
+            raise Problem(
+                "{name}: expected a number, got {kind}", name=name, kind=_json_type(value)
+            )
         return _check_range(field, float(value))
     if field.kind == "int":
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name}: expected a whole number, got {_json_type(value)}")
+            raise Problem(
+                "{name}: expected a whole number, got {kind}", name=name, kind=_json_type(value)
+            )
         return int(_check_range(field, value))
     if field.kind == "bool":
         if not isinstance(value, bool):
-            raise ValueError(f"{name}: expected true or false, got {_json_type(value)}")
+            raise Problem(
+                "{name}: expected true or false, got {kind}", name=name, kind=_json_type(value)
+            )
         return value
     if field.kind == "choice":
         if not isinstance(value, str) or value not in field.choices:
@@ -539,46 +587,60 @@ def check_json(field: Field, value):
             )
         return value
     if not isinstance(value, list):
-        raise ValueError(f"{name}: expected a list, got {_json_type(value)}")
+        raise Problem("{name}: expected a list, got {kind}", name=name, kind=_json_type(value))
     _check_count(field, len(value))
     if field.kind == "pairs":
         pairs = []
         for i, item in enumerate(value):
             if not isinstance(item, list) or len(item) != 2:
-                raise ValueError(f"{name}[{i}]: expected a pair [x, y], got {_json_type(item)}")
+                raise Problem(
+                    "{name}: expected a pair [x, y], got {kind}",
+                    name=_item(name, i),
+                    kind=_json_type(item),
+                )
             for c in item:
                 if isinstance(c, bool) or not isinstance(c, int | float):
-                    raise ValueError(f"{name}[{i}]: expected numbers, got {_json_type(c)}")
+                    raise Problem(
+                        "{name}: expected numbers, got {kind}",
+                        name=_item(name, i),
+                        kind=_json_type(c),
+                    )
             pairs.append([float(item[0]), float(item[1])])
         return _check_pairs(field, pairs)
     if field.kind == "bools":
         for i, item in enumerate(value):
             if not isinstance(item, bool):
-                raise ValueError(f"{name}[{i}]: expected true or false, got {_json_type(item)}")
+                raise Problem(
+                    "{name}: expected true or false, got {kind}",
+                    name=_item(name, i),
+                    kind=_json_type(item),
+                )
         return list(value)
     if field.kind == "labels":
         return [clean_label(item, where=f"{name}[{i}]") for i, item in enumerate(value)]
     raise AssertionError(f"unknown field kind {field.kind}")
 
 
-def _json_type(value) -> str:
+def _json_type(value) -> Phrase:
+    """What a refused value is, in words (a `Phrase`: said in the student's language)."""
     if value is None:
-        return "null"
+        return Phrase("null")  # JSON's own word: not translated
     if isinstance(value, bool):
-        return "a boolean"
+        # TRANSLATORS: what a refused JSON value is: "expected a number, got a boolean".
+        return Phrase(N_("a boolean"))
     if isinstance(value, int | float):
-        return f"the number {value!r}"
+        return Phrase(N_("the number {value}"), {"value": repr(value)})
     if isinstance(value, str):
-        return "text"
+        return Phrase(N_("text"))
     if isinstance(value, list):
-        return "a list"
+        return Phrase(N_("a list"))
     if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+        return Phrase(N_("an object"))
+    return Phrase(type(value).__name__)  # a Python type's name: not translated
 
 
 def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a finite number; the import is refused")
+    raise Problem("{name} is not a finite number; the import is refused", name=name)
 
 
 def import_too_big(size: int) -> Phrase:
@@ -592,7 +654,7 @@ def import_too_big(size: int) -> Phrase:
 def load_json(text: str | bytes) -> dict:
     """Import text -> a dict, refusing oversize input, NaN/Infinity and anything but an object."""
     if not isinstance(text, str | bytes):
-        raise ValueError(f"import must be text, got {type(text).__name__}")
+        raise Problem("import must be text, got {kind}", kind=_json_type(text))
     size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
     if size > MAX_IMPORT_BYTES:
         raise Problem(import_too_big(size).template, **import_too_big(size).values)
@@ -619,10 +681,16 @@ def check_config(data: Mapping, fields: Mapping[str, Field]) -> dict[str, object
     fmt = data.get("format", FORMAT_TAG)
     if fmt != FORMAT_TAG:
         shown = fmt[:40] if isinstance(fmt, str) else _json_type(fmt)
-        raise ValueError(f"format: {shown!r} is not {FORMAT_TAG!r}")
+        raise Problem(
+            "format: {value} is not {expected}", value=repr(shown), expected=repr(FORMAT_TAG)
+        )
     unknown = [k for k in data if k != "format" and k not in fields]
     if unknown:
-        raise ValueError(f"{str(unknown[0])[:40]}: unknown setting; known: {', '.join(fields)}")
+        raise Problem(
+            "{name}: unknown setting; known: {known}",
+            name=str(unknown[0])[:40],
+            known=", ".join(fields),
+        )
     return {name: check_json(fields[name], data[name]) for name in fields if name in data}
 
 
