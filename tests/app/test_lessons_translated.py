@@ -11,6 +11,7 @@ import pytest
 
 from app.i18n.translator import LRI, PDI, Translator
 from app.lessons.lab_lessons import LESSONS, LESSONS_BY_SLUG, control_names
+from app.lessons.model_lessons import MODEL_LESSONS
 from app.page.step_follower import shown_name
 from app.state.lab_state import LabState
 from app.views.lesson_panel import LessonsView
@@ -72,9 +73,10 @@ def test_the_english_step_is_unchanged():
 
 @pytest.mark.parametrize("code", ["es", "zh-Hans", "ar"])
 def test_a_translated_step_names_each_control_as_that_page_labels_it(code):
-    """The bold names of a translated step are the labels its page shows (the pointer's)."""
+    """The bold names of a translated step are the labels its page shows (the pointer's), in
+    every part: the hand-made lessons and the trained models' (parts 5-8)."""
     tr = Translator(code)
-    for step in LESSONS:
+    for step in (*LESSONS, *MODEL_LESSONS):
         english = (step.setup, step.question, step.action, step.takeaway)
         shown = [
             m.group(1).replace(LRI, "").replace(PDI, "")
@@ -84,7 +86,7 @@ def test_a_translated_step_names_each_control_as_that_page_labels_it(code):
         wanted = [
             shown_name(name, tr).replace(LRI, "").replace(PDI, "") for name in control_names(step)
         ]
-        assert shown == wanted, (code, step.slug)
+        assert shown == wanted, (code, step.title)
 
 
 def _labels(root) -> set[str]:
