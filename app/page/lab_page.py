@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from weakref import WeakKeyDictionary
 
 import panel as pn
 
@@ -341,13 +342,21 @@ class Lab:
         self.release()
 
 
+# Each served page's translator, by its document: Panel's exception handler is called without
+# the page, in the session's document (pn.state.curdoc); a closed page's entry goes with it.
+_PAGE_LANGUAGES: WeakKeyDictionary = WeakKeyDictionary()
+
+
 def _report_problem(exc: BaseException) -> None:
     """Panel's handler for an exception in a browser-event callback: the traceback goes to the
-    server log, the page gets one sentence, and the session (with its last drawing) lives on."""
+    server log, the page gets one sentence in its language, and the session (with its last
+    drawing) lives on."""
     logging.getLogger(__name__).error("lab callback failed", exc_info=exc)
-    notify(
-        "error", f"That action failed ({type(exc).__name__}); the lab kept its last valid state."
-    )
+    doc = pn.state.curdoc
+    _ = (_PAGE_LANGUAGES.get(doc, ENGLISH) if doc is not None else ENGLISH).gettext
+    # TRANSLATORS: a toast; {name} is the Python exception's name (ValueError), not translated.
+    said = _("That action failed ({name}); the lab kept its last valid state.")
+    notify("error", said.format(name=type(exc).__name__))
 
 
 def create_app(
@@ -357,17 +366,23 @@ def create_app(
     `language`: a key of app.i18n.languages.LANGUAGES; by default the request's choice
     (app/page/session_language.py)."""
     serve_stylesheets_locally(pn.state.curdoc)  # none from the CDN: app/patches/documents.py
+    choice = requested_language(pn.state.curdoc) if language is None else None
+    tr = Translator(choice.code if choice is not None else language)
+    if pn.state.curdoc is not None:
+        _PAGE_LANGUAGES[pn.state.curdoc] = tr
+    _ = tr.gettext
+    # Inside a session Panel keeps these settings per document (pn.config's session
+    # overrides), so each page's reconnect notice is in its own language.
     pn.extension(
         notifications=True,
         reconnect=True,
-        disconnect_notification=("Connection to the lab server lost; trying to reconnect..."),
+        # TRANSLATORS: a toast while the page has lost its server and tries to reconnect.
+        disconnect_notification=_("Connection to the lab server lost; trying to reconnect..."),
         ready_notification="",
         throttled=False,
         exception_handler=_report_problem,
     )
     state = state or LabState()
-    choice = requested_language(pn.state.curdoc) if language is None else None
-    tr = Translator(choice.code if choice is not None else language)
     lab = Lab(state, tr)
     template = pn.template.BootstrapTemplate(
         title=tr.gettext(TITLE),

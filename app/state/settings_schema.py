@@ -394,6 +394,11 @@ def parse_text(field: Field, text: str):
                 expected=field.describe(),
             )
         return raw
+    return _parse_list(field, raw, shown)
+
+
+def _parse_list(field: Field, raw: str, shown: str) -> list:
+    """A list setting's URL value (pairs, flags, positions, heads, labels), validated."""
     if field.kind == "pairs":
         pairs = []
         for i, chunk in enumerate(raw.split(";")):
