@@ -34,6 +34,7 @@ from app.state.map_cost import MapCost, time_left
 from app.state.model_state import ENGINE_BACKENDS
 from engine.heads import shown_token
 from engine.trained import causal
+from engine.wording import N_, Phrase, worded
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,8 @@ class MapTurns:
 # serves the pages (and, off the event loop, their forwards: model_runs.POOL).
 TURNS = MapTurns(slots=1)
 CAUSAL, PATCHING = "causal", "patching"
-LOOKING = "looking for a same-length change..."  # `change` while a suggestion is sought
+# `change` while a suggestion is sought (a Phrase: the view says it in the page's language).
+LOOKING = Phrase(N_("looking for a same-length change..."))
 MAP_BACKEND = "numpy"  # the maps run on NumPy, as the engine's do by default
 
 
@@ -183,11 +185,11 @@ class CausalState(jobs.HandsOver, param.Parameterized):
             # Shared with every session on this sentence (and the patch step's lesson).
             corrupted, change = attribution_runs.counterfactual(model, text)
         except Exception as exc:  # noqa: BLE001 - no suggestion: the student types one
-            corrupted, change = "", f"no change suggested ({exc})"
+            corrupted, change = "", _not_suggested_words(worded(exc))
         ticket.deliver(self._suggested, corrupted, change)
 
     def _not_suggested(self, failure: str) -> None:
-        self._suggested("", f"no change suggested ({failure})")
+        self._suggested("", _not_suggested_words(failure))
 
     def _suggested(self, corrupted, change) -> None:
         self.suggested = corrupted
@@ -203,7 +205,7 @@ class CausalState(jobs.HandsOver, param.Parameterized):
             return self.change
         if corrupted == self.suggested and self.change:
             return self.change
-        return "Your sentence: " + self.what_changed(corrupted)
+        return Phrase(N_("Your sentence: {change}"), {"change": self.what_changed(corrupted)})
 
     def what_changed(self, corrupted: str) -> str:
         """The suggestion's description, or what differs token by token."""
@@ -320,7 +322,7 @@ class CausalState(jobs.HandsOver, param.Parameterized):
         except causal.Cancelled:
             result, failure = None, "stopped"
         except ValueError as exc:  # a sentence the map refuses (lengths differ, same answers)
-            result, failure = None, str(exc)
+            result, failure = None, worded(exc)
         except Exception as exc:  # noqa: BLE001 - the page stays up and says what failed
             result, failure = None, f"{type(exc).__name__}: {exc}"
         ticket.deliver(self._finish, kind, result, failure)
@@ -346,21 +348,40 @@ class CausalState(jobs.HandsOver, param.Parameterized):
             self.param.update(**values)
 
 
-def describe_change(model, clean: str, corrupted: str) -> str:
+def _not_suggested_words(reason: str) -> Phrase:
+    # TRANSLATORS: the Causal map's caption when no changed sentence could be found.
+    return Phrase(N_("no change suggested ({reason})"), {"reason": reason})
+
+
+def describe_change(model, clean: str, corrupted: str) -> Phrase:
     """What differs between the open sentence and a changed one, token by token, or why no
-    patch can go between them."""
+    patch can go between them (a `Phrase`: English as `str`, said in the page's language)."""
     try:
         before, after = model.check(clean), model.check(corrupted)
     except ValueError as exc:
-        return f"the model cannot read it ({exc})"
+        return Phrase(N_("the model cannot read it ({reason})"), {"reason": worded(exc)})
     if len(before) != len(after):
-        return (
-            f"it is {len(after)} tokens and the open sentence {len(before)}: patching needs "
-            "the same number"
+        template = N_(
+            "it is {after} tokens and the open sentence {before}: patching needs the same number"
         )
+        return Phrase(template, {"after": len(after), "before": len(before)})
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
     if not changed:
-        return "it is the open sentence itself: change a word"
-    said = [f"{shown_token(a)} became {shown_token(b)} at token {i}" for i, a, b in changed[:4]]
-    more = f", and {len(changed) - 4} more tokens" if len(changed) > 4 else ""
-    return "; ".join(said) + more
+        return Phrase(N_("it is the open sentence itself: change a word"))
+    said = None
+    for i, a, b in changed[:4]:
+        # TRANSLATORS: one changed token of a typed sentence; {old} and {new} are tokens.
+        one = Phrase(
+            N_("{old} became {new} at token {position}"),
+            {"old": shown_token(a), "new": shown_token(b), "position": i},
+        )
+        # Each change after the first joins the list as the language joins clauses.
+        said = (
+            one
+            if said is None
+            else Phrase(N_("{earlier}; {later}"), {"earlier": said, "later": one})
+        )
+    if len(changed) > 4:
+        template = N_("{changes}, and {count} more tokens")
+        said = Phrase(template, {"changes": said, "count": len(changed) - 4})
+    return said

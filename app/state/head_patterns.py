@@ -30,6 +30,8 @@ from numbers import Integral
 
 import numpy as np
 
+from engine.messages import Problem
+
 MAX_CELL = 32  # pixels per side of one head's cell, at most
 LEVELS = 250  # weight 1.0 is pixel value LEVELS
 FLOOR = 1e-3  # the lightest weight drawn (pixel value 1); below it, 0
@@ -43,8 +45,11 @@ def query_position(query: int | None, n: int) -> int | None:
     if query is None or query == -1:
         return None
     if isinstance(query, bool) or not isinstance(query, Integral) or not 0 <= query < n:
-        raise ValueError(
-            f"query: position {query} is not in this text (0..{n - 1}, or -1 for the last token)"
+        # A Problem: the page says it in the student's language ("query" is the setting's name).
+        raise Problem(
+            "query: position {query} is not in this text (0..{last}, or -1 for the last token)",
+            query=query,
+            last=n - 1,
         )
     return int(query)
 

@@ -106,7 +106,7 @@ def _runs_of(asked: _Asked, extra: tuple | None = None) -> tuple:
         raise ValueError(f"backend: {exc}") from exc
 
 
-def _call(asked: _Asked) -> tuple[object, str]:
+def _call(asked: _Asked) -> tuple[object, str | Said]:
     """On the worker: the request's runs (and its experiment's row), or None and why."""
     from engine.trained import experiments as ex
 
@@ -117,8 +117,8 @@ def _call(asked: _Asked) -> tuple[object, str]:
             result = ex.run_experiment(
                 loaded, asked.text, asked.experiment, asked.layer, asked.head
             )
-        except ValueError as exc:
-            return None, f"{asked.experiment}: {exc}"
+        except ValueError as exc:  # translated where shown, as `run_experiment`'s refusal
+            return None, Said("{name}: {problem}", name=asked.experiment, problem=said_of(exc))
     try:
         runs = _runs_of(asked, None if result is None else tuple(result.edits))
     except ValueError as exc:
@@ -382,7 +382,7 @@ class ModelState(param.Parameterized):
         """On the worker: the request's runs, handed to the session's thread."""
         ticket.deliver(self._arrived, *_call(asked))
 
-    def _arrived(self, result, failure: str) -> None:
+    def _arrived(self, result, failure: str | Said) -> None:
         """On the session's thread: show the newest request's runs (a stale one never comes:
         a newer request, or a change shown since, dropped it)."""
         settings, self._asked = self._asked or {}, None
@@ -396,7 +396,7 @@ class ModelState(param.Parameterized):
         if runs is None:
             self._set_error(failure)  # the head shown stays: the last valid settings
             rest = {k: v for k, v in settings.items() if k != "backend"}
-            if failure.startswith("backend:") and rest and rest != settings:
+            if str(failure).startswith("backend:") and rest and rest != settings:
                 # As for a link's bad value: the backend is dropped, the rest still applies.
                 self._ask(rest, self.values() | rest, off_loop=True)
             return

@@ -50,6 +50,7 @@ from app.views.head_axes import (
     token_marks_words,
 )
 from app.views.head_tap import open_head_on_tap
+from app.views.phrases import phrase_text
 from engine.head_names import HEAD_TAG_KEY, head_tag
 from engine.heads import shown_token, token_labels
 
@@ -347,7 +348,9 @@ class CausalView(pn.viewable.Viewer):
 
     def _typed_changed(self) -> None:
         """The caption follows the sentence typed, not the one suggested."""
-        self.change.object = html.escape(self.cstate.change_words(self._typed()))
+        self.change.object = html.escape(
+            phrase_text(self.cstate.change_words(self._typed()), self.tr)
+        )
         self._refresh()
 
     def _typed(self) -> str:
@@ -363,7 +366,8 @@ class CausalView(pn.viewable.Viewer):
     @param.depends("cstate.corrupted", "cstate.change", watch=True)
     def _sync_corrupted(self) -> None:
         self.corrupted.value = self.corrupted.value_input = self.cstate.corrupted
-        self.change.object = html.escape(self.cstate.change_words(self.cstate.corrupted))
+        words = self.cstate.change_words(self.cstate.corrupted)
+        self.change.object = html.escape(phrase_text(words, self.tr))
         self._refresh()  # the reason the button gives may have changed
 
     @param.depends(
@@ -394,7 +398,8 @@ class CausalView(pn.viewable.Viewer):
             said = running_words(c.running, c.progress, c.time_left(), self.tr)
             self.note.object = html.escape(said)
         elif c.error:
-            self.note.object = f"<span class='lab-map-error'>{html.escape(c.error)}</span>"
+            error = html.escape(phrase_text(c.error, self.tr))
+            self.note.object = f"<span class='lab-map-error'>{error}</span>"
         elif c.message == "stopped":
             self.note.object = _("Stopped. Press the button again to measure.")
         else:
@@ -552,7 +557,7 @@ class CausalView(pn.viewable.Viewer):
         _ = self.tr.gettext
         patched = _("Patched into “{sentence}” ({change}), {where}. ").format(
             sentence=pmap.corrupted,
-            change=self.cstate.what_changed(pmap.corrupted),
+            change=phrase_text(self.cstate.what_changed(pmap.corrupted), self.tr),
             where=self.cstate.positions_words(pmap.positions, self.tr),
         )
         self.patch_summary.object = patching_summary(pmap, patched, self.tr)

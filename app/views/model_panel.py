@@ -33,6 +33,7 @@ from engine.trained.edits import PatchHead
 from .head_grid import QueryPicker
 from .loss_strip import LossStripView
 from .notify import notify
+from .phrases import phrase_text
 from .prediction import PredictionView
 from .two_way import Echo, Sent
 
@@ -432,7 +433,7 @@ class ModelPanel(pn.viewable.Viewer):
 TABLE_COLUMNS = {
     N_("experiment"): lambda r, tr: tr.gettext(r.title),
     N_("program"): lambda r, tr: r.text_before,
-    N_("edit"): lambda r, tr: r.edit,  # the engine's words (not yet translated)
+    N_("edit"): lambda r, tr: phrase_text(r.edit, tr),  # the engine's words (a Phrase)
     N_("largest weight change"): lambda r, tr: _fixed(r.max_weight_change, 3, tr),
     N_("head output moved"): lambda r, tr: _fixed(r.output_change, 2, tr),
     N_("answer"): lambda r, tr: f"{shown_token(r.answer_before)} → {shown_token(r.answer_after)}",
@@ -515,7 +516,7 @@ def experiments_table(results, tr: Translator = ENGLISH) -> str:
         )
         body.append(f'<tr class="run">{cells}</tr>')
         if r.note:
-            span, note = len(TABLE_COLUMNS), html.escape(r.note)
+            span, note = len(TABLE_COLUMNS), html.escape(phrase_text(r.note, tr))
             body.append(f'<tr><td class="note" colspan="{span}">{note}</td></tr>')
     table = f'<table class="lab-experiments"><tr class="head">{head}</tr>{"".join(body)}</table>'
     # Focusable, so a keyboard can scroll it too; a region, so a screen reader names it.

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..messages import Problem
+from ..wording import N_, Phrase
 from . import binding_task as task
 from . import word_kinds
 
@@ -23,7 +25,25 @@ class Change:
     old: str
     new: str
     kind: str  # a kind of `word_kinds` ("day", "name", ...), or "value" in a binding program
-    description: str
+    description: str  # a `Phrase`: English as `str`, said in the student's language by the page
+
+
+# What a language model's change says, one sentence per kind of word (a translation may need
+# to agree "another" with the kind's gender). The words themselves are data, never translated.
+# TRANSLATORS: the Causal map's suggested change: {old} and {new} are the model's tokens.
+CHANGED_WORD = {
+    "name": N_("{old} became {new}, another name, at token {position}"),
+    "day": N_("{old} became {new}, another day, at token {position}"),
+    "month": N_("{old} became {new}, another month, at token {position}"),
+    "city": N_("{old} became {new}, another city, at token {position}"),
+    "country": N_("{old} became {new}, another country, at token {position}"),
+    "number": N_("{old} became {new}, another number, at token {position}"),
+    "digit": N_("{old} became {new}, another digit, at token {position}"),
+    "colour": N_("{old} became {new}, another colour, at token {position}"),
+    "animal": N_("{old} became {new}, another animal, at token {position}"),
+    "place": N_("{old} became {new}, another place, at token {position}"),
+    "fruit": N_("{old} became {new}, another fruit, at token {position}"),
+}
 
 
 def find_change(model, text: str) -> Change:
@@ -44,12 +64,7 @@ def find_change(model, text: str) -> Change:
     others = [i for i, t in enumerate(tokens) if i not in mentions and word_kinds.kind_of(t)]
     places = [i for i in [*mentions[::-1], *others[::-1]] if word_kinds.kind_of(tokens[i])]
     if not places:
-        said = f"the answer {answer!r} is not mentioned earlier" if not mentions else ""
-        raise ValueError(
-            f"{said or f'the answer {answer!r} is of no listed kind'} and no word of the text is "
-            "a name, a day, a month, a city, a country, a number, a colour, an animal, a place "
-            "or a fruit: type a changed sentence of the same length"
-        )
+        raise _no_word(answer, mentioned=bool(mentions))
     present = {t.strip() for t in run.tokens}
     tries = 0
     for where in places:
@@ -63,15 +78,34 @@ def find_change(model, text: str) -> Change:
             tries += 1
             if model.run(changed).answer != answer:
                 kind = word_kinds.kind_of(old)
-                said = f"{old.strip()} became {new.strip()}, another {kind}, at token {where}"
-                return Change(changed, where, old, new, kind, said)
+                values = {"old": old.strip(), "new": new.strip(), "position": where}
+                return Change(changed, where, old, new, kind, Phrase(CHANGED_WORD[kind], values))
             if tries >= MAX_TRIES:
                 break
         if tries >= MAX_TRIES:
             break
-    raise ValueError(
-        f"no same-length change of a word of the text moves the answer {answer!r} "
-        f"({tries} tried): type one"
+    raise Problem(
+        "no same-length change of a word of the text moves the answer {answer} ({tries} tried): "
+        "type one",
+        answer=repr(answer),
+        tries=tries,
+    )
+
+
+def _no_word(answer: str, mentioned: bool) -> Problem:
+    """Why no word of a text can be changed: none is of a listed kind."""
+    if mentioned:
+        return Problem(
+            "the answer {answer} is of no listed kind and no word of the text is a name, a day, "
+            "a month, a city, a country, a number, a colour, an animal, a place or a fruit: "
+            "type a changed sentence of the same length",
+            answer=repr(answer),
+        )
+    return Problem(
+        "the answer {answer} is not mentioned earlier and no word of the text is a name, a day, "
+        "a month, a city, a country, a number, a colour, an animal, a place or a fruit: type a "
+        "changed sentence of the same length",
+        answer=repr(answer),
     )
 
 
@@ -92,7 +126,7 @@ def _binding_change(model, text: str) -> Change:
     name, defs = program.question, program.definitions
     mine = [i for i, (n, _) in enumerate(defs) if n == name]
     if not mine:
-        raise ValueError(f"{name!r} is not defined in the program: nothing to change")
+        raise Problem("{name} is not defined in the program: nothing to change", name=repr(name))
     i = mine[-1]
     old = defs[i][1]
     new = next(v for v in model.values if v != old)
@@ -100,7 +134,9 @@ def _binding_change(model, text: str) -> Change:
     changed = "; ".join(parts) + f"; ?{name}"
     before, after = model.run(text).ids, model.run(changed).ids
     where = next(p for p, (a, b) in enumerate(zip(before, after, strict=True)) if a != b)
-    return Change(changed, where, old, new, "value", f"{name}={old} became {name}={new}")
+    # TRANSLATORS: the Causal map's suggested change of a program, e.g. "a=3 became a=0".
+    said = Phrase(N_("{name}={old} became {name}={new}"), {"name": name, "old": old, "new": new})
+    return Change(changed, where, old, new, "value", said)
 
 
 def counterfactual(model, text: str) -> tuple[str, str]:

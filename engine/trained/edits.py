@@ -21,6 +21,16 @@ import numpy as np
 
 from ..backends import host
 from ..head_names import head_name
+from ..wording import N_, Amount, Phrase
+
+# `head_name`'s own words as a template (placeholders layer and head): spelled once, in
+# engine.head_names, and translated by its one translated twin's entry (app/i18n/head_words.py).
+HEAD_NAME = head_name("{layer}", "{head}")
+
+
+def head_phrase(layer: int, head: int) -> Phrase:
+    """`head_name(layer, head)` as a `Phrase`, so a page names the head in its language."""
+    return Phrase(HEAD_NAME, {"layer": layer, "head": head})
 
 
 def _int(name: str, value, *, allow_none: bool = False) -> None:
@@ -72,20 +82,24 @@ class Edit:
     def first_layer(self) -> int:
         return 0 if self.layer is None else self.layer
 
-    def _where(self) -> str:
-        # Named as everywhere in the lab (engine.head_names.head_name): "layer 1 head 4".
+    def _where(self) -> Phrase:
+        # Named as everywhere in the lab (engine.head_names.head_name): "layer 1 head 4". A
+        # Phrase, so the page says it in the student's language inside the edit's description.
         if self.layer is not None and self.head is not None:
-            return head_name(self.layer, self.head)
+            return head_phrase(self.layer, self.head)
         if self.layer is not None:
-            return f"every head of layer {self.layer}"
-        return "every head" if self.head is None else f"head {self.head} of every layer"
+            return Phrase(N_("every head of layer {layer}"), {"layer": self.layer})
+        if self.head is None:
+            return Phrase(N_("every head"))
+        return Phrase(N_("head {head} of every layer"), {"head": self.head})
 
     def apply(self, head: EditedHead) -> None:
         """Make this edit on one head: its keys, values or mask in place, or note what the
         forward must do around the head's attention."""
         raise NotImplementedError
 
-    def describe(self) -> str:
+    def describe(self) -> Phrase:
+        """What the edit does, in words: English as `str`, translatable where shown."""
         raise NotImplementedError
 
 
@@ -154,7 +168,9 @@ class SwapValues(Edit):
         head.v[..., [self.i, self.j], :] = head.v[..., [self.j, self.i], :]
 
     def describe(self):
-        return f"swap values of positions {self.i} and {self.j} ({self._where()})"
+        # TRANSLATORS: an experiment's edit in the experiments table; {where} names the heads.
+        template = N_("swap values of positions {i} and {j} ({where})")
+        return Phrase(template, {"i": self.i, "j": self.j, "where": self._where()})
 
 
 @dataclass(frozen=True)
@@ -176,7 +192,9 @@ class ReplaceKey(Edit):
         head.k[..., self.position, :] = head.k[..., self.source, :]
 
     def describe(self):
-        return f"key of position {self.position} := key of {self.source} ({self._where()})"
+        template = N_("key of position {position} := key of {source} ({where})")
+        values = {"position": self.position, "source": self.source, "where": self._where()}
+        return Phrase(template, values)
 
 
 @dataclass(frozen=True)
@@ -199,7 +217,12 @@ class _ScaleRow(Edit):
         (head.k if self._vector == "key" else head.v)[..., self.position, :] *= self.factor
 
     def describe(self):
-        return f"{self._vector} of position {self.position} x{self.factor:g} ({self._where()})"
+        if self._vector == "key":
+            template = N_("key of position {position} x{factor} ({where})")
+        else:
+            template = N_("value of position {position} x{factor} ({where})")
+        values = {"position": self.position, "factor": Amount(self.factor), "where": self._where()}
+        return Phrase(template, values)
 
 
 @dataclass(frozen=True)
@@ -231,7 +254,8 @@ class MaskPosition(Edit):
         head.legal[..., self.position] = False
 
     def describe(self):
-        return f"mask position {self.position} ({self._where()})"
+        template = N_("mask position {position} ({where})")
+        return Phrase(template, {"position": self.position, "where": self._where()})
 
 
 @dataclass(frozen=True)
@@ -255,7 +279,8 @@ class Window(Edit):
         head.legal &= cols > rows - self.size
 
     def describe(self):
-        return f"causal window of {self.size} ({self._where()})"
+        template = N_("causal window of {size} ({where})")
+        return Phrase(template, {"size": self.size, "where": self._where()})
 
 
 @dataclass(frozen=True)
@@ -274,7 +299,8 @@ class HeadTemperature(Edit):
         head.temperature *= float(self.temperature)
 
     def describe(self):
-        return f"temperature x{self.temperature:g} ({self._where()})"
+        template = N_("temperature x{factor} ({where})")
+        return Phrase(template, {"factor": Amount(self.temperature), "where": self._where()})
 
 
 @dataclass(frozen=True)
@@ -292,7 +318,8 @@ class RotateQuery(Edit):
         head.degrees += float(self.degrees)
 
     def describe(self):
-        return f"rotate the question's query {self.degrees:g} degrees ({self._where()})"
+        template = N_("rotate the question's query {degrees} degrees ({where})")
+        return Phrase(template, {"degrees": Amount(self.degrees), "where": self._where()})
 
 
 @dataclass(frozen=True)
@@ -303,7 +330,7 @@ class AblateHead(Edit):
         head.ablated = True
 
     def describe(self):
-        return f"ablate {self._where()}"
+        return Phrase(N_("ablate {where}"), {"where": self._where()})
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,8 +369,10 @@ class PatchHead(Edit):
         head.output = self.output
 
     def describe(self):
-        source = f"the run of “{self.source}”" if self.source else "another run"
-        return f"patch the output of {self._where()} from {source}"
+        if self.source:  # the sentence is the student's text: never translated
+            template = N_("patch the output of {where} from the run of “{sentence}”")
+            return Phrase(template, {"where": self._where(), "sentence": self.source})
+        return Phrase(N_("patch the output of {where} from another run"), {"where": self._where()})
 
 
 def turn_query_rows(q, k, weights, query: int, degrees: float, put) -> None:
@@ -389,4 +418,5 @@ __all__ = [
     "Window",
     "checked_edits",
     "edit_head",
+    "head_phrase",
 ]

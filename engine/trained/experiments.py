@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..head_names import head_name
 from ..heads import token_probability
-from ..wording import N_
+from ..messages import Problem
+from ..wording import N_, Amount, Fixed, Phrase
 from . import binding_task as task
 from .binding import BindingModel
 from .card import refusal
@@ -34,6 +34,7 @@ from .edits import (
     ScaleValue,
     SwapValues,
     Window,
+    head_phrase,
 )
 from .runs import Run
 
@@ -146,16 +147,32 @@ class ExperimentResult:
 
     @property
     def note(self) -> str:
-        """The experiment's own measurements, as one line."""
+        """The experiment's own measurements, as one line (a `Phrase`: English as `str`)."""
         d = self.details
         if self.name != "weight_vs_responsibility":
             return ""
-        return (
-            f"top weight {d['top_weight']:.3f} at position {d['top_weight_position']} "
-            f"(after: {d['top_weight_after']:.3f}); largest contribution at position "
-            f"{d['top_contribution_position']} (norm {d['max_contribution_norm']:.3g}, "
-            f"top-weight position's {d['top_weight_contribution_norm']:.3g})"
+        # TRANSLATORS: the line under the "Weight is not responsibility" row of the experiments
+        # table; a contribution's norm is the length of what a position adds to the stream.
+        template = N_(
+            "top weight {weight} at position {position} (after: {after}); largest contribution "
+            "at position {largest} (norm {norm}, top-weight position's {top_norm})"
         )
+        values = {
+            "weight": Fixed(d["top_weight"], 3),
+            "position": d["top_weight_position"],
+            "after": Fixed(d["top_weight_after"], 3),
+            "largest": d["top_contribution_position"],
+            "norm": _three_figures(d["max_contribution_norm"]),
+            "top_norm": _three_figures(d["top_weight_contribution_norm"]),
+        }
+        return Phrase(template, values)
+
+
+def _three_figures(x: float) -> Amount | str:
+    """`f"{x:.3g}"` as a number the page writes the language's way, or as that text where the
+    general format would write it otherwise (1.23e+03 is not 1230)."""
+    text = f"{x:.3g}"
+    return Amount(float(text)) if format(float(text), "g") == text else text
 
 
 def _definition_of(position: int, program: task.Program) -> int | None:
@@ -179,15 +196,16 @@ def _rival(program: task.Program, winner: int) -> int:
     defs = program.definitions
     others = [i for i in range(len(defs)) if i != winner]
     if not others:
-        raise ValueError("this experiment needs a second definition to compare against")
+        raise Problem("this experiment needs a second definition to compare against")
     differing = [i for i in others if defs[i][1] != defs[winner][1]]
     return (differing or others)[-1]
 
 
 def _distractor_text(program: task.Program) -> str:
     if len(program.definitions) >= task.MAX_DEFS:
-        raise ValueError(
-            f"the program already has {task.MAX_DEFS} definitions: no room for a distractor"
+        raise Problem(
+            "the program already has {count} definitions: no room for a distractor",
+            count=task.MAX_DEFS,
         )
     used = {n for n, _ in program.definitions} | {program.question}
     name = next(n for n in task.NAMES if n not in used)
@@ -278,9 +296,13 @@ class _Change:
 
 def _insert_distractor(b: _Before) -> _Change:
     text = _distractor_text(b.program)
-    return _Change(
-        text=text, description=f"insert '{text.split(';')[-2].strip()};' before the question"
-    )
+    # TRANSLATORS: an experiment's edit; {definition} is the inserted "x=3" (never translated).
+    template = N_("insert '{definition};' before the question")
+    return _Change(text=text, description=Phrase(template, {"definition": _last_definition(text)}))
+
+
+def _last_definition(text: str) -> str:
+    return text.split(";")[-2].strip()
 
 
 def _window(b: _Before) -> _Change:
@@ -295,7 +317,13 @@ def _patch_head(b: _Before) -> _Change:
     b.details.update(changed_text=changed, change=change, changed_answer=donor.answer)
     return _Change(
         PatchHead(b.layer, b.head, donor.head(b.layer, b.head).all_outputs),
-        description=f"patch {head_name(b.layer, b.head)}'s output from the changed sentence ({change})",
+        description=Phrase(
+            N_("patch {head}'s output from the changed sentence ({change})"),
+            {
+                "head": head_phrase(b.layer, b.head),
+                "change": change,
+            },
+        ),
     )
 
 
@@ -349,7 +377,7 @@ def run_experiment(
     if layer is None or head is None:
         layer, head = model.retrieval_head
     if not (0 <= layer < model.n_layers and 0 <= head < model.n_heads):
-        raise ValueError(f"no head ({layer}, {head}) in this model")
+        raise Problem("no head ({layer}, {head}) in this model", layer=layer, head=head)
     run = model.run(text)
     program = task.parse(run.text) if _reads_programs(model) else None
     if program is None and name in NEEDS_PROGRAM:

@@ -109,3 +109,60 @@ def test_a_trained_heads_headline_says_the_models_answer_in_the_students_languag
     spanish, chinese = headline(snap, Translator("es")), headline(snap, Translator("zh-Hans"))
     assert f"; el modelo responde {answer} (" in spanish and "entropía 0,00 nats" in spanish
     assert chinese.endswith("）。") and f"模型的回答是 {answer}" in chinese
+
+
+def test_an_experiments_edit_and_note_are_written_in_the_students_language():
+    """The engine's edit descriptions and the row's note reach the table as Phrases (issue 44):
+    English byte for byte, Spanish with a decimal comma, nested head names translated."""
+    from app.views.phrases import phrase_text
+    from engine.trained import load
+    from engine.trained.edits import HeadTemperature, MaskPosition
+    from engine.trained.experiments import run_experiment
+
+    assert str(HeadTemperature(1, 2, 0.25).describe()) == "temperature x0.25 (layer 1 head 2)"
+    spanish = Translator("es")
+    assert phrase_text(HeadTemperature(1, 2, 0.25).describe(), spanish) == (
+        "temperatura x0,25 (capa 1 cabeza 2)"
+    )
+    every = MaskPosition(layer=None, head=None, position=3).describe()
+    assert phrase_text(every, Translator("zh-Hans")) == "遮蔽位置 3（所有头）"
+    model = load("binding")
+    text = model.examples[next(iter(model.examples))]
+    row = run_experiment(model, text, "weight_vs_responsibility")
+    assert str(row.note).startswith(f"top weight {row.details['top_weight']:.3f} at position")
+    table = experiments_table([row], spanish)
+    assert "peso máximo " in table and f"{row.details['top_weight']:.3f}".replace(".", ",") in table
+    assert "valor de la posición" in table and "x0 (capa" in table  # the edit, in Spanish
+    assert "top weight" not in table and "value of position" not in table
+
+
+def test_the_suggested_change_and_a_typed_ones_differences_are_in_the_students_language():
+    from app.state.causal_state import describe_change
+    from app.views.phrases import phrase_text
+    from engine.trained import load
+    from engine.trained.counterfactual import find_change
+
+    model = load("binding")
+    change = find_change(model, "a=3; b=5; ?a")
+    assert str(change.description) == f"a=3 became a={change.new}"
+    assert phrase_text(change.description, Translator("es")) == f"a=3 pasó a a={change.new}"
+    typed = describe_change(model, "a=3; b=5; ?a", "a=4; b=6; ?a")
+    assert typed == "3 became 4 at token 3; 5 became 6 at token 7"
+    assert (
+        phrase_text(typed, Translator("es")) == "3 pasó a 4 en el token 3; 5 pasó a 6 en el token 7"
+    )
+    assert phrase_text(typed, Translator("zh-Hans")) == (
+        "第 3 个词元处 3 变成了 4；第 7 个词元处 5 变成了 6"
+    )
+
+
+def test_the_model_plots_in_words_are_written_in_the_students_language():
+    from app.state.head_tables import pattern_row_table
+    from app.views.plot_text import table_html
+
+    table = pattern_row_table(["a", " b"], [[1.0, 0.0], [0.5, 0.5]], 1, 13, 8)
+    assert table.description.startswith("Layer 13 head 8, its row for the query ␣b (position 1)")
+    spanish = table_html(table, Translator("es"))
+    assert "capa 13 cabeza 8, su fila para la consulta ␣b (posición 1)" in spanish
+    assert '<th scope="col">clave</th>' in spanish and "0,500" in spanish
+    assert "its row" not in spanish and "position 1" not in spanish
