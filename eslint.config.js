@@ -109,7 +109,7 @@ module.exports = [
   receives("app/js/control_pointer.js", [...REACTIVE, "said"]),
   receives("app/js/class_link.js", [...REACTIVE, "teach_form", "teach_btn"]),
   receives("app/js/language_menu.js", [...REACTIVE, "menu", "toggle", "name", "choices"]),
-  receives("app/js/slider_ticks.js", ["tick", "index", "ticks"]),
+  receives("app/js/slider_ticks.js", ["tick", "index", "ticks", "sign"]),
   {
     files: ["tests/js/**/*.js", "eslint.config.js"],
     languageOptions: {sourceType: "commonjs", globals: globals.node},

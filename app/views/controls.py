@@ -14,6 +14,7 @@ import math
 
 import panel as pn
 import param
+from babel.numbers import get_decimal_symbol
 from bokeh.models import CustomJSTickFormatter
 
 from app import js
@@ -30,7 +31,8 @@ from app.views.two_way import TwoWay
 ROUTE, REGIME, CANDIDATES, ENGINE = N_("Route"), N_("Regime"), N_("Candidates"), N_("Engine")
 # TRANSLATORS: the box beside the temperature slider where the value is typed.
 TYPE_IT = N_("τ (type it)")
-# The two log-scale sliders' tick labels (app/js/slider_ticks.js).
+# The sliders' value readouts: the two log-scale ones, and a decimal one with the page's decimal
+# sign (app/js/slider_ticks.js).
 _TICKS = js.sections("slider_ticks.js")
 
 
@@ -44,6 +46,7 @@ class ControlsPanel(pn.viewable.Viewer):
         super().__init__(state=state, **params)
         p, self._ = state.param, tr.gettext
         _ = self._
+        sign = get_decimal_symbol(tr.language.numbers)  # the sliders' readouts: 0,25 in Spanish
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
             name=_(FIELDS["scenario"].label),
@@ -61,6 +64,7 @@ class ControlsPanel(pn.viewable.Viewer):
             end=FIELDS["angle"].high,
             step=1,
             sizing_mode="stretch_width",
+            **decimal_readout(sign),
         )
         low, high = (math.log10(x) for x in FIELDS["temperature"].bounds)
         self.temperature = pn.widgets.FloatSlider(
@@ -70,7 +74,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=0.005,
             value=math.log10(state.temperature),
             sizing_mode="stretch_width",
-            format=CustomJSTickFormatter(code=_TICKS["temperature"]),
+            format=CustomJSTickFormatter(code=_TICKS["temperature"], args={"sign": sign}),
         )
         # The same temperature typed: 0.25 took 120 key presses on the slider. No bounds of its
         # own: the state checks a typed value like any other (and refuses 0 or less).
@@ -269,6 +273,14 @@ def editable_slider(p, name: str, tr: Translator = ENGLISH, *, start=None, end=N
         sizing_mode="stretch_width",
         **kw,
     )
+
+
+def decimal_readout(sign: str) -> dict:
+    """A slider's `format` that writes its value with the page's decimal sign; none (Bokeh's
+    own readout, as before) where that sign is a point."""
+    if sign == ".":
+        return {}
+    return {"format": CustomJSTickFormatter(code=_TICKS["decimal"], args={"sign": sign})}
 
 
 def heading(text: str):

@@ -221,8 +221,9 @@ def test_every_script_file_is_used_and_every_placeholder_is_filled():
     assert "// " not in filled.split("\n", 1)[0]
     ticks = js.sections("slider_ticks.js")
     assert ticks == {
-        "temperature": "return (10 ** tick).toPrecision(3)\n",
+        "temperature": 'return (10 ** tick).toPrecision(3).replace(".", sign)\n',
         "d_k": "return Math.round(2 ** tick).toString()\n",
+        "decimal": 'return String(Number(tick.toFixed(2))).replace(".", sign)\n',
     }
 
 
