@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAPPING = ROOT / "app" / "i18n" / "babel.cfg"
 # `Said` (app/i18n/said.py) and `Problem` (engine/messages.py) carry a template translated where
 # it is shown: their first argument is a catalogue entry too.
-KEYWORDS = ("_", "N_", "ngettext:1,2", "pgettext:1c,2", "Said:1", "Problem:1")
+KEYWORDS = ("_", "N_", "gettext", "ngettext:1,2", "pgettext:1c,2", "Said:1", "Problem:1")
 
 
 def domain_files(domain: str) -> list[str]:

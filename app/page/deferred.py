@@ -38,12 +38,15 @@ class ShownSignal(ReactiveHTML):
     seen = param.Boolean(default=False, doc="Set by the browser the first time it is on screen")
     title = param.String(default="")
     note = param.String(default="")
+    button = param.String(default="Draw them now", doc="The label of the button that draws now")
+
+    _child_config = {"button": "literal"}  # noqa: RUF012 - text, not a Panel component
 
     _template = (
         '<section id="box" class="lab-deferred" aria-label="${title}">'
         '<p class="lab-deferred-title">${title}</p>'
         '<p class="lab-deferred-note">${note}</p>'
-        '<button id="show" type="button" onclick="${script(\'show\')}">Draw them now</button>'
+        '<button id="show" type="button" onclick="${script(\'show\')}">${button}</button>'
         "</section>"
     )
     # Fires once, when a fifth of the placeholder is on screen.
@@ -54,11 +57,25 @@ class ShownSignal(ReactiveHTML):
 class Deferred(pn.viewable.Viewer):
     """Holds `build()`'s result once first shown; until then, a ShownSignal of `height` px."""
 
-    def __init__(self, build, *, title: str, note: str, height: int = 300, **params):
+    def __init__(
+        self,
+        build,
+        *,
+        title: str,
+        note: str,
+        button: str = "Draw them now",
+        height: int = 300,
+        **params,
+    ):
         super().__init__(**params)
         self._build = build
         self.signal = ShownSignal(
-            title=title, note=note, height=height, sizing_mode="stretch_width", margin=(10, 10)
+            title=title,
+            note=note,
+            button=button,
+            height=height,
+            sizing_mode="stretch_width",
+            margin=(10, 10),
         )
         self._box = pn.Column(self.signal, sizing_mode="stretch_width", margin=0)
         self.built = False

@@ -142,7 +142,7 @@ def register_model_views(lab) -> None:
 def register_analysis(lab) -> None:
     """The analysis plots below the first screen, built when first scrolled to (see
     app/page/deferred.py): most visits never see them."""
-    add, route = lab.parts.add, held.WEIGHTS
+    add, route, _ = lab.parts.add, held.WEIGHTS, lab.tr.gettext
     add(
         "entropy",
         partial(EntropyView, tr=lab.tr),
@@ -165,8 +165,11 @@ def register_analysis(lab) -> None:
         "analysis",
         lambda: Deferred(
             partial(later.analysis, lab),
-            title="Entropy, softmax Jacobian and d_k",
-            note="These three plots are drawn when you scroll here.",
+            # TRANSLATORS: the placeholder of the three analysis plots, below the first screen.
+            title=_("Entropy, softmax Jacobian and d_k"),
+            note=_("These three plots are drawn when you scroll here."),
+            # TRANSLATORS: the placeholder's button, for a keyboard or a screen reader.
+            button=_("Draw them now"),
         ),
         eager=True,
     )

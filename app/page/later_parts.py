@@ -110,10 +110,13 @@ def causal_view(lab):
 
 def every_head(lab) -> Deferred:
     """The placeholder below the first screen that builds the head grid when scrolled to."""
+    _ = lab.tr.gettext
     return Deferred(
         lambda: lab.parts.get("head_grid"),
-        title="Every head at once, and the open head's whole pattern",
-        note="Drawn when you scroll here.",
+        # TRANSLATORS: the placeholder of the head grid, below a trained model's first screen.
+        title=_("Every head at once, and the open head's whole pattern"),
+        note=_("Drawn when you scroll here."),
+        button=_("Draw them now"),
     )
 
 

@@ -112,3 +112,22 @@ def test_each_pairs_boxes_and_checkbox_are_named_in_the_students_language():
     state.toggle_mask(0)
     assert first.legal.name == "A: enmascarada"
     assert PairRows(state)._rows[0].legal.name == "A: masked"
+
+
+def test_the_placeholders_below_the_first_screen_and_the_pairs_names_speak_the_language():
+    """Strings a view reads with `tr.gettext(...)` are extracted too (tools/translations.py):
+    the analysis placeholder, its button, an unnamed pair, a refused swap."""
+    from types import SimpleNamespace
+
+    from app.page.deferred import Deferred
+    from app.page.lab_page import create_app
+    from app.views.pairs import pair_labels
+
+    page = create_app(LabState(), language="es")
+    analysis = page.lab.parts.get("analysis")
+    assert isinstance(analysis, Deferred) and not analysis.built
+    signal = analysis.signal
+    assert signal.title == "Entropía, jacobiano de softmax y d_k"
+    assert signal.button == "Dibujarlas ahora" and "desplazarte" in signal.note
+    two_keys_one_label = SimpleNamespace(keys=[(1, 0), (0, 1)], labels=["A"])
+    assert pair_labels(two_keys_one_label, Translator("zh-Hans")) == ["A", "第 2 对"]
