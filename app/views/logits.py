@@ -20,6 +20,7 @@ from .style import (
     STAGE_COLOURS,
     add_hover,
     assign,
+    canvas_line,
     canvas_words,
     decimal_ticks,
     edged,
@@ -238,8 +239,10 @@ class LogitsView(pn.viewable.Viewer):
 
     def _title(self, shown: int, keys: int, null: bool) -> None:
         """The title, then shorter ones for a narrower chart: its parts joined by " · "."""
-        _ = canvas_words(self.tr)
-        top = [_("top {shown} of {total}").format(shown=shown, total=keys)] if shown < keys else []
+        _, ngettext = canvas_words(self.tr), self.tr.ngettext
+        # TRANSLATORS: the logits chart's title: the {shown} largest logits of {total} drawn.
+        top_n = ngettext("top {shown} of {total}", "top {shown} of {total}", shown)
+        top = [canvas_line(top_n.format(shown=shown, total=keys), self.tr)] if shown < keys else []
         # TRANSLATORS: the logits chart's title when the null route has a bar too.
         plus = _("{title} + null") if null else "{title}"
         self.fit.title(

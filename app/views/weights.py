@@ -30,6 +30,7 @@ from .style import (
     STAGE_COLOURS,
     add_hover,
     assign,
+    canvas_line,
     canvas_words,
     edged,
     f32,
@@ -183,15 +184,19 @@ class WeightsView(pn.viewable.Viewer):
     def _title(self, top: int | None, keys: int, null_weight) -> None:
         """Shorter titles for a narrower chart keep what is shown (top k of n, the null's
         share): its parts joined by " · "."""
-        _ = canvas_words(self.tr)
-        tops = [_("top {shown} of {total}").format(shown=top, total=keys)] if top else []
+        _, ngettext = canvas_words(self.tr), self.tr.ngettext
+        # TRANSLATORS: the weights chart's title: the {shown} heaviest keys of {total} are drawn
+        # (one form per count of {shown}: "the largest of 14" where a language says so).
+        top_n = ngettext("top {shown} of {total}", "top {shown} of {total}", top or 0)
+        tops = [canvas_line(top_n.format(shown=top, total=keys), self.tr)] if top else []
         null, short_null = [], []
         if null_weight is not None:
             share = share_text(null_weight, self.tr)
             # TRANSLATORS: the weights chart's title: the share the null route takes.
             null = [_("null takes {share}").format(share=share)]
             short_null = [_("null {share}").format(share=share)]
-        top_only = _("Top {shown} of {total}").format(shown=top, total=keys) if top else ""
+        top_first = ngettext("Top {shown} of {total}", "Top {shown} of {total}", top or 0)
+        top_only = canvas_line(top_first.format(shown=top, total=keys), self.tr) if top else ""
         self.fit.title(
             " · ".join([_(TITLE), *tops, *null]),
             " · ".join([_("Weights, |w·v|"), *tops, *short_null]),
