@@ -24,6 +24,7 @@ import numpy as np
 from .backends import backends, to_numpy
 from .core import attention
 from .tolerance import check_close
+from .wording import N_, Amount, Phrase, Scientific, Significant, listed
 
 # Float64 rounding across reordered sums stays far below this relative size; every broken
 # mechanism the tests inject shows errors many orders of magnitude larger.
@@ -51,7 +52,9 @@ class Check:
 
 
 def _not_applicable(name: str, why: str) -> Check:
-    return Check(name, True, 0.0, f"not applicable: {why}", applicable=False)
+    # TRANSLATORS: the Audit's detail column: why a check does not apply here.
+    detail = Phrase(N_("not applicable: {why}"), {"why": why})
+    return Check(name, True, 0.0, detail, applicable=False)
 
 
 def ranking_violation(base, other) -> float:
@@ -187,19 +190,28 @@ def _check_sum(cfg, w, w_tol) -> Check:
     err = _max_abs(sums, np.ones_like(sums))
     negative = float(np.min(w)) < 0 if w.size else False
     if negative:
-        return Check(name, False, err, f"negative weight {float(np.min(w)):.3g} found")
+        found = {"weight": Significant(float(np.min(w)), 3)}
+        return Check(name, False, err, Phrase(N_("negative weight {weight} found"), found))
     ok = err <= w_tol
-    return Check(name, ok, err, f"largest |sum - 1| is {err:.2e} (tolerance {w_tol:.1e})")
+    detail = Phrase(
+        N_("largest |sum - 1| is {error} (tolerance {tolerance})"),
+        {"error": Scientific(err), "tolerance": Scientific(w_tol, 1)},
+    )
+    return Check(name, ok, err, detail)
 
 
 def _check_masked_zero(cfg, w) -> Check:
     name = "masked keys get exactly 0"
     if cfg.legal.all():
-        return _not_applicable(name, "every key is legal")
+        return _not_applicable(name, Phrase(N_("every key is legal")))
     leaked = np.abs(np.where(cfg.legal, 0.0, w))
     err = float(leaked.max()) if np.all(np.isfinite(w)) else math.inf
     count = int(np.sum(~cfg.legal))
-    return Check(name, err == 0.0, err, f"{count} masked entries; largest weight on one: {err:.2e}")
+    detail = Phrase(
+        N_("{count} masked entries; largest weight on one: {error}"),
+        {"count": count, "error": Scientific(err)},
+    )
+    return Check(name, err == 0.0, err, detail)
 
 
 def _check_output_range(cfg, w, out, out_tol) -> Check:
@@ -214,13 +226,14 @@ def _check_output_range(cfg, w, out, out_tol) -> Check:
             err = math.inf
             break
         err = max(err, float(np.max(np.maximum(lo - row_out, row_out - hi))), 0.0)
-    return Check(name, err <= out_tol, err, f"largest excursion outside [min, max]: {err:.2e}")
+    detail = Phrase(N_("largest excursion outside [min, max]: {error}"), {"error": Scientific(err)})
+    return Check(name, err <= out_tol, err, detail)
 
 
 def _check_permutation(cfg, w, out, w_tol, out_tol) -> Check:
     name = "permuting keys with values permutes weights, keeps output"
     if cfg.n < 2:
-        return _not_applicable(name, "only one key")
+        return _not_applicable(name, Phrase(N_("only one key")))
     perm = np.roll(np.arange(cfg.n), 1)  # moves every key: no fixed point hides a bug
     mask = None if cfg.mask is None else cfg.mask[..., perm]
     res = cfg.run(keys=cfg.k[perm], values=cfg.v[perm], mask=mask)
@@ -232,7 +245,10 @@ def _check_permutation(cfg, w, out, w_tol, out_tol) -> Check:
         name,
         ok,
         max(err_w, err_o),
-        f"cyclic shift of {cfg.n} keys: weights differ by {err_w:.2e}, output by {err_o:.2e}",
+        Phrase(
+            N_("cyclic shift of {count} keys: weights differ by {weights}, output by {output}"),
+            {"count": cfg.n, "weights": Scientific(err_w), "output": Scientific(err_o)},
+        ),
     )
 
 
@@ -247,10 +263,10 @@ def _check_swap(cfg, w, out, w_tol, out_tol) -> Check:
     j = int(np.argmax(effect))
     if effect[j] <= out_tol:
         if np.all(dist == 0):
-            why = "all values are equal, so no swap can change the output"
+            why = N_("all values are equal, so no swap can change the output")
         else:
-            why = "keys with different values carry equal weight, so a swap cannot show"
-        return _not_applicable(name, why)
+            why = N_("keys with different values carry equal weight, so a swap cannot show")
+        return _not_applicable(name, Phrase(why))
     v_swapped = cfg.v.copy()
     v_swapped[[i, j]] = cfg.v[[j, i]]
     ws, os_ = _weights_and_output(cfg.run(values=v_swapped))
@@ -263,8 +279,19 @@ def _check_swap(cfg, w, out, w_tol, out_tol) -> Check:
         name,
         ok,
         max(err_w, err_change),
-        f"swapped values {i} and {j}: weights moved {err_w:.2e}; output moved {moved:.3g}, "
-        f"{err_change:.2e} away from the predicted (w_i - w_j)(v_j - v_i)",
+        Phrase(
+            N_(
+                "swapped values {i} and {j}: weights moved {weights}; output moved {moved}, "
+                "{off} away from the predicted (w_i - w_j)(v_j - v_i)"
+            ),
+            {
+                "i": i,
+                "j": j,
+                "weights": Scientific(err_w),
+                "moved": Significant(moved, 3),
+                "off": Scientific(err_change),
+            },
+        ),
     )
 
 
@@ -274,7 +301,11 @@ def _check_shift(cfg, w, w_tol) -> Check:
     ws, _ = _weights_and_output(cfg.run(mask=shifted))
     err = _max_abs(ws, w)
     tol = w_tol * (1 + LOGIT_SHIFT / cfg.temperature)
-    return Check(name, err <= tol, err, f"shift by {LOGIT_SHIFT:g}: weights moved {err:.2e}")
+    detail = Phrase(
+        N_("shift by {shift}: weights moved {error}"),
+        {"shift": Amount(LOGIT_SHIFT), "error": Scientific(err)},
+    )
+    return Check(name, err <= tol, err, detail)
 
 
 def _check_temperature(cfg, w, w_tol) -> Check:
@@ -289,12 +320,15 @@ def _check_temperature(cfg, w, w_tol) -> Check:
             break
         v = max(ranking_violation(w, wt), ranking_violation(wt, w))
         worst = max(worst, v)
-        parts.append(f"T={t:.3g}: {v:.2e}")
+        parts.append(Phrase("T={t}: {v}", {"t": Significant(t, 3), "v": Scientific(v)}))
     return Check(
         name,
         worst <= w_tol,
         worst,
-        "largest order reversal (ties from underflow allowed): " + ", ".join(parts),
+        Phrase(
+            N_("largest order reversal (ties from underflow allowed): {parts}"),
+            {"parts": listed(parts, ", ")},
+        ),
     )
 
 
@@ -305,7 +339,9 @@ def _check_mask_delete(cfg, w, w_tol, out_tol) -> Check:
     # A key can be masked if every query that may use it keeps another legal key.
     candidates = legal_rows.any(axis=0) & bool(np.all(counts >= 2))
     if not candidates.any():
-        return _not_applicable(name, "masking any key would leave a query with no legal key")
+        return _not_applicable(
+            name, Phrase(N_("masking any key would leave a query with no legal key"))
+        )
     # Mask the key carrying the most weight: the largest change a wrong mask could hide.
     j = int(np.argmax(np.where(candidates, np.atleast_2d(w).sum(axis=0), -np.inf)))
     wm, om = _weights_and_output(cfg.run(mask=cfg.masked_key(j)))
@@ -321,8 +357,18 @@ def _check_mask_delete(cfg, w, w_tol, out_tol) -> Check:
         name,
         ok,
         err,
-        f"masked vs deleted key {j}: weight left on it {leak:.2e}, other weights differ by "
-        f"{err_w:.2e}, output by {err_o:.2e}",
+        Phrase(
+            N_(
+                "masked vs deleted key {key}: weight left on it {leak}, other weights differ by "
+                "{weights}, output by {output}"
+            ),
+            {
+                "key": j,
+                "leak": Scientific(leak),
+                "weights": Scientific(err_w),
+                "output": Scientific(err_o),
+            },
+        ),
     )
 
 
@@ -348,9 +394,20 @@ def _check_tiled(cfg, ref) -> Check:
         name,
         c_out.passed and c_lse.passed,
         err,
-        f"float32, block size {block} over {cfg.n} keys: output error {c_out.error:.2e}, "
-        f"log-sum-exp error {c_lse.error:.2e} (bound {c_out.bound:.1e}, from the float32 "
-        "reference kernel's own error)",
+        Phrase(
+            N_(
+                "float32, block size {block} over {count} keys: output error {output}, "
+                "log-sum-exp error {lse} (bound {bound}, from the float32 reference kernel's "
+                "own error)"
+            ),
+            {
+                "block": block,
+                "count": cfg.n,
+                "output": Scientific(c_out.error),
+                "lse": Scientific(c_lse.error),
+                "bound": Scientific(c_out.bound, 1),
+            },
+        ),
     )
 
 
@@ -367,7 +424,7 @@ def _torch_status(device: str | None) -> tuple[bool, str]:
 def _check_torch(cfg, w, out, torch_check: bool, device: str | None) -> Check:
     name = "torch equals numpy"
     if not torch_check:
-        return _not_applicable(name, "not requested (torch_check=False)")
+        return _not_applicable(name, Phrase(N_("not requested (torch_check=False)")))
     available, where = _torch_status(device)
     if not available:
         return _not_applicable(name, where)
@@ -380,22 +437,33 @@ def _check_torch(cfg, w, out, torch_check: bool, device: str | None) -> Check:
         name,
         c_w.passed and c_o.passed,
         max(c_w.error, c_o.error),
-        f"torch on {where}, float32: weights error {c_w.error:.2e}, output error "
-        f"{c_o.error:.2e} (bound {c_o.bound:.1e}, from numpy's float32 error)",
+        Phrase(
+            N_(
+                "torch on {device}, float32: weights error {weights}, output error {output} "
+                "(bound {bound}, from numpy's float32 error)"
+            ),
+            {
+                "device": where,
+                "weights": Scientific(c_w.error),
+                "output": Scientific(c_o.error),
+                "bound": Scientific(c_o.bound, 1),
+            },
+        ),
     )
 
 
+# Each check's name: its identity (tests and exports compare it) and, translated, its row.
 CHECK_NAMES = (
-    "weights sum to 1 over legal keys",
-    "masked keys get exactly 0",
-    "output lies within the legal values' range",
-    "permuting keys with values permutes weights, keeps output",
-    "swapping two values keeps weights, changes output",
-    "adding a constant to every logit keeps weights",
-    "temperature keeps the ranking",
-    "masking a key equals deleting it",
-    "tiled kernel equals the reference",
-    "torch equals numpy",
+    N_("weights sum to 1 over legal keys"),
+    N_("masked keys get exactly 0"),
+    N_("output lies within the legal values' range"),
+    N_("permuting keys with values permutes weights, keeps output"),
+    N_("swapping two values keeps weights, changes output"),
+    N_("adding a constant to every logit keeps weights"),
+    N_("temperature keeps the ranking"),
+    N_("masking a key equals deleting it"),
+    N_("tiled kernel equals the reference"),
+    N_("torch equals numpy"),
 )
 
 
@@ -444,5 +512,6 @@ def run_audit(
         try:
             checks.append(step())
         except Exception as exc:  # noqa: BLE001 - a crashing check is a failed check
-            checks.append(Check(name, False, math.inf, f"raised {type(exc).__name__}: {exc}"))
+            raised = Phrase(N_("raised {error}"), {"error": f"{type(exc).__name__}: {exc}"})
+            checks.append(Check(name, False, math.inf, raised))
     return checks

@@ -32,6 +32,7 @@ from . import interventions
 from .audit import ranking_violation
 from .core import attention
 from .dimension import lift
+from .wording import N_, Amount, Fixed, Phrase, Significant, listed
 
 CAUSES = ("alignment", "key_norm", "dimension_scale", "temperature")
 # A perturbation "matters" when it moves the max weight by at least this much.
@@ -99,7 +100,12 @@ class SharpnessReport:
 
 
 def _name(labels, i: int) -> str:
-    return str(labels[i]) if 0 <= i < len(labels) else f"key {i + 1}"
+    return str(labels[i]) if 0 <= i < len(labels) else _key(i)
+
+
+def _key(i: int) -> Phrase:
+    # TRANSLATORS: a key without a label of its own, numbered from 1.
+    return Phrase(N_("key {number}"), {"number": i + 1})
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:
@@ -162,25 +168,27 @@ def _alignment(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     total = len(PROBE_ANGLES_DEG)
     mean_weight = float(w[:, winner].mean())
     implicated = kept < total / 2
+    counted = {"name": name, "kept": kept, "total": total, "mean": Fixed(mean_weight, 3)}
     if implicated:
-        note = (
-            f"Rotating the query moves the route: {name} stays on top in only "
-            f"{kept} of {total} directions (its mean weight across them {mean_weight:.3f}). "
-            "Direction picks the winner."
+        # TRANSLATORS: "Why is it sharp?": the rotation test's finding; {name} a key's label.
+        note = N_(
+            "Rotating the query moves the route: {name} stays on top in only {kept} of {total} "
+            "directions (its mean weight across them {mean}). Direction picks the winner."
         )
     else:
-        note = (
-            f"{name} stays on top in {kept} of {total} unrelated query directions "
-            f"(mean weight {mean_weight:.3f}): direction is not what selects it. "
-            "Inspect key norms, biases and the mask."
+        note = N_(
+            "{name} stays on top in {kept} of {total} unrelated query directions (mean weight "
+            "{mean}): direction is not what selects it. Inspect key norms, biases and the mask."
         )
+    angles = ", ".join(str(a) for a in PROBE_ANGLES_DEG)
     return Finding(
         "alignment",
-        f"rotate only the query by {', '.join(str(a) for a in PROBE_ANGLES_DEG)} degrees",
+        # TRANSLATORS: "Why is it sharp?": a test, in the table's "test" column.
+        Phrase(N_("rotate only the query by {angles} degrees"), {"angles": angles}),
         float(base[winner]),
         mean_weight,
         implicated,
-        note,
+        Phrase(note, counted),
     )
 
 
@@ -195,7 +203,10 @@ def _key_norm(s: _Setting, base: np.ndarray, winner: int) -> Finding:
     norms = np.linalg.norm(s.k, axis=1)
     decides = new_winner != winner
     moved = (
-        f"; the top key changes from {_name(s.labels, winner)} to {_name(s.labels, new_winner)}"
+        Phrase(
+            N_("; the top key changes from {before} to {after}"),
+            {"before": _name(s.labels, winner), "after": _name(s.labels, new_winner)},
+        )
         if decides
         else ""
     )
@@ -203,23 +214,35 @@ def _key_norm(s: _Setting, base: np.ndarray, winner: int) -> Finding:
         float(np.linalg.norm(s.q)), 1.0, abs_tol=1e-12
     )
     if implicated and decides:
-        verdict = "length decides which key wins"
+        verdict = N_("length decides which key wins")
     elif implicated:
-        verdict = "length was doing part of the selecting"
+        verdict = N_("length was doing part of the selecting")
     elif decides:  # another key wins, about as sharply
-        verdict = "length picks which key wins, not how sharp the route is"
+        verdict = N_("length picks which key wins, not how sharp the route is")
     else:
-        verdict = "length is not what makes it sharp"
-    note = (
-        f"At unit length the max weight goes {before:.3f} -> {after:.3f}{moved}: {verdict} "
-        f"(key norms {norms.min():.2g}..{norms.max():.2g}, query norm "
-        f"{np.linalg.norm(s.q):.2g})."
+        verdict = N_("length is not what makes it sharp")
+    note = Phrase(
+        N_(
+            "At unit length the max weight goes {before} -> {after}{moved}: {verdict} (key "
+            "norms {low}..{high}, query norm {query})."
+        ),
+        {
+            "before": Fixed(before, 3),
+            "after": Fixed(after, 3),
+            "moved": moved,
+            "verdict": Phrase(verdict),
+            "low": Significant(norms.min(), 2),
+            "high": Significant(norms.max(), 2),
+            "query": Significant(np.linalg.norm(s.q), 2),
+        },
     )
     if unit:
-        note = "The query and every key already have unit length: normalising changes nothing."
+        note = Phrase(
+            N_("The query and every key already have unit length: normalising changes nothing.")
+        )
     return Finding(
         "key_norm",
-        "normalise q and k to unit length",
+        Phrase(N_("normalise q and k to unit length")),
         before,
         after,
         implicated,
@@ -231,11 +254,15 @@ def _key_norm(s: _Setting, base: np.ndarray, winner: int) -> Finding:
 
 def _dimension(s: _Setting, base: np.ndarray) -> Finding:
     before = float(base.max())
-    perturbation = f"drop the hidden dimensions (d_k {s.d_k} -> {s.visible})"
+    sizes = {"d_k": s.d_k, "visible": s.visible}
+    perturbation = Phrase(N_("drop the hidden dimensions (d_k {d_k} -> {visible})"), sizes)
     if s.d_k == s.visible:
-        note = (
-            f"d_k is {s.d_k}, the visible geometry's own size: there are no hidden dimensions, "
-            "so dimension cannot explain the sharpness."
+        note = Phrase(
+            N_(
+                "d_k is {d_k}, the visible geometry's own size: there are no hidden dimensions, "
+                "so dimension cannot explain the sharpness."
+            ),
+            sizes,
         )
         return Finding("dimension_scale", perturbation, before, before, False, note, tested=False)
     w_flat = s.weights(d_k=s.visible)
@@ -244,34 +271,67 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
     corrected = _scale_factor(s.scale, s.d_k) <= 1.01 / np.sqrt(s.d_k)
     sharper = before - after >= MEANINGFUL_DROP
     implicated = sharper and not corrected
-    setting = "with the same scale setting" if corrected else "unscaled"
-    note = f"Same geometry at d_k={s.visible} ({setting}): max weight {before:.3f} -> {after:.3f}. "
+    setting = N_("with the same scale setting") if corrected else N_("unscaled")
+    measured = Phrase(
+        N_("Same geometry at d_k={visible} ({setting}): max weight {before} -> {after}."),
+        {
+            "visible": s.visible,
+            "setting": Phrase(setting),
+            "before": Fixed(before, 3),
+            "after": Fixed(after, 3),
+        },
+    )
     if corrected:
-        note += "Scaling by 1/sqrt(d_k) already cancels the dimension's growth; " + (
-            "the hidden components still add unit-variance noise to each logit, so this "
-            "route is partly chance."
+        cancelled = (
+            N_(
+                "Scaling by 1/sqrt(d_k) already cancels the dimension's growth; the hidden "
+                "components still add unit-variance noise to each logit, so this route is "
+                "partly chance."
+            )
             if sharper
-            else "the extra dimensions are not what makes it sharp."
+            else N_(
+                "Scaling by 1/sqrt(d_k) already cancels the dimension's growth; the extra "
+                "dimensions are not what makes it sharp."
+            )
         )
+        note = listed([measured, Phrase(cancelled)])
         return Finding("dimension_scale", perturbation, before, after, False, note, decides=decides)
     q_hi, k_hi = s.lift(s.q, s.k)
     fixed = attention(q_hi, k_hi, s.v, mask=s.mask, scale=True, temperature=s.temperature)
-    note += (
-        f"With 1/sqrt(d_k) scaling at d_k={s.d_k} it would be {float(fixed.weights.max()):.3f}. "
-    )
-    note += (
-        "Uncorrected dimension is sharpening the route: its logits' spread grows like sqrt(d_k)."
-        if implicated
-        else "The extra dimensions are not what makes it sharp."
-    )
+    sentences = [
+        measured,
+        Phrase(
+            N_("With 1/sqrt(d_k) scaling at d_k={d_k} it would be {weight}."),
+            {"d_k": s.d_k, "weight": Fixed(float(fixed.weights.max()), 3)},
+        ),
+        Phrase(
+            N_(
+                "Uncorrected dimension is sharpening the route: its logits' spread grows like "
+                "sqrt(d_k)."
+            )
+            if implicated
+            else N_("The extra dimensions are not what makes it sharp.")
+        ),
+    ]
     if decides:
         winner, flat_winner = int(np.argmax(base)), int(np.argmax(w_flat))
-        note += (
-            f" Without the hidden components the top key is {_name(s.labels, flat_winner)}, "
-            f"not {_name(s.labels, winner)}: they decide the winner."
+        sentences.append(
+            Phrase(
+                N_(
+                    "Without the hidden components the top key is {flat}, not {winner}: they "
+                    "decide the winner."
+                ),
+                {"flat": _name(s.labels, flat_winner), "winner": _name(s.labels, winner)},
+            )
         )
     return Finding(
-        "dimension_scale", perturbation, before, after, implicated, note, decides=decides
+        "dimension_scale",
+        perturbation,
+        before,
+        after,
+        implicated,
+        listed(sentences),
+        decides=decides,
     )
 
 
@@ -291,27 +351,41 @@ def _temperature(s: _Setting, base: np.ndarray) -> Finding:
     ranking_kept = reversal <= 1e-9
     broadened = before - after >= MEANINGFUL_DROP
     implicated = broadened and ranking_kept and s.temperature < 1.0
-    ranking = "same ranking" if ranking_kept else f"ranking changed (by {reversal:.2g})"
-    note = (
-        f"Temperature {s.temperature:.3g} -> {hotter:.3g}: max weight {before:.3f} -> "
-        f"{after:.3f}, {ranking}. "
+    ranking = (
+        Phrase(N_("same ranking"))
+        if ranking_kept
+        else Phrase(N_("ranking changed (by {reversal})"), {"reversal": Significant(reversal, 2)})
+    )
+    temperature = Significant(s.temperature, 3)
+    measured = Phrase(
+        N_("Temperature {before_t} -> {after_t}: max weight {before} -> {after}, {ranking}."),
+        {
+            "before_t": temperature,
+            "after_t": Significant(hotter, 3),
+            "before": Fixed(before, 3),
+            "after": Fixed(after, 3),
+            "ranking": ranking,
+        },
     )
     if implicated:
-        note += "A temperature below 1 is sharpening the competition."
+        verdict = Phrase(N_("A temperature below 1 is sharpening the competition."))
     elif broadened:
-        note += (
-            f"The route is temperature-sensitive, but a temperature of {s.temperature:.3g} "
-            "does not sharpen it beyond the logits themselves."
+        verdict = Phrase(
+            N_(
+                "The route is temperature-sensitive, but a temperature of {temperature} does "
+                "not sharpen it beyond the logits themselves."
+            ),
+            {"temperature": temperature},
         )
     else:
-        note += "The route barely responds: temperature is not the control here."
+        verdict = Phrase(N_("The route barely responds: temperature is not the control here."))
     return Finding(
         "temperature",
-        f"multiply temperature by {TEMPERATURE_FACTOR:g}",
+        Phrase(N_("multiply temperature by {factor}"), {"factor": Amount(TEMPERATURE_FACTOR)}),
         before,
         after,
         implicated,
-        note,
+        listed([measured, verdict]),
     )
 
 
@@ -344,5 +418,5 @@ def diagnose(
         _dimension(s, base),
         _temperature(s, base),
     ]
-    labels = s.labels or tuple(f"key {i + 1}" for i in range(len(base)))
+    labels = s.labels or tuple(_key(i) for i in range(len(base)))
     return SharpnessReport(float(base[winner]), winner, findings, max(entropy, 0.0), labels)

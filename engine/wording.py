@@ -49,10 +49,32 @@ class Amount:
         return format(self.value, "g")
 
 
+@dataclass(frozen=True)
+class Significant:
+    """A number with `digits` significant digits, as Python's "g" writes it (0.325, 1.2e-05)."""
+
+    value: float
+    digits: int = 3
+
+    def __str__(self) -> str:
+        return f"{self.value:.{self.digits}g}"
+
+
+@dataclass(frozen=True)
+class Scientific:
+    """A number in scientific notation with `digits` decimals (an error: 1.23e-05)."""
+
+    value: float
+    digits: int = 2
+
+    def __str__(self) -> str:
+        return f"{self.value:.{self.digits}e}"
+
+
 class Phrase(str):
     """An English sentence (a `str`: compared, logged and printed as the English) that keeps
     its template (marked with `N_`) and the values of its `{placeholders}` (text, a `Share`, a
-    `Fixed`, an `Amount` or another `Phrase`), so the lab can say it in a student's language. Anything done
+    `Fixed`, an `Amount`, a `Significant`, a `Scientific` or another `Phrase`), so the lab can say it in a student's language. Anything done
     to it as text (`+`, `.strip()`) gives plain English text."""
 
     template: str
@@ -63,6 +85,15 @@ class Phrase(str):
         made = super().__new__(cls, template.format(**{k: str(v) for k, v in values.items()}))
         made.template, made.values = template, values
         return made
+
+
+def listed(parts, sep: str = " ") -> Phrase:
+    """Several phrases one after the other (sentences, with ``sep`` a space), each translated
+    on its own: the joining template is no catalogue entry, so it reads the same in every
+    language."""
+    parts = list(parts)
+    template = sep.join(f"{{part{i}}}" for i in range(len(parts)))
+    return Phrase(template, {f"part{i}": part for i, part in enumerate(parts)})
 
 
 def worded(error: Exception) -> str:

@@ -25,8 +25,8 @@ from app.i18n.translator import ENGLISH, Translator
 @dataclass(frozen=True)
 class Number:
     """A number written the way the session's language writes it: `style` "decimal" with a
-    Babel `pattern` ("0.00", "#,##0"), or "percent" (0.42 -> 42%; pattern "0.0%" for one
-    decimal)."""
+    Babel `pattern` ("0.00", "#,##0", "@@@" for three significant digits), "percent" (0.42 ->
+    42%; pattern "0.0%" for one decimal) or "scientific" ("0.00E00": 1.23E-05)."""
 
     value: float
     style: str = "decimal"
@@ -35,6 +35,8 @@ class Number:
     def text(self, tr: Translator) -> str:
         if self.style == "percent":
             return tr.format_percent(self.value, self.pattern)
+        if self.style == "scientific":
+            return tr.format_scientific(self.value, self.pattern)
         return tr.format_decimal(self.value, self.pattern)
 
 

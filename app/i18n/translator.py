@@ -8,7 +8,7 @@ label declared elsewhere with `N_` is translated where it is shown, `_(field.lab
 
 from __future__ import annotations
 
-from babel.numbers import format_decimal, format_percent
+from babel.numbers import format_decimal, format_percent, format_scientific
 
 from app.i18n import catalogues
 from app.i18n.languages import SOURCE, Language, language
@@ -58,6 +58,9 @@ class Translator:
 
     def format_percent(self, number, format: str | None = None) -> str:  # noqa: A002
         return format_percent(number, format=format, locale=self.language.numbers)
+
+    def format_scientific(self, number, format: str | None = None) -> str:  # noqa: A002
+        return format_scientific(number, format=format, locale=self.language.numbers)
 
     def isolated(self, text: str) -> str:
         """`text` (a formula, a number) kept left to right inside this language's text."""

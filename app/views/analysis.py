@@ -12,6 +12,8 @@ import attention_lab_assets
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state.lab_state import LabState
+from app.views.phrases import phrase_text
+from engine.wording import Phrase, Scientific
 
 CAUSE_NAMES = {
     "alignment": N_("Alignment (direction of q vs the winning key)"),
@@ -43,7 +45,9 @@ def _decimal(x: float, tr: Translator) -> str:
 
 def audit_headline(checks, tr: Translator = ENGLISH) -> str:
     """Passes, failures and checks that did not apply, each counted on its own."""
-    counts = {status: [c.name for c in checks if c.status == status] for status in STATUSES}
+    counts = {
+        status: [tr.gettext(c.name) for c in checks if c.status == status] for status in STATUSES
+    }
     passed, failed, skipped = (len(counts[s]) for s in STATUSES)
     values = {"passed": passed, "total": len(checks), "failed": failed, "skipped": skipped}
     _ = tr.gettext
@@ -73,7 +77,7 @@ def audit_headline(checks, tr: Translator = ENGLISH) -> str:
 def diagnosis_text(report, tr: Translator = ENGLISH) -> str:
     """The headline names the winner and the cause that carries the decision, strongest first."""
     _ = tr.gettext
-    name = html.escape(report.winner_label)
+    name = html.escape(phrase_text(report.winner_label, tr))
     said = [
         _("**{name} holds {share} of the weight.**").format(
             name=name, share=_percent(report.max_weight, tr)
@@ -107,13 +111,18 @@ def diagnosis_text(report, tr: Translator = ENGLISH) -> str:
     ]
     # A test that hands the route on is worth its line even when the top weight hardly moves.
     lines += [
-        f"- {html.escape(f.note)}" for f in report.ranked if f.note and (f.implicated or f.decides)
+        f"- {_shown(f.note, tr)}" for f in report.ranked if f.note and (f.implicated or f.decides)
     ]
     untested = [f for f in report.findings if not f.tested]
     if untested:
         lines.append(_("Not tested, because the change would do nothing here:"))
-        lines += [f"- {html.escape(f.note)}" for f in untested]
+        lines += [f"- {_shown(f.note, tr)}" for f in untested]
     return "\n\n".join(lines)
+
+
+def _shown(text: str, tr: Translator) -> str:
+    """An engine's sentence (a `Phrase`) in the page's language, escaped for Markdown's HTML."""
+    return html.escape(phrase_text(text, tr))
 
 
 def _cause(finding, tr: Translator = ENGLISH) -> str:
@@ -129,7 +138,7 @@ def _handover(report, tr: Translator = ENGLISH) -> str:
         return _("No test hands this query's route to another key.")
     # TRANSLATORS: joins the names of two or more tests or causes ("A and B").
     both = _(" and ")
-    tests = both.join(_("“{test}”").format(test=html.escape(f.perturbation)) for f in deciders)
+    tests = both.join(_("“{test}”").format(test=_shown(f.perturbation, tr)) for f in deciders)
     causes = both.join(_cause(f, tr) for f in deciders)
     return _(
         "The test {tests} hands the route to another key, about as sharply: {causes} picks "
@@ -175,10 +184,12 @@ class AuditView(pn.viewable.Viewer):
             return
         rows = [
             (
-                c.name,
+                _(c.name),
                 _(STATUS_NAMES.get(c.status, c.status)),
-                f"{c.error:.2e}" if c.applicable else "",
-                c.detail,
+                phrase_text(Phrase("{error}", {"error": Scientific(c.error)}), self.tr)
+                if c.applicable
+                else "",
+                phrase_text(c.detail, self.tr),
             )
             for c in checks
         ]
@@ -232,7 +243,7 @@ class DiagnosisView(pn.viewable.Viewer):
         rows = [
             (
                 _(CAUSE_NAMES[f.cause]) if f.cause in CAUSE_NAMES else f.cause,
-                f.perturbation,
+                phrase_text(f.perturbation, tr),
                 _decimal(f.before, tr),
                 _decimal(f.after, tr),
                 _implicated(f, tr),

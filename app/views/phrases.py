@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from app.i18n.said import Number, Said
 from app.i18n.translator import Translator
-from engine.wording import Amount, Fixed, Phrase, Share
+from engine.wording import Amount, Fixed, Phrase, Scientific, Share, Significant
 
 
 def phrase_text(text: str, tr: Translator) -> str:
@@ -35,4 +35,9 @@ def _value(value):
         return Number(value.value, "decimal", pattern)
     if isinstance(value, Amount):
         return Number(value.value, "decimal", "0.######")
+    if isinstance(value, Significant):
+        # At most `digits` significant digits, no trailing zeros: Python's "g" (0.25, 1).
+        return Number(value.value, "decimal", "@" + "#" * (value.digits - 1))
+    if isinstance(value, Scientific):
+        return Number(value.value, "scientific", "0." + "0" * value.digits + "E00")
     return value
