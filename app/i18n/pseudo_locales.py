@@ -19,7 +19,9 @@ GROWTH = 0.4
 # What a translation keeps as it is: placeholders, tags, entities.
 _KEPT = re.compile(r"(\{[^{}]*\}|%\([A-Za-z_]\w*\)[sdifr]|%[sdifr]|<[^<>]*>|&#?\w+;)")
 _ACCENTED = str.maketrans("AaCcEeGgIiKkLlNnOoRrSsUuYyZz", "ÅåÇçÉéĞğÎîĶķĻļÑñÖöŘřŠšÛûÝýŽž")
-_PAD = "~"
+# Padding that no markup reads as its own: "~~" was Markdown's strikethrough, which struck out
+# a translated sentence that a Markdown pane showed.
+_PAD = "·"
 RLM, RLO, PDF = "\u200f", "\u202e", "\u202c"
 
 
