@@ -42,13 +42,38 @@ def blocking(page) -> list[str]:
     # A control drawn after the last settle (a class step's sidebar) is named by a debounced
     # walk: axe reads the page once that walk has run (CI once read it before).
     page.wait_for_function(SETTLED, timeout=30000)
-    for v in run_axe(page):
+    for v in run_axe(page, also=REFUSED):
         nodes = tuple(
             n for n in v.nodes if not any(r == v.rule and part in n for r, part in ALLOWED)
         )
         if (v.impact in BLOCKING or v.rule in REFUSED) and nodes:
             out.append(replace(v, nodes=nodes).describe())
     return out
+
+
+# One serious (color-contrast), one critical (image-alt) and one moderate (heading-order) rule
+# broken on a page of its own.
+_THREE_RULES_BROKEN = (
+    '<html lang="en"><title>axe</title><main><h1>Axe</h1><h3>Skipped a level</h3>'
+    '<p style="color:#bbb;background:#fff">Grey on white</p><img src="data:,"></main></html>'
+)
+
+
+def test_axe_runs_every_rule_that_can_block_and_the_refused_ones(chromium):
+    """run_axe switches off the rules whose impact the tests pass over: a critical and a
+    serious violation are still found, and a moderate one only where named."""
+    page = chromium.new_page()
+    try:
+        page.set_content(_THREE_RULES_BROKEN)
+        assert {v.rule for v in run_axe(page)} == {"color-contrast", "image-alt"}
+        named = {v.rule: v.impact for v in run_axe(page, also=("heading-order",))}
+        assert named == {
+            "color-contrast": "serious",
+            "image-alt": "critical",
+            "heading-order": "moderate",
+        }, named
+    finally:
+        page.close()
 
 
 # Every element matching `selector`, shadow roots included, as [attribute values...].
