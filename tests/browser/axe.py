@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-# The impacts the browser tests refuse; moderate and minor ones are reported, not failed.
+# The impacts the browser tests refuse; run_axe runs the rules of other impacts only if named.
 BLOCKING = ("critical", "serious")
 RUN_NPM_CI = "node_modules/ is missing axe-core: run `npm ci` in the checkout (package-lock.json)"
 
