@@ -114,6 +114,8 @@ class ClassParts:
                 button_type="light",
                 visible=False,
                 margin=(0, 10),
+                css_classes=["lab-class-ask-to-teach"],  # wraps in a long language
+                stylesheets=[CLASS_CSS],
                 description=_(
                     "Asks the teacher's screen to approve this device; nothing secret is shown"
                 ),
