@@ -29,6 +29,7 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 from app.i18n.head_words import head_words
+from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
@@ -220,6 +221,23 @@ def notes_words(amap, tr: Translator = ENGLISH) -> str:
     return said + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
+# The names of the engine's reasons to doubt an estimate (`estimate_words.short`), as a hover
+# lists them: translated one by one, joined as the English joins them.
+REASON_NAMES = {
+    # TRANSLATORS: the receipt's hover: why a head's estimate may be off, in two words.
+    "saturated": N_("saturated"),
+    "large step": N_("large step"),
+    "cancelling": N_("cancelling"),
+}
+
+
+def reason_names(note: str | None, tr: Translator = ENGLISH) -> str:
+    """A head's reasons to doubt its estimate, named for the hover ("none" for none)."""
+    _ = tr.gettext
+    names = [name for name in short(note).split(", ") if name]
+    return ", ".join(_(REASON_NAMES.get(name, name)) for name in names) or _("none")
+
+
 class ReceiptView(pn.viewable.Viewer):
     """The estimate grid and the receipt of one `ReceiptState` (and the exact causal map of a
     `CausalState`, when measured)."""
@@ -396,7 +414,7 @@ class ReceiptView(pn.viewable.Viewer):
                 "head": [r.head for r in recs],
                 "name": [head_words(r.layer, r.head, self.tr) for r in recs],
                 "checked": checked_words(amap, self.rstate.planned, cmap, self.tr),
-                "note": [short(r.note) or _("none") for r in recs],
+                "note": [reason_names(r.note, self.tr) for r in recs],
                 "outline": f32([0.0 if r.exact is None else 1.0 for r in recs]),
             },
         )
@@ -426,7 +444,7 @@ class ReceiptView(pn.viewable.Viewer):
             "tag": [head_tag(r.layer, r.head) for r in checked],
             "name": [head_words(r.layer, r.head, self.tr) for r in checked],
             "colour": [WARNED if warned else PLAIN for warned in own],
-            "note": [short(r.note) or _("none") for r in checked],
+            "note": [reason_names(r.note, self.tr) for r in checked],
         }
         assign(self.receipt_source, data | self._labels(data))
         if not checked:
