@@ -261,19 +261,42 @@ def test_a_step_of_every_part_at_three_sizes(open_lab):
     assert not found, "\n".join(found)
 
 
-def test_the_trained_model(open_lab):
+def _every_control_named(page) -> None:
+    """In Chromium's accessibility tree (what a screen reader gets), not axe's reading of the
+    DOM: every combobox, text box, slider, checkbox and radio of a model's page has a name.
+    Choices.js's two multi-choice boxes were comboboxes with none."""
+    found = controls(page)
+    assert ("combobox", "Ablate heads (zero their output)") in found, found
+    assert not unnamed_controls(page), [c for c in found if not c[1]]
+
+
+def test_the_trained_model_and_its_causal_map_tab(open_lab):
+    """One page of the binding model (its load is most of each check's time): its controls
+    named in Chromium's tree, axe on it with a multi-choice box closed and open, then its
+    Causal map tab at three sizes."""
     lab = _model_page(open_lab)
+    _every_control_named(lab.page)
     assert not (found := blocking(lab.page)), "\n".join(found)
     # Both multi-choice boxes name themselves after their titles ("null" before).
     names = [n[0] for n in deep(lab.page, "input.choices__input--cloned", "aria-label")]
     assert names == ["Hide positions from this head", "Ablate heads (zero their output)"], names
     # An open one too.
     lab.page.locator("input.choices__input--cloned").nth(1).click()
-    lab.page.locator(".choices__list--dropdown.is-active").first.wait_for(timeout=30000)
+    opened = lab.page.locator(".choices__list--dropdown.is-active")
+    opened.first.wait_for(timeout=30000)
     assert not (found := blocking(lab.page)), "\n".join(found)
+    # Closed again, as the Causal map tab is read on a page with none open.
+    lab.page.keyboard.press("Escape")
+    lab.wait_until(lambda: opened.count() == 0, "the multi-choice box to close")
+    lab.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
+    lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
+    wait_until_settled(lab.page)  # axe reads colours: not half-way through a fade
+    assert_headings_in_order(lab.page)  # the tab's h2 parts, the model's sidebar groups
+    assert not (found := blocking(lab.page)), "\n".join(found)
+    assert not (found := blocking_at_sizes(lab.page)), "\n".join(found)
 
 
-def _language_model_page(open_lab):
+def test_every_control_of_the_language_models_page_is_named_in_chromiums_tree(open_lab):
     pytest.importorskip("gguf")
     pytest.importorskip("tokenizers")
     if not {name: ok for name, _, ok, _ in trained.available()}["smollm2-135m"]:
@@ -285,46 +308,33 @@ def _language_model_page(open_lab):
         lambda: " Paris" in lab.data("prediction")["token"], "the language model", timeout=180
     )
     wait_until_settled(lab.page)
-    return lab
+    _every_control_named(lab.page)
 
 
-@pytest.mark.parametrize("opener", [_model_page, _language_model_page], ids=["binding", "smollm2"])
-def test_every_control_of_a_model_page_is_named_in_chromiums_tree(open_lab, opener):
-    """Chromium's accessibility tree (what a screen reader gets), not axe's reading of the
-    DOM: every combobox, text box, slider, checkbox and radio of a model's page has a name.
-    Choices.js's two multi-choice boxes were comboboxes with none."""
-    lab = opener(open_lab)
-    found = controls(lab.page)
-    assert ("combobox", "Ablate heads (zero their output)") in found, found
-    assert not unnamed_controls(lab.page), [c for c in found if not c[1]]
+def test_the_teachers_join_panel_and_a_students_class_page(open_lab):
+    """The join panel of a class, at three sizes, then the same class started and a
+    student's page on its first step, at three sizes (one class, not two: its set-up is
+    most of each check's time)."""
+    from .test_class_browser import wait_for_step
 
-
-def test_the_causal_map_tab(open_lab):
-    lab = _model_page(open_lab)
-    lab.page.locator(".lab-teaching").get_by_text("Causal map", exact=True).first.click()
-    lab.page.get_by_role("button", name="Measure every head").wait_for(timeout=30000)
-    wait_until_settled(lab.page)  # axe reads colours: not half-way through a fade
-    assert_headings_in_order(lab.page)  # the tab's h2 parts, the model's sidebar groups
-    assert not (found := blocking(lab.page)), "\n".join(found)
-    assert not (found := blocking_at_sizes(lab.page)), "\n".join(found)
-
-
-def test_the_teachers_join_panel(open_lab):
-    lab = open_lab("", more_settings=False)
-    lab.page.locator("button.lab-teach").click()
-    lab.page.wait_for_url("**/app?class=*", timeout=30000)
-    lab.page.wait_for_function(LOADED, timeout=30000)
-    lab.page.locator(".lab-join-code").wait_for(state="visible", timeout=30000)
-    wait_until_settled(lab.page)
-    assert not (found := blocking(lab.page)), "\n".join(found)
-    assert not (found := blocking_at_sizes(lab.page)), "\n".join(found)
-
-
-def test_a_students_class_page(open_lab):
-    from .test_class_browser import start_class, wait_for_step
-
-    teacher, code = start_class(open_lab)
-    teacher.page.get_by_role("button", name="Load this step").click()
+    teacher = open_lab("", more_settings=False)
+    page = teacher.page
+    page.locator("button.lab-teach").click()
+    page.wait_for_url("**/app?class=*", timeout=30000)
+    page.wait_for_function(LOADED, timeout=30000)
+    code_box = page.locator(".lab-join-code")
+    code_box.wait_for(state="visible", timeout=30000)
+    wait_until_settled(page)
+    assert not (found := blocking(page)), "\n".join(found)
+    assert not (found := blocking_at_sizes(page)), "\n".join(found)
+    # The class starts from the page at the tests' size, as test_class_browser's start_class.
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    wait_until_settled(page)
+    code = code_box.get_attribute("data-class-code")
+    start = page.get_by_role("button", name="Start the lesson")
+    start.click()
+    start.wait_for(state="hidden", timeout=30000)  # the modal lets go of the focus
+    page.get_by_role("button", name="Load this step").click()
     student = open_lab(f"?class={code}", more_settings=False)
     wait_for_step(student, 1)
     wait_until_settled(student.page)
