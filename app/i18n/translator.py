@@ -8,13 +8,44 @@ label declared elsewhere with `N_` is translated where it is shown, `_(field.lab
 
 from __future__ import annotations
 
-from babel.numbers import format_decimal, format_percent, format_scientific
+from functools import lru_cache
+
+from babel import Locale
+from babel.numbers import NumberPattern, parse_pattern
 
 from app.i18n import catalogues
 from app.i18n.languages import SOURCE, Language, language
 
 # Unicode isolates: a formula or a number inside right-to-left text keeps its own order.
 LRI, PDI = "\u2066", "\u2069"
+# Numbers formatted and kept, process-wide: Babel parses a pattern anew on every call (most of
+# what a translated page cost more than an English one), and a class opening the same lab
+# formats the same numbers page after page. Bounded: a student's drag makes new numbers.
+FORMATTED_KEPT = 16384
+
+
+@lru_cache(maxsize=64)
+def _locale(code: str) -> Locale:
+    return Locale.parse(code)
+
+
+@lru_cache(maxsize=256)
+def _pattern(kind: str, pattern: str | None, code: str) -> NumberPattern:
+    if pattern is None:  # the language's own pattern for this kind of number
+        formats = {
+            "decimal": _locale(code).decimal_formats,
+            "percent": _locale(code).percent_formats,
+            "scientific": _locale(code).scientific_formats,
+        }[kind]
+        return formats[None]
+    return parse_pattern(pattern)
+
+
+@lru_cache(maxsize=FORMATTED_KEPT)
+def formatted(kind: str, number, pattern: str | None, code: str) -> str:
+    """`number` as Babel's format_decimal, format_percent or format_scientific (`kind`) writes
+    it with `pattern` in the language `code`, from the cache when written before."""
+    return _pattern(kind, pattern, code).apply(number, _locale(code))
 
 
 class Translator:
@@ -54,13 +85,13 @@ class Translator:
     def format_decimal(self, number, format: str | None = None) -> str:  # noqa: A002 - Babel's name
         """`number` as this language writes it (0,25 in Spanish), in Latin digits: the plots'
         ticks and the formulas use them, so the text matches what the plots show."""
-        return format_decimal(number, format=format, locale=self.language.numbers)
+        return formatted("decimal", number, format, self.language.numbers)
 
     def format_percent(self, number, format: str | None = None) -> str:  # noqa: A002
-        return format_percent(number, format=format, locale=self.language.numbers)
+        return formatted("percent", number, format, self.language.numbers)
 
     def format_scientific(self, number, format: str | None = None) -> str:  # noqa: A002
-        return format_scientific(number, format=format, locale=self.language.numbers)
+        return formatted("scientific", number, format, self.language.numbers)
 
     def isolated(self, text: str) -> str:
         """`text` (a formula, a number) kept left to right inside this language's text."""

@@ -39,3 +39,31 @@ def test_an_engine_problem_is_a_value_error_that_keeps_its_template(spanish):
     problem = caught.value
     shown = Said(problem.template, **problem.values).text(spanish)
     assert shown == "la temperatura debe ser > 0; es -1"
+
+
+def test_numbers_come_from_a_bounded_shared_cache_and_read_as_babel_writes_them():
+    """The translator keeps formatted numbers process-wide (app/i18n/translator.py), bounded,
+    and each reads exactly as Babel's own functions write it, in every language and pattern."""
+    import random
+
+    from babel.numbers import format_decimal, format_percent, format_scientific
+
+    from app.i18n.translator import FORMATTED_KEPT, formatted
+
+    babel = {"decimal": format_decimal, "percent": format_percent, "scientific": format_scientific}
+    patterns = {
+        "decimal": [None, "0.00", "0.######", "@##", "#,##0"],
+        "percent": [None, "0%", "0.0%"],
+        "scientific": [None, "0.00E00"],
+    }
+    draw = random.Random(44)
+    for code in ("en", "es", "zh-Hans", "ar"):
+        tr = Translator(code)
+        for _ in range(300):
+            kind = draw.choice(list(patterns))
+            pattern = draw.choice(patterns[kind])
+            x = draw.choice([draw.uniform(-2, 2), 10 ** draw.uniform(-9, 6), 2.675, 0.125])
+            mine = getattr(tr, f"format_{kind}")(x, pattern)
+            assert mine == babel[kind](x, format=pattern, locale=tr.language.numbers)
+    assert formatted.cache_info().maxsize == FORMATTED_KEPT
+    assert formatted.cache_info().hits > 0
