@@ -46,7 +46,6 @@ class ControlsPanel(pn.viewable.Viewer):
         super().__init__(state=state, **params)
         p, self._ = state.param, tr.gettext
         _ = self._
-        sign = get_decimal_symbol(tr.language.numbers)  # the sliders' readouts: 0,25 in Spanish
         self.scenario = pn.widgets.Select.from_param(
             p.scenario,
             name=_(FIELDS["scenario"].label),
@@ -64,7 +63,7 @@ class ControlsPanel(pn.viewable.Viewer):
             end=FIELDS["angle"].high,
             step=1,
             sizing_mode="stretch_width",
-            **decimal_readout(sign),
+            **decimal_readout(tr),
         )
         low, high = (math.log10(x) for x in FIELDS["temperature"].bounds)
         self.temperature = pn.widgets.FloatSlider(
@@ -74,7 +73,7 @@ class ControlsPanel(pn.viewable.Viewer):
             step=0.005,
             value=math.log10(state.temperature),
             sizing_mode="stretch_width",
-            format=CustomJSTickFormatter(code=_TICKS["temperature"], args={"sign": sign}),
+            format=readout("temperature", tr),
         )
         # The same temperature typed: 0.25 took 120 key presses on the slider. No bounds of its
         # own: the state checks a typed value like any other (and refuses 0 or less).
@@ -275,12 +274,20 @@ def editable_slider(p, name: str, tr: Translator = ENGLISH, *, start=None, end=N
     )
 
 
-def decimal_readout(sign: str) -> dict:
+def readout(script: str, tr: Translator = ENGLISH) -> CustomJSTickFormatter:
+    """A slider's value readout (a script of app/js/slider_ticks.js) written with the page's
+    decimal sign: 0,25 in Spanish."""
+    return CustomJSTickFormatter(
+        code=_TICKS[script], args={"sign": get_decimal_symbol(tr.language.numbers)}
+    )
+
+
+def decimal_readout(tr: Translator = ENGLISH) -> dict:
     """A slider's `format` that writes its value with the page's decimal sign; none (Bokeh's
     own readout, as before) where that sign is a point."""
-    if sign == ".":
+    if get_decimal_symbol(tr.language.numbers) == ".":
         return {}
-    return {"format": CustomJSTickFormatter(code=_TICKS["decimal"], args={"sign": sign})}
+    return {"format": readout("decimal", tr)}
 
 
 def heading(text: str):
