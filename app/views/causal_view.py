@@ -29,7 +29,7 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 import attention_lab_assets
-from app.i18n.head_words import head_words
+from app.i18n.head_words import head_words, in_line
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state import attribution_runs
@@ -50,6 +50,7 @@ from app.views.head_axes import (
     token_marks_words,
 )
 from app.views.head_tap import open_head_on_tap
+from app.views.model_panel import TYPED_CSS
 from app.views.phrases import phrase_text
 from engine.head_names import HEAD_TAG_KEY, head_tag
 from engine.heads import shown_token, token_labels
@@ -90,7 +91,8 @@ def key_words(run, tr: Translator = ENGLISH) -> str:
     marks of the tokens the picker lists ("" before a run)."""
     _ = tr.gettext
     marks = "" if run is None else token_marks_words(token_labels(run.tokens), tr)
-    key = _("On the plot, {key}.").format(key=_(HEAD_TAG_KEY))
+    # The key is a sentence of its own: in Arabic it reads right to left inside the sentence.
+    key = _("On the plot, {key}.").format(key=in_line(_(HEAD_TAG_KEY), tr))
     tokens = (" " + _("Tokens: {marks}.").format(marks=marks)) if marks else ""
     return f"<p class='lab-map-key'>{html.escape(key + tokens)}</p>"
 
@@ -189,6 +191,7 @@ class CausalView(pn.viewable.Viewer):
             label=_("Changed sentence (the same number of tokens)"),
             max_length=MAX_TEXT_CHARS,
             sizing_mode="stretch_width",
+            stylesheets=[TYPED_CSS],
         )
         self.change = pn.pane.HTML("", sizing_mode="stretch_width")
         # Patching limited to chosen tokens (of the open sentence; the changed one has the same

@@ -130,6 +130,7 @@ class ModelPanel(pn.viewable.Viewer):
             value=mstate.text,
             max_length=MAX_TEXT_CHARS,  # the box takes what the state accepts, no more
             sizing_mode="stretch_width",
+            stylesheets=[TYPED_CSS],
         )
         # Shown while the text is a draw of repeated random words: its seed, and a new draw.
         self.words = pn.widgets.IntInput(
@@ -450,6 +451,8 @@ REFERENCE_HEADERS = {
     "first choice": N_("P(first choice)"),
 }
 TABLE_CSS = attention_lab_assets.read_text("components", "experiments-table.css")
+# A typed text runs in its own direction, whatever the page's (a program in an Arabic page).
+TYPED_CSS = attention_lab_assets.read_text("components", "typed-text.css")
 
 
 def _fixed(x: float, digits: int, tr: Translator) -> str:

@@ -28,7 +28,7 @@ from bokeh.models import (
 )
 from bokeh.models.glyphs import Rect, Scatter
 
-from app.i18n.head_words import head_words
+from app.i18n.head_words import head_words, in_line
 from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state.causal_state import CausalState
@@ -466,7 +466,7 @@ class ReceiptView(pn.viewable.Viewer):
             "On the dashed line the estimate is exact; the further a dot is from it, the more "
             "the estimate missed (the {count} furthest are named: {key}). Orange: the head has a "
             "warning of its own, below."
-        ).format(count=LABELLED, key=_(HEAD_TAG_KEY))
+        ).format(count=LABELLED, key=in_line(_(HEAD_TAG_KEY), self.tr))
         self.receipt_text.object = (
             "".join(f"<p>{p}</p>" for p in parts if p)
             + f"<p>{line}</p>"
