@@ -194,23 +194,11 @@ class CandidateControls(pn.viewable.Viewer):
             p.backend,
             name=_(FIELDS["backend"].label),
             options={
-                _backend_text(name, backend_notes, unchecked): name for name in p.backend.objects
+                backend_text(name, backend_notes, unchecked, tr): name for name in p.backend.objects
             },
             sizing_mode="stretch_width",
         )
-        notes = [
-            f"**{name}** is not available here: {note}"
-            for name, note in backend_notes.items()
-            if note
-        ]
-        # Checking a GPU means importing torch (~180 MB per server process); the lab does that
-        # only once someone picks it, and says so here.
-        notes += [
-            f"**{name}** is checked when picked: without that device the lab runs numpy "
-            "and says so."
-            for name in unchecked
-            if not backend_notes.get(name)
-        ]
+        notes = backend_notes_text(backend_notes, unchecked, tr)
         self.backend_note = pn.pane.Markdown(
             "  \n".join(notes),
             visible=bool(notes),
@@ -294,9 +282,40 @@ def heading(text: str):
     return group_heading(text)
 
 
-def _backend_text(name: str, notes: dict[str, str], unchecked: tuple[str, ...]) -> str:
+def backend_text(
+    name: str, notes: dict[str, str], unchecked: tuple[str, ...], tr: Translator = ENGLISH
+) -> str:
+    """A backend's option in the picker, its warning up front in the page's language."""
+    _ = tr.gettext
     if notes.get(name):
-        return f"{name} (not available here)"
+        # TRANSLATORS: an option of the backend picker; {backend} is a name such as torch-cpu.
+        return _("{backend} (not available here)").format(backend=name)
     if name in unchecked:
-        return f"{name} (checked when picked)"
+        # TRANSLATORS: an option of the backend picker: the device is looked for when picked.
+        return _("{backend} (checked when picked)").format(backend=name)
     return name
+
+
+def backend_notes_text(
+    notes: dict[str, str], unchecked: tuple[str, ...], tr: Translator = ENGLISH
+) -> list[str]:
+    """The lines under the backend picker: why a backend is unavailable (`notes`: the reason,
+    as the state words it), and which ones are checked only once picked."""
+    _ = tr.gettext
+    # TRANSLATORS: under the backend picker; {reason} is why (e.g. torch is not installed).
+    lines = [
+        _("**{backend}** is not available here: {reason}").format(backend=name, reason=note)
+        for name, note in notes.items()
+        if note
+    ]
+    # Checking a GPU means importing torch (~180 MB per server process); the lab does that
+    # only once someone picks it, and says so here.
+    lines += [
+        _(
+            "**{backend}** is checked when picked: without that device the lab runs numpy and "
+            "says so."
+        ).format(backend=name)
+        for name in unchecked
+        if not notes.get(name)
+    ]
+    return lines

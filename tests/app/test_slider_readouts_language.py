@@ -13,7 +13,7 @@ import pytest
 from app.i18n.translator import Translator
 from app.state.lab_state import LabState
 from app.state.settings_schema import FIELDS
-from app.views.controls import ControlsPanel
+from app.views.controls import CandidateControls, ControlsPanel
 
 TITLES = {n: n for n in FIELDS["scenario"].choices}
 
@@ -44,3 +44,17 @@ def test_english_chinese_and_arabic_keep_the_point(code):
     panel = ControlsPanel(LabState(), scenario_titles=TITLES, tr=Translator(code))
     assert _readout(panel.temperature.format, 0.0) == "1.00"
     assert panel.angle.format is None or not hasattr(panel.angle.format, "code")
+
+
+def test_the_backend_pickers_warnings_are_in_the_pages_language():
+    notes = {"torch-cpu": "torch is not installed"}
+    spanish = CandidateControls(
+        LabState(), backend_notes=notes, unchecked=("torch-cuda",), tr=Translator("es")
+    )
+    assert "torch-cpu (no disponible aquí)" in spanish.backend.options
+    assert spanish.backend.options["torch-cuda (se comprueba al elegirlo)"] == "torch-cuda"
+    assert "**torch-cpu** no está disponible aquí: torch is not installed" in (
+        spanish.backend_note.object
+    )
+    english = CandidateControls(LabState(), backend_notes=notes, unchecked=("torch-cuda",))
+    assert "torch-cuda (checked when picked)" in english.backend.options
