@@ -296,6 +296,15 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
         )
         note = listed([measured, Phrase(cancelled)])
         return Finding("dimension_scale", perturbation, before, after, False, note, decides=decides)
+    note = _unscaled_note(s, base, w_flat, measured, implicated, decides)
+    return Finding(
+        "dimension_scale", perturbation, before, after, implicated, note, decides=decides
+    )
+
+
+def _unscaled_note(s: _Setting, base, w_flat, measured: Phrase, implicated: bool, decides: bool):
+    """What dropping the hidden dimensions showed on unscaled logits, and what 1/sqrt(d_k)
+    would have made of them."""
     q_hi, k_hi = s.lift(s.q, s.k)
     fixed = attention(q_hi, k_hi, s.v, mask=s.mask, scale=True, temperature=s.temperature)
     sentences = [
@@ -324,15 +333,7 @@ def _dimension(s: _Setting, base: np.ndarray) -> Finding:
                 {"flat": _name(s.labels, flat_winner), "winner": _name(s.labels, winner)},
             )
         )
-    return Finding(
-        "dimension_scale",
-        perturbation,
-        before,
-        after,
-        implicated,
-        listed(sentences),
-        decides=decides,
-    )
+    return listed(sentences)
 
 
 def _scale_factor(scale, d_k: int) -> float:

@@ -271,6 +271,24 @@ def percentiles(values_ms) -> dict:
     }
 
 
+def open_students(
+    app_url: str, code: str, students: int, concurrency: int, languages: tuple[str, ...]
+) -> list[Student]:
+    """`students` pages joined to class `code`, `concurrency` opening at once; with
+    `languages`, each opens the link with the next one's `?lang=`."""
+
+    def open_one(i):
+        arguments = {"class": code}
+        if languages:
+            arguments["lang"] = languages[i % len(languages)]
+        page = Student(app_url, arguments).start()
+        page.ready.wait(120)
+        return page
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        return list(pool.map(open_one, range(students)))
+
+
 def drive(
     app_url: str,
     students: int,
@@ -289,19 +307,8 @@ def drive(
     teacher.ready.wait(60)
     if teacher.failed:
         raise RuntimeError(f"teacher: {teacher.failed}")
-    pages: list[Student] = []
-
-    def open_one(i):
-        arguments = {"class": code}
-        if languages:
-            arguments["lang"] = languages[i % len(languages)]
-        page = Student(app_url, arguments).start()
-        page.ready.wait(120)
-        return page
-
     opened = time.time()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        pages = list(pool.map(open_one, range(students)))
+    pages = open_students(app_url, code, students, concurrency, languages)
     open_s = time.time() - opened
     errors = [f"student: {p.failed}" for p in pages if p.failed]
     live = [p for p in pages if not p.failed]

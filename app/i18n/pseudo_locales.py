@@ -21,7 +21,7 @@ _KEPT = re.compile(r"(\{[^{}]*\}|%\([A-Za-z_]\w*\)[sdifr]|%[sdifr]|<[^<>]*>|&#?\
 _ACCENTED = str.maketrans("AaCcEeGgIiKkLlNnOoRrSsUuYyZz", "ÅåÇçÉéĞğÎîĶķĻļÑñÖöŘřŠšÛûÝýŽž")
 # Padding that no markup reads as its own: "~~" was Markdown's strikethrough, which struck out
 # a translated sentence that a Markdown pane showed.
-_PAD = "·"
+PAD = "·"
 RLM, RLO, PDF = "\u200f", "\u202e", "\u202c"
 
 
@@ -40,7 +40,7 @@ def lengthen(text: str) -> str:
     if not text:
         return text
     words = sum(len(piece) for piece, kept in pieces(text) if not kept)
-    pad = _PAD * max(1, round(words * GROWTH) - 2)
+    pad = PAD * max(1, round(words * GROWTH) - 2)
     body = "".join(piece if kept else piece.translate(_ACCENTED) for piece, kept in pieces(text))
     return f"{OPEN}{body}{pad}{CLOSE}"
 
