@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.i18n.head_words import in_line
 from app.i18n.translator import ENGLISH, Translator
 
 
@@ -52,11 +53,18 @@ class Said:
         object.__setattr__(self, "values", dict(values))
 
     def text(self, tr: Translator = ENGLISH) -> str:
-        shown = {name: shown_value(value, tr) for name, value in self.values.items()}
+        shown = {name: _placed(value, tr) for name, value in self.values.items()}
         return tr.gettext(self.template).format(**shown)
 
     def __str__(self) -> str:
         return self.text(ENGLISH)
+
+
+def _placed(value: Any, tr: Translator) -> str:
+    """A placeholder's value as set into its sentence: a translated phrase keeps its own
+    direction inside the left-to-right isolate an Arabic sentence gives each placeholder."""
+    text = shown_value(value, tr)
+    return in_line(text, tr) if isinstance(value, Said) else text
 
 
 def shown_value(value: Any, tr: Translator) -> str:

@@ -67,3 +67,23 @@ def test_numbers_come_from_a_bounded_shared_cache_and_read_as_babel_writes_them(
             assert mine == babel[kind](x, format=pattern, locale=tr.language.numbers)
     assert formatted.cache_info().maxsize == FORMATTED_KEPT
     assert formatted.cache_info().hits > 0
+
+
+def test_a_phrase_inside_an_arabic_sentence_keeps_its_own_direction():
+    """Arabic sets each placeholder in a left-to-right isolate (for numbers and formulas); a
+    translated phrase in one sits in a first-strong isolate, so its words keep their order."""
+    from app.i18n.said import Said
+
+    inner = Said("same ranking")
+    outer = Said(
+        "Temperature {before_t} -> {after_t}: max weight {before} -> {after}, {ranking}.",
+        before_t="0.25",
+        after_t="1",
+        before="0.615",
+        after="0.424",
+        ranking=inner,
+    )
+    arabic = outer.text(Translator("ar"))
+    assert f"\u2068{inner.text(Translator('ar'))}\u2069" in arabic
+    assert outer.text(Translator("es")).endswith("el mismo orden.")
+    assert str(outer) == "Temperature 0.25 -> 1: max weight 0.615 -> 0.424, same ranking."
