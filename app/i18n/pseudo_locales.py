@@ -40,7 +40,10 @@ def lengthen(text: str) -> str:
     if not text:
         return text
     words = sum(len(piece) for piece, kept in pieces(text) if not kept)
-    pad = PAD * max(1, round(words * GROWTH) - 2)
+    dots = max(1, round(words * GROWTH) - 2)
+    # In words of six, as a translation's extra words would wrap: one unbroken run pushed a
+    # long string past a narrow column where real text wraps.
+    pad = " ".join(PAD * min(6, dots - at) for at in range(0, dots, 6))
     body = "".join(piece if kept else piece.translate(_ACCENTED) for piece, kept in pieces(text))
     return f"{OPEN}{body}{pad}{CLOSE}"
 

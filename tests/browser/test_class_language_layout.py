@@ -14,72 +14,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.i18n.pseudo_locales import CLOSE, OPEN
-
+from . import marked_text
 from .labpage import LOADED, wait_until_settled
 
 pytestmark = pytest.mark.browser
 
 SIZES = ((1366, 768), (390, 844))
-EXEMPT = ".lab-join-code, .lab-join-link, .lab-lang-list, .lab-news"
-# Every visible text node under `root` (shadow roots included): its text, whether it or the
-# string it is part of carries both markers, and whether it is clipped (outside a box that
-# hides overflow, or outside the window).
-TEXTS = """([open, close, exempt, root]) => {
-  const parentOf = el => el.parentElement || (el.getRootNode().host || null);
-  const hidden = el => {
-    for (let a = el; a && a !== document.body; a = parentOf(a)) {
-      const s = getComputedStyle(a), box = a.getBoundingClientRect();
-      if (s.visibility === 'hidden' || s.display === 'none') return true;
-      // Visually hidden for a screen reader alone (a 1px box that clips its text).
-      if (s.overflow !== 'visible' && (box.width <= 2 || box.height <= 2)) return true;
-    }
-    return false;
-  };
-  const found = [];
-  const visit = node => {
-    if (node.nodeType === Node.TEXT_NODE) {
-      const text = node.textContent.trim();
-      const el = node.parentElement;
-      if (!text || !el || el.closest(exempt)) return;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      const r = range.getBoundingClientRect();
-      if (r.width < 1 || r.height < 1 || r.bottom < 0 || r.top > innerHeight) return;
-      // Wholly left of the window: a skip link waiting for the keyboard's focus.
-      if (r.right < 0 || hidden(el)) return;
-      const folded = el.closest('details');
-      if (folded && !folded.open && !el.closest('summary')) return;
-      let marked = text.includes(open) || text.includes(close);
-      // Part of a marked string split by its tags (<b>): the nearest blocks' text encloses it.
-      for (let a = el, up = 0; a && up < 3 && !marked; a = parentOf(a), up++) {
-        const t = a.textContent || '', at = t.indexOf(text), start = t.lastIndexOf(open, at);
-        marked = at >= 0 && start >= 0 && t.lastIndexOf(close, at) < start
-          && t.indexOf(close, at + text.length) >= 0;
-      }
-      let clipped = r.left < -1 || r.right > innerWidth + 1;
-      for (let a = el; a && a !== document.body; a = parentOf(a)) {
-        const s = getComputedStyle(a);
-        if (s.overflowX !== 'visible' && a.clientWidth > 0) {
-          const box = a.getBoundingClientRect();
-          if (r.left < box.left - 1 || r.right > box.right + 1) clipped = true;
-        }
-      }
-      found.push({text, marked, clipped, where: String(el.className || el.tagName)});
-      return;
-    }
-    if (node.shadowRoot) visit(node.shadowRoot);
-    for (const child of node.childNodes) visit(child);
-  };
-  visit(document.querySelector(root));
-  return found;
-}"""
-FORMULAS = ("softmax", "d_k", "q·k", "w·v", "|w·v|", "log")
-
-
-def needs_markers(text: str) -> bool:
-    words = [w for w in text.replace("(", " ").replace(")", " ").split() if w not in FORMULAS]
-    return any(sum(c.isascii() and c.isalpha() for c in w) >= 2 for w in words)
+EXEMPT = ".lab-join-code, .lab-join-link"
 
 
 def check_at_every_size(page, screen: str, root: str = "body") -> int:
@@ -88,13 +29,10 @@ def check_at_every_size(page, screen: str, root: str = "body") -> int:
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         wait_until_settled(page)
-        texts = page.evaluate(TEXTS, [OPEN, CLOSE, EXEMPT, root])
-        assert len(texts) >= 4, f"{screen} {width}: no text found"
-        clipped = [t for t in texts if t["clipped"]]
-        assert not clipped, f"{screen} {width}x{height}: clipped {clipped[:5]}"
-        bare = [t for t in texts if not t["marked"] and needs_markers(t["text"])]
-        assert not bare, f"{screen} {width}x{height}: escaped the catalogue: {bare[:8]}"
-        seen += len(texts)
+        stage = f"{screen} {width}x{height}"
+        problems = marked_text.problems(page, stage, root=root, exempt=EXEMPT)
+        assert not problems, "\n".join(problems[:10])
+        seen += len(marked_text.shown_texts(page, root, EXEMPT)["texts"])
     return seen
 
 
