@@ -16,10 +16,10 @@ import numpy as np
 
 from app.i18n.markers import N_
 from app.i18n.said import Said
-from engine.head_names import head_name
 from engine.heads import shown_token
 
-from .estimate_words import short
+from .estimate_words import ReasonNames
+from .head_tables import head_said
 from .scene_tables import MAX_ROWS, SceneTable, Words, now, number, percent, sentences
 
 # Rows of one head each: every head while they fit (the binding model's 4), else the
@@ -163,14 +163,14 @@ def head_grid_table(rows: dict, open_head: tuple[int, int]) -> SceneTable:
             "row is (entropy in nats) and its weight on position {focus}, the open head's "
             "({head}) strongest key.",
             focus=focus,
-            head=head_name(layer, head),
+            head=head_said(layer, head),
         ),
         _left_out(len(order), n, left_out),
     )
     body = tuple(
         (
             _head_cell(
-                head_name(rows["layer"][i], rows["head"][i]),
+                head_said(rows["layer"][i], rows["head"][i]),
                 (rows["layer"][i], rows["head"][i]) == (layer, head),
             ),
             Said(
@@ -194,7 +194,7 @@ def head_grid_table(rows: dict, open_head: tuple[int, int]) -> SceneTable:
     return SceneTable("head_grid", Said("Every head at once"), description, columns, body)
 
 
-def _head_cell(name: str, open_: bool) -> Said | str:
+def _head_cell(name: Words, open_: bool) -> Said | Words:
     # TRANSLATORS: the grid of every head in words: the head open in the page ("layer 2 head 1
     # (open)").
     return Said("{head} (open)", head=name) if open_ else name
@@ -334,7 +334,7 @@ def estimate_table(amap) -> SceneTable:
         _left_out(len(listed), len(ranked), left_out),
     )
     body = tuple(
-        (head_name(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
+        (head_said(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
     )
     columns = (
         Said("head"),
@@ -356,11 +356,11 @@ def receipt_table(amap) -> SceneTable:
     )
     body = tuple(
         (
-            head_name(r.layer, r.head),
+            head_said(r.layer, r.head),
             _signed(r.estimate, 4),
             _signed(r.exact),
             _signed(r.exact - r.estimate),
-            short(r.note) or Said("none"),
+            ReasonNames(r.note),
         )
         for r in checked
     )

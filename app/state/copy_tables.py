@@ -12,13 +12,14 @@ import numpy as np
 
 from app.i18n.head_words import head_words
 from app.i18n.markers import N_
+from app.i18n.said import Said
 from app.i18n.translator import ENGLISH, Translator
 from app.state.model_runs import edit_key
 from app.state.pipeline import BoundedCache, MiB
-from engine.head_names import head_name
 from engine.trained.copying import head_scores
 
-from .scene_tables import SceneTable, number
+from .head_tables import head_said
+from .scene_tables import SceneTable, Words, number
 
 MARKED = 5  # the heads ranked first, outlined and numbered on the grid
 LISTED = 20  # the heads the table in words lists, highest first
@@ -37,6 +38,12 @@ TARGETS = {
     "induction": N_("the token that followed an earlier copy of the same token"),
     "first_token": N_("the first token"),
 }
+# Why a text scores no head (the grid's notice and the table's description).
+REPEATS_NO_TOKEN = N_(
+    "This text repeats no token, so no head can be scored for copying. Try the text "
+    "Repeated random words, or a text that says something twice."
+)
+SINGLE_TOKEN = N_("This text has a single token, so no head can be scored: try a longer text.")
 # About 100 bytes a head: SmolLM2's 270 heads are tens of KB.
 SCORES = BoundedCache(
     "copying scores", max_entries=64, max_bytes=8 * MiB, size=lambda s: 4096 + 128 * len(s)
@@ -71,35 +78,46 @@ def ranked_heads(scores, kind: str, top: int) -> list:
 
 def unmeasured(kind: str, tr: Translator = ENGLISH) -> str:
     """Why a text scores no head for `kind` (the grid says it in its place)."""
-    _ = tr.gettext
+    return tr.gettext(_unmeasured(kind))
+
+
+def _unmeasured(kind: str) -> str:
     if kind in ("duplicate_token", "induction"):
-        return _(
-            "This text repeats no token, so no head can be scored for copying. Try the text "
-            "Repeated random words, or a text that says something twice."
-        )
-    return _("This text has a single token, so no head can be scored: try a longer text.")
+        return REPEATS_NO_TOKEN
+    return SINGLE_TOKEN
 
 
 def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
     """The heads from the highest `kind` score down (LISTED of them), or why there are none."""
-    title = f"Find heads: {FIND_TITLES[kind]}"
+    # TRANSLATORS: the Find heads table in words, for a screen reader; {choice} is what the
+    # cells are coloured by ("Find heads: Previous token").
+    title = Said("Find heads: {choice}", choice=Said(FIND_TITLES[kind]))
+    columns = (Said("rank"), Said("head"), Said("score"))
     top = ranked_heads(scores, kind, LISTED)
     if not top:
-        return SceneTable("head_scores", title, unmeasured(kind), ("rank", "head", "score"), ())
-    description = (
-        f"Every head scored by the share of its attention on {TARGETS[kind]}, averaged over "
-        f"the positions where there is one (0 to 1). The {len(top)} highest of {len(scores)} "
-        f"heads, highest first; the first {min(MARKED, len(top))} are outlined and numbered on the grid."
+        return SceneTable("head_scores", title, Said(_unmeasured(kind)), columns, ())
+    # TRANSLATORS: the Find heads table in words; {target} is what a score measures ("the
+    # token just before").
+    description = Said(
+        "Every head scored by the share of its attention on {target}, averaged over the "
+        "positions where there is one (0 to 1). The {listed} highest of {total} heads, highest "
+        "first; the first {marked} are outlined and numbered on the grid.",
+        target=Said(TARGETS[kind]),
+        listed=len(top),
+        total=len(scores),
+        marked=min(MARKED, len(top)),
     )
     body = tuple(
-        (
-            str(rank),
-            head_name(s.layer, s.head) + (" (open)" if (s.layer, s.head) == open_head else ""),
-            number(s.score(kind)),
-        )
+        (str(rank), _head_cell(s, open_head), number(s.score(kind)))
         for rank, s in enumerate(top, start=1)
     )
-    return SceneTable("head_scores", title, description, ("rank", "head", "score"), body)
+    return SceneTable("head_scores", title, description, columns, body)
+
+
+def _head_cell(scores, open_head: tuple[int, int]) -> Words | Said:
+    name = head_said(scores.layer, scores.head)
+    # TRANSLATORS: the tables in words: the head open in the page ("layer 2 head 1 (open)").
+    return Said("{head} (open)", head=name) if (scores.layer, scores.head) == open_head else name
 
 
 def ranked_words(scores, kind: str, tr: Translator = ENGLISH) -> str:

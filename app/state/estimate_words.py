@@ -14,6 +14,8 @@ from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from engine.trained.attribution import SATURATED_P
 
+from .scene_tables import Words
+
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _SPEC = re.compile(r"(\+?)\.(\d)([f%])")
 
@@ -106,6 +108,36 @@ def sentence_warning(p: float, tr: Translator = ENGLISH) -> str:
 def short(note: str | None) -> str:
     """The reasons' names alone, for a hover ("saturated, large step"; "" for none)."""
     return ", ".join(part.split(":", 1)[0] for part in _parts(note))
+
+
+# The names of the engine's reasons to doubt an estimate (`short`), as the receipt's hover and
+# its table list them: translated one by one, joined as the English joins them.
+REASON_NAMES = {
+    # TRANSLATORS: the receipt's hover: why a head's estimate may be off, in two words.
+    "saturated": N_("saturated"),
+    "large step": N_("large step"),
+    "cancelling": N_("cancelling"),
+}
+
+
+def reason_names(note: str | None, tr: Translator = ENGLISH) -> str:
+    """A head's reasons to doubt its estimate, named for the hover ("none" for none)."""
+    _ = tr.gettext
+    names = [name for name in short(note).split(", ") if name]
+    return ", ".join(_(REASON_NAMES.get(name, name)) for name in names) or _("none")
+
+
+class ReasonNames(Words):
+    """`reason_names` as a table cell: the English names ("saturated, large step"), written in
+    the reader's language where the table is shown (a list, so no one template says it)."""
+
+    def __new__(cls, note: str | None):
+        made = super().__new__(cls, None, reason_names(note))
+        made.note = note
+        return made
+
+    def text(self, tr: Translator = ENGLISH) -> str:
+        return reason_names(self.note, tr)
 
 
 def _parts(note: str | None) -> list[str]:

@@ -29,7 +29,6 @@ from bokeh.models import (
 from bokeh.models.glyphs import Rect, Scatter
 
 from app.i18n.head_words import head_words, in_line
-from app.i18n.markers import N_
 from app.i18n.translator import ENGLISH, Translator
 from app.state.causal_state import CausalState
 from app.state.chart_tables import estimate_table, receipt_table
@@ -38,9 +37,9 @@ from app.state.estimate_words import (
     order_words,
     percent,
     probability_factor,
+    reason_names,
     reasons,
     sentence_warning,
-    short,
     written,
 )
 from app.state.map_cost import duration
@@ -219,23 +218,6 @@ def notes_words(amap, tr: Translator = ENGLISH) -> str:
         for r, words in warned[:NOTES_SHOWN]
     ]
     return said + (f"<ul>{''.join(items)}</ul>" if items else "")
-
-
-# The names of the engine's reasons to doubt an estimate (`estimate_words.short`), as a hover
-# lists them: translated one by one, joined as the English joins them.
-REASON_NAMES = {
-    # TRANSLATORS: the receipt's hover: why a head's estimate may be off, in two words.
-    "saturated": N_("saturated"),
-    "large step": N_("large step"),
-    "cancelling": N_("cancelling"),
-}
-
-
-def reason_names(note: str | None, tr: Translator = ENGLISH) -> str:
-    """A head's reasons to doubt its estimate, named for the hover ("none" for none)."""
-    _ = tr.gettext
-    names = [name for name in short(note).split(", ") if name]
-    return ", ".join(_(REASON_NAMES.get(name, name)) for name in names) or _("none")
 
 
 class ReceiptView(pn.viewable.Viewer):

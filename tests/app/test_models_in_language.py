@@ -166,3 +166,51 @@ def test_the_model_plots_in_words_are_written_in_the_students_language():
     assert "capa 13 cabeza 8, su fila para la consulta ␣b (posición 1)" in spanish
     assert '<th scope="col">clave</th>' in spanish and "0,500" in spanish
     assert "its row" not in spanish and "position 1" not in spanish
+
+
+def test_the_head_grid_estimate_and_receipt_tables_name_heads_and_warnings_in_spanish():
+    from app.state.chart_tables import estimate_table, head_grid_table, receipt_table
+    from app.views.plot_text import table_html
+    from engine import trained
+
+    spanish, m = Translator("es"), ModelState()
+    grid = head_grid_table(m.head_grid(), m.open_head)
+    layer, head = m.open_head
+    assert f"layer {layer} head {head} (open)" in {row[0] for row in grid.rows}  # English
+    grid_html = table_html(grid, spanish)
+    assert f'<th scope="row">capa {layer} cabeza {head} (abierta)</th>' in grid_html
+    assert f"(capa {layer} cabeza {head})" in grid_html  # the description names the open head
+    assert "layer " not in grid_html and "(open)" not in grid_html
+    amap = trained.load("binding").attribution_map("a=5; b=7; a=3; ?a", verify=2)
+    receipt = receipt_table(amap)
+    assert {row[4] for row in receipt.rows} == {"saturated, large step"}  # English as before
+    receipt_html = table_html(receipt, spanish)
+    assert receipt_html.count("<td>saturada, paso grande</td>") == 2
+    estimate_html = table_html(estimate_table(amap), spanish)
+    assert "capa 0 cabeza 1" in estimate_html and "layer " not in estimate_html
+    for html_ in (receipt_html, estimate_html):
+        assert "saturated" not in html_ and "layer " not in html_
+
+
+def test_the_find_heads_table_is_written_in_chinese_and_arabic():
+    from app.state import copy_tables as ct
+    from app.views.plot_text import table_html
+
+    m = ModelState(find="first_token")
+    scores = ct.copy_scores(m.run)
+    table = ct.ranked_table(scores, "first_token", m.open_head)
+    assert table.title == "Find heads: First token (attention sink)"  # English as before
+    assert table.description.startswith("Every head scored by the share of its attention on")
+    layer, head = m.open_head
+    opened = f"layer {layer} head {head} (open)"
+    assert opened in {row[1] for row in table.rows}
+    chinese = table_html(table, Translator("zh-Hans"))
+    assert "<caption>查找注意力头：第一个词元（注意力汇聚点）。" in chinese
+    assert '<th scope="col">排名</th>' in chinese and "（已打开）" in chinese
+    assert "Find heads" not in chinese and "(open)" not in chinese and "layer " not in chinese
+    arabic = table_html(table, Translator("ar"))
+    assert '<th scope="col">الترتيب</th>' in arabic and "(مفتوح)" in arabic
+    assert "Every head" not in arabic and "layer " not in arabic
+    none = ct.ranked_table(scores[:0], "induction", m.open_head)
+    assert "repeats no token" in none.description
+    assert "repeats no token" not in table_html(none, Translator("es"))
