@@ -96,13 +96,6 @@ FORMULAS = ("softmax", "d_k", "q·k", "w·v", "log")
 # A token as the planes and tables label it, after a symbol where a table names a vector of
 # it (the Jacobian's "s approved_limit @1", "w <bos> @0"): data.
 TOKEN_LABEL = re.compile(r"^(?:[a-z] )?\S+ @\d+$")
-# Words the plots in words of app/state/chart_tables.py (the head grid's, the estimate's and
-# the receipt's tables, another part of issue 44) still write in English: a head's name and an
-# estimate's reasons (`estimate_words.short`). Reported; drop a line once it is translated.
-STILL_ENGLISH = (
-    re.compile(r"^layer \d+ head \d+$"),
-    re.compile(r"^(saturated|large step|cancelling)(, (saturated|large step|cancelling))*$"),
-)
 
 
 def _model_data() -> set[str]:
@@ -114,8 +107,6 @@ def _model_data() -> set[str]:
 def _needs_markers(found: dict, data: set[str]) -> bool:
     text = found["text"]
     if found["program"] or TOKEN_LABEL.match(text) or text in data:
-        return False
-    if any(pattern.match(text) for pattern in STILL_ENGLISH):
         return False
     words = [w for w in re.split(r"[\s()]+", text) if w and w not in FORMULAS]
     return any(sum(c.isascii() and c.isalpha() for c in w) >= 2 for w in words)
