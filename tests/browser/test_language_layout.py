@@ -100,3 +100,34 @@ def test_axe_finds_nothing_serious_in_arabic_and_spanish(chromium, lab_server, c
         assert not serious, "\n".join(serious)
     finally:
         page.close()
+
+
+# Each slider's track and handle (shadow roots included): [track left, right, handle centre].
+SLIDERS = """() => { const out = [];
+  const walk = root => { for (const el of root.querySelectorAll('.noUi-target')) {
+      const t = el.querySelector('.noUi-base').getBoundingClientRect();
+      const h = el.querySelector('.noUi-handle').getBoundingClientRect();
+      out.push([t.left, t.right, (h.left + h.right) / 2]); }
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) walk(el.shadowRoot); };
+  walk(document); return out; }"""
+
+
+@pytest.mark.parametrize("code", ["ar", "en"])
+def test_each_sliders_handle_stands_at_its_value_in_arabic_as_in_english(
+    chromium, lab_server, code
+):
+    """A slider runs left to right in Arabic too (a number line, as the plots' axes); its
+    handle stood a whole track to the right of its value on a right-to-left page."""
+    page = _open(chromium, lab_server, f"?angle=0&d_k=2&lang={code}", SIZES[0])
+    try:
+        sliders = page.evaluate(SLIDERS)
+        assert len(sliders) >= 3 and all(right - left > 50 for left, right, _ in sliders[:3])
+        for left, right, centre in sliders:
+            assert left - 1 <= centre <= right + 1, (code, left, right, centre)
+        # The sidebar's first slider is the angle: 0 of -180..180 sits at the middle; d_k at
+        # its lowest, 2, sits at the left end.
+        (a_left, a_right, angle), *_, (d_left, _d_right, d_k) = sliders[:3]
+        assert abs(angle - (a_left + a_right) / 2) <= 3, (code, sliders)
+        assert abs(d_k - d_left) <= 3, (code, sliders)
+    finally:
+        page.close()
