@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.i18n.head_words import head_words
 from app.i18n.markers import N_
 from app.i18n.said import Said
+from app.i18n.translator import ENGLISH, Translator
+from engine.head_names import head_name
 from engine.heads import shown_token
 
 from .estimate_words import ReasonNames
-from .head_tables import head_said
 from .scene_tables import MAX_ROWS, SceneTable, Words, now, number, percent, sentences
 
 # Rows of one head each: every head while they fit (the binding model's 4), else the
@@ -28,6 +30,19 @@ MAX_HEAD_ROWS = 24
 ANSWERS_SHOWN = 8  # the answer chart's likeliest answers; the rest are one "all others" row
 # The answer chart's last row: its token, so it is translated where shown (answer_name).
 ALL_OTHERS = N_("all others")
+
+
+class HeadName(Words):
+    """A head's name as a table cell: "layer 13 head 8" in English, `head_words` in the reader's
+    language, so in a right-to-left sentence it keeps its own isolate and its words' order."""
+
+    def __new__(cls, layer: int, head: int):
+        made = super().__new__(cls, None, head_name(layer, head))
+        made.layer, made.head = int(layer), int(head)
+        return made
+
+    def text(self, tr: Translator = ENGLISH) -> str:
+        return head_words(self.layer, self.head, tr)
 
 
 def _left_out(listed: int, total: int, said: Said) -> Said | str:
@@ -163,14 +178,14 @@ def head_grid_table(rows: dict, open_head: tuple[int, int]) -> SceneTable:
             "row is (entropy in nats) and its weight on position {focus}, the open head's "
             "({head}) strongest key.",
             focus=focus,
-            head=head_said(layer, head),
+            head=HeadName(layer, head),
         ),
         _left_out(len(order), n, left_out),
     )
     body = tuple(
         (
             _head_cell(
-                head_said(rows["layer"][i], rows["head"][i]),
+                HeadName(rows["layer"][i], rows["head"][i]),
                 (rows["layer"][i], rows["head"][i]) == (layer, head),
             ),
             Said(
@@ -334,7 +349,7 @@ def estimate_table(amap) -> SceneTable:
         _left_out(len(listed), len(ranked), left_out),
     )
     body = tuple(
-        (head_said(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
+        (HeadName(r.layer, r.head), _signed(r.estimate, 4), _signed(r.exact)) for r in listed
     )
     columns = (
         Said("head"),
@@ -356,7 +371,7 @@ def receipt_table(amap) -> SceneTable:
     )
     body = tuple(
         (
-            head_said(r.layer, r.head),
+            HeadName(r.layer, r.head),
             _signed(r.estimate, 4),
             _signed(r.exact),
             _signed(r.exact - r.estimate),

@@ -18,8 +18,8 @@ from app.state.model_runs import edit_key
 from app.state.pipeline import BoundedCache, MiB
 from engine.trained.copying import head_scores
 
-from .head_tables import head_said
-from .scene_tables import SceneTable, Words, number
+from .chart_tables import HeadName
+from .scene_tables import SceneTable, number
 
 MARKED = 5  # the heads ranked first, outlined and numbered on the grid
 LISTED = 20  # the heads the table in words lists, highest first
@@ -114,8 +114,8 @@ def ranked_table(scores, kind: str, open_head: tuple[int, int]) -> SceneTable:
     return SceneTable("head_scores", title, description, columns, body)
 
 
-def _head_cell(scores, open_head: tuple[int, int]) -> Words | Said:
-    name = head_said(scores.layer, scores.head)
+def _head_cell(scores, open_head: tuple[int, int]) -> HeadName | Said:
+    name = HeadName(scores.layer, scores.head)
     # TRANSLATORS: the tables in words: the head open in the page ("layer 2 head 1 (open)").
     return Said("{head} (open)", head=name) if (scores.layer, scores.head) == open_head else name
 

@@ -209,7 +209,10 @@ def test_the_find_heads_table_is_written_in_chinese_and_arabic():
     assert '<th scope="col">排名</th>' in chinese and "（已打开）" in chinese
     assert "Find heads" not in chinese and "(open)" not in chinese and "layer " not in chinese
     arabic = table_html(table, Translator("ar"))
-    assert '<th scope="col">الترتيب</th>' in arabic and "(مفتوح)" in arabic
+    assert '<th scope="col">الترتيب</th>' in arabic
+    # The open head's Arabic name keeps its own isolate inside the sentence's (its words in order).
+    name = head_words(layer, head, Translator("ar"))
+    assert name.startswith(FSI) and f"\u2066{name}{PDI} (مفتوح)" in arabic
     assert "Every head" not in arabic and "layer " not in arabic
     none = ct.ranked_table(scores[:0], "induction", m.open_head)
     assert "repeats no token" in none.description
