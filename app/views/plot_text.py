@@ -13,6 +13,7 @@ import html
 
 import panel as pn
 
+from app.i18n.head_words import in_line
 from app.i18n.translator import ENGLISH, Translator
 from app.state.scene_tables import in_language
 
@@ -45,8 +46,11 @@ def table_html(table, tr: Translator = ENGLISH) -> str:
     )
     _ = tr.gettext
     # TRANSLATORS: a plot's table's caption: the plot's title, then what the table shows.
+    # Each in its own first-strong isolate: in Arabic the caption's placeholders sit in
+    # left-to-right isolates, which would reorder a translated title's words.
     caption = _("{title}. {description}").format(
-        title=in_language(table.title, tr), description=in_language(table.description, tr)
+        title=in_line(in_language(table.title, tr), tr),
+        description=in_line(in_language(table.description, tr), tr),
     )
     return (
         f'<table data-plot="{html.escape(table.name)}"><caption>{html.escape(caption)}</caption>'

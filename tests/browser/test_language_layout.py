@@ -34,10 +34,10 @@ FIRST = "?lesson=5&lang="
 def _open(chromium, server, query: str, size: tuple[int, int]):
     page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
     page.goto(server.url + query)
-    # A held step draws no weights: its headline says "predict first" (URI-encoded), here in
-    # the page's language.
+    # A held step draws no weights: its headline says "predict first" (its first letters, as
+    # Panel encodes them), here in the page's language.
     code = query.rsplit("lang=", 1)[1]
-    held = quote(Translator(code).gettext(HEADLINE)[:8], safe="-_.!~*'()")
+    held = quote(Translator(code).gettext(HEADLINE)[:5], safe="")
     page.wait_for_function(LOADED.replace("'Predict first'", repr(held)), timeout=30000)
     wait_until_settled(page)
     return page
@@ -129,5 +129,35 @@ def test_each_sliders_handle_stands_at_its_value_in_arabic_as_in_english(
         (a_left, a_right, angle), *_, (d_left, _d_right, d_k) = sliders[:3]
         assert abs(angle - (a_left + a_right) / 2) <= 3, (code, sliders)
         assert abs(d_k - d_left) <= 3, (code, sliders)
+    finally:
+        page.close()
+
+
+# The folded sidebar's cue and what else the header shows: [cue box, [other boxes]].
+CUE_AND_HEADER = """() => {
+  const box = el => { const r = el.getBoundingClientRect(); return [r.left, r.right]; };
+  const cue = document.getElementById('lab-sidebar-cue');
+  if (!cue || cue.hidden) return null;
+  const header = document.getElementById('header');
+  const others = [...header.querySelectorAll('.title, #sidebar-toggle')].map(box);
+  const deep = root => { for (const el of root.querySelectorAll('*')) {
+      if (el.matches('button') && el.getBoundingClientRect().width > 0) others.push(box(el));
+      if (el.shadowRoot) deep(el.shadowRoot); } };
+  deep(header);
+  return [box(cue), others];
+}"""
+
+
+@pytest.mark.parametrize("code", ["ar", "en"])
+def test_the_folded_sidebars_cue_sits_at_the_headers_free_end(chromium, lab_server, code):
+    """On a laptop a step's controls are named in the header; in Arabic the cue covered the
+    title, the menu button and Teach a class (it sat on the right, where they are)."""
+    page = _open(chromium, lab_server, f"?lesson=5&lang={code}", SIZES[1])
+    try:
+        page.wait_for_function(CUE_AND_HEADER, timeout=30000)
+        (left, right), others = page.evaluate(CUE_AND_HEADER)
+        assert len(others) >= 4
+        overlaps = [(a, b) for a, b in others if a < right - 1 and b > left + 1]
+        assert not overlaps, (code, (left, right), overlaps)
     finally:
         page.close()
