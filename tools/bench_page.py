@@ -133,9 +133,12 @@ def server_side(repeats: int, kept: int, modes: tuple[bool, ...] = (True,)) -> d
     return results
 
 
-def browser_first_draw(loads: int, viewport: tuple[int, int], language: str = "") -> dict:
-    """Median ms from navigation start to every plot drawn, over fresh loads of one server
-    (`language`: the page opened with `?lang=`)."""
+def browser_first_draw(
+    loads: int, viewport: tuple[int, int], languages: tuple[str, ...] = ("",)
+) -> dict:
+    """Median ms from navigation start to every plot drawn, over fresh loads of one server,
+    per language of `languages` (the page opened with `?lang=`; "" for none), the languages
+    alternating load by load so that a machine that slows down slows them alike."""
     import tempfile
     from pathlib import Path
 
@@ -147,43 +150,54 @@ def browser_first_draw(loads: int, viewport: tuple[int, int], language: str = ""
     path = chromium_path()
     if path is None:
         raise SystemExit("chromium is not installed; run without --browser")
-    first, later, counts = [], [], []
+    seen = {code: {"first": [], "later": [], "counts": []} for code in languages}
     server = serve_quietly(Path(tempfile.mkdtemp(prefix="attention-lab-bench-")) / "lab.log")
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
             for i in range(loads + 1):
-                page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-                page.goto(f"{server.url}?lang={language}" if language else server.url)
-                drawn = page.wait_for_function(ALL_PLOTS_DRAWN, polling="raf", timeout=60000)
-                at, n_plots = drawn.json_value()
-                deferred = page.locator(".lab-deferred")
-                if deferred.count():  # the analysis plots are built when scrolled to
-                    t0 = page.evaluate("() => performance.now()")
-                    deferred.first.scroll_into_view_if_needed()
-                    page.wait_for_function(
-                        "n => { const r = (" + ALL_PLOTS_DRAWN + ")(); return r && r[1] > n; }",
-                        arg=n_plots,
-                        polling="raf",
-                        timeout=60000,
-                    )
-                    shown = page.evaluate("() => performance.now()") - t0
-                else:
-                    shown = None
-                if i:  # the first load warms the server and the browser's cache
-                    first.append(at)
-                    counts.append(n_plots)
-                    if shown is not None:
-                        later.append(shown)
-                page.close()
+                for code in languages:
+                    url = f"{server.url}?lang={code}" if code else server.url
+                    at, n_plots, shown = _load_once(browser, url, viewport)
+                    if i:  # the first loads warm the server and the browser's cache
+                        seen[code]["first"].append(at)
+                        seen[code]["counts"].append(n_plots)
+                        if shown is not None:
+                            seen[code]["later"].append(shown)
             browser.close()
     finally:
         server.stop()
     return {
-        "first_draw_ms": statistics.median(first),
-        "plots": max(counts),
-        "deferred_ms": statistics.median(later) if later else None,
+        code: {
+            "first_draw_ms": statistics.median(s["first"]),
+            "plots": max(s["counts"]),
+            "deferred_ms": statistics.median(s["later"]) if s["later"] else None,
+        }
+        for code, s in seen.items()
     }
+
+
+def _load_once(browser, url: str, viewport: tuple[int, int]):
+    """One fresh page: ms to every plot drawn, the plots, and ms from a scroll to the analysis
+    plots until they are drawn (None when the page has no placeholder)."""
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    page.goto(url)
+    drawn = page.wait_for_function(ALL_PLOTS_DRAWN, polling="raf", timeout=60000)
+    at, n_plots = drawn.json_value()
+    shown = None
+    deferred = page.locator(".lab-deferred")
+    if deferred.count():  # the analysis plots are built when scrolled to
+        t0 = page.evaluate("() => performance.now()")
+        deferred.first.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "n => { const r = (" + ALL_PLOTS_DRAWN + ")(); return r && r[1] > n; }",
+            arg=n_plots,
+            polling="raf",
+            timeout=60000,
+        )
+        shown = page.evaluate("() => performance.now()") - t0
+    page.close()
+    return at, n_plots, shown
 
 
 def _plain_server(log_path):
@@ -305,7 +319,7 @@ def main(argv=None) -> None:
         )
     if args.browser:
         width, height = (int(v) for v in args.viewport.split("x"))
-        b = browser_first_draw(args.loads, (width, height))
+        b = browser_first_draw(args.loads, (width, height))[""]
         print(
             f"browser at {args.viewport}: navigation to all {b['plots']} plots drawn "
             f"{b['first_draw_ms']:.0f} ms (median of {args.loads} loads)"
@@ -329,7 +343,7 @@ def compare_languages(args) -> None:
         )
     if args.browser:
         width, height = (int(v) for v in args.viewport.split("x"))
-        drawn = {code: browser_first_draw(args.loads, (width, height), code) for code in codes}
+        drawn = browser_first_draw(args.loads, (width, height), codes)
         for code, b in drawn.items():
             ratio = b["first_draw_ms"] / drawn[first]["first_draw_ms"]
             print(
