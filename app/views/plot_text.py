@@ -45,9 +45,9 @@ def table_html(table, tr: Translator = ENGLISH) -> str:
         for row in table.rows
     )
     _ = tr.gettext
+    # The title and description each in its own first-strong isolate: in Arabic the caption's
+    # placeholders sit in left-to-right isolates, which would reorder their words.
     # TRANSLATORS: a plot's table's caption: the plot's title, then what the table shows.
-    # Each in its own first-strong isolate: in Arabic the caption's placeholders sit in
-    # left-to-right isolates, which would reorder a translated title's words.
     caption = _("{title}. {description}").format(
         title=in_line(in_language(table.title, tr), tr),
         description=in_line(in_language(table.description, tr), tr),
