@@ -19,6 +19,9 @@ TYPED = "a=5; b=7; a=7; ?a"
 def _view():
     m = ModelState(text=PROGRAM)
     c = CausalState(m)
+    # The suggestion is looked for on a worker, which here delivers on its own thread (a page
+    # delivers on its session's): let it land before the view is built, not halfway through.
+    assert c.settle(60)
     view = CausalView(c, m)
     assert c.settle(60)
     return m, c, view
