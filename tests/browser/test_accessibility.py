@@ -315,22 +315,17 @@ def test_the_teachers_join_panel_and_a_students_class_page(open_lab):
     """The join panel of a class, at three sizes, then the same class started and a
     student's page on its first step, at three sizes (one class, not two: its set-up is
     most of each check's time)."""
-    from .test_class_browser import wait_for_step
+    from .test_class_browser import open_join_panel, wait_for_step
 
     teacher = open_lab("", more_settings=False)
     page = teacher.page
-    page.locator("button.lab-teach").click()
-    page.wait_for_url("**/app?class=*", timeout=30000)
-    page.wait_for_function(LOADED, timeout=30000)
-    code_box = page.locator(".lab-join-code")
-    code_box.wait_for(state="visible", timeout=30000)
+    code = open_join_panel(page)
     wait_until_settled(page)
     assert not (found := blocking(page)), "\n".join(found)
     assert not (found := blocking_at_sizes(page)), "\n".join(found)
     # The class starts from the page at the tests' size, as test_class_browser's start_class.
     page.set_viewport_size({"width": 1600, "height": 1000})
     wait_until_settled(page)
-    code = code_box.get_attribute("data-class-code")
     start = page.get_by_role("button", name="Start the lesson")
     start.click()
     start.wait_for(state="hidden", timeout=30000)  # the modal lets go of the focus

@@ -15,15 +15,20 @@ from .test_plot_text import read_tables
 pytestmark = pytest.mark.browser
 
 
-def start_class(open_lab):
-    teacher = open_lab("", more_settings=False)
-    page = teacher.page
+def open_join_panel(page) -> str:
+    """Press Teach a class on `page` and wait for the join panel; the class's code."""
     page.locator("button.lab-teach").click()
-    page.wait_for_url("**/app?class=*", timeout=30000)
+    page.wait_for_url("**/app?*class=*", timeout=30000)
     page.wait_for_function(LOADED, timeout=30000)
     code_box = page.locator(".lab-join-code")
     code_box.wait_for(state="visible", timeout=30000)
-    code = code_box.get_attribute("data-class-code")
+    return code_box.get_attribute("data-class-code")
+
+
+def start_class(open_lab):
+    teacher = open_lab("", more_settings=False)
+    page = teacher.page
+    code = open_join_panel(page)
     start = page.get_by_role("button", name="Start the lesson")
     start.click()
     # The server closes the join panel (a modal). Until it has, the modal holds the focus: a key

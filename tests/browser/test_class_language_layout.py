@@ -16,6 +16,7 @@ import pytest
 
 from . import marked_text
 from .labpage import LOADED, wait_until_settled
+from .test_class_browser import open_join_panel
 
 pytestmark = pytest.mark.browser
 
@@ -49,12 +50,7 @@ def test_a_class_in_x_long_is_marked_and_unclipped_for_teacher_and_student(chrom
     page = open_page(chromium, lab_server.url + "?lang=x-long")
     student = None
     try:
-        page.locator("button.lab-teach").click()
-        page.wait_for_url("**/app?*class=*", timeout=30000)
-        page.wait_for_function(LOADED, timeout=30000)
-        code_box = page.locator(".lab-join-code")
-        code_box.wait_for(state="visible", timeout=30000)
-        code = code_box.get_attribute("data-class-code")
+        code = open_join_panel(page)
         assert "lang=x-long" in page.url  # the class keeps the teacher's language
         # The join panel is a modal over the page: its text alone is what the projector shows.
         join_texts = check_at_every_size(page, "the join panel", "#pn-Modal")
